@@ -1,0 +1,49 @@
+"""``dialeval score``: lexical (and any other) metrics over a file of responses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..io import read_texts
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("score", help="score a file of responses with one or more metrics")
+    p.add_argument("--metric", action="append", required=True, help="metric name (repeatable), e.g. distinct_n")
+    p.add_argument("--input", required=True, help="JSONL, CSV or plain text (one response per line)")
+    p.add_argument("--field", default=None, help="record field holding the response (JSONL/CSV)")
+    p.add_argument("--tokenizer", default=None, help="tokenizer for lexical metrics: casual, whitespace, char, tevet")
+    p.add_argument("--output", default=None, help="write the results as JSON to this file")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def format_table(results: dict[str, dict[str, Any]]) -> str:
+    rows = [("metric", "key", "value")]
+    for metric, res in results.items():
+        for key, value in res.items():
+            if isinstance(value, float):
+                rows.append((metric, key, f"{value:.6f}"))
+            elif key == "signature":
+                rows.append((metric, key, str(value)))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..loading import load
+
+    texts = read_texts(args.input, args.field)
+    results: dict[str, dict[str, Any]] = {}
+    for name in args.metric:
+        kwargs = {"tokenizer": args.tokenizer} if args.tokenizer and name in {"distinct_n", "ent_n", "low_frequency"} else {}
+        results[name] = load(name, **kwargs).compute(predictions=texts)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2, ensure_ascii=False)
+    print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
+    return 0

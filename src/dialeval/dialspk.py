@@ -1,0 +1,63 @@
+"""DialSpk (DialStory speaker recognition) accuracy.
+
+- DAC (dialogue accuracy) = correctly attributed turns / all specified turns.
+- SAC (story accuracy) = stories whose every specified turn is correct / stories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def _check_story(value: Any, field: str, index: int) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(f"`{field}[{index}]` must be a list of speaker names (one per [MASK]), got {type(value).__name__}.")
+    for j, name in enumerate(value):
+        if not isinstance(name, str):
+            raise TypeError(f"`{field}[{index}][{j}]` is {type(name).__name__}, not a speaker name string.")
+    return list(value)
+
+
+def speaker_accuracy(
+    predictions: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    candidates: Sequence[Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """DAC and SAC of predicted speaker lists against gold lists, one list per story."""
+    if predictions is None or references is None:
+        raise ValueError("`predictions` and `references` are required: one list of speaker names per story.")
+    if len(predictions) != len(references):
+        raise ValueError(f"`predictions` has {len(predictions)} stories but `references` has {len(references)}.")
+    if len(predictions) == 0:
+        raise ValueError("`predictions` is empty; pass at least one story.")
+    if candidates is not None and len(candidates) != len(references):
+        raise ValueError(f"`candidates` has {len(candidates)} stories but `references` has {len(references)}.")
+    correct_turns = total_turns = correct_stories = 0
+    per_story = []
+    for i, (pred, ref) in enumerate(zip(predictions, references)):
+        pred = _check_story(pred, "predictions", i)
+        ref = _check_story(ref, "references", i)
+        if len(pred) != len(ref):
+            raise ValueError(
+                f"story {i}: {len(pred)} predicted speakers for {len(ref)} gold turns; predict one speaker per [MASK]."
+            )
+        if not ref:
+            raise ValueError(f"story {i} has no specified turns; every DialSpk story needs at least one [MASK].")
+        if candidates is not None:
+            cands = set(_check_story(candidates[i], "candidates", i))
+            outside = [p for p in pred if p not in cands]
+            if outside:
+                raise ValueError(f"story {i}: predicted speaker {outside[0]!r} is not among its candidates {sorted(cands)}.")
+        hits = sum(p == r for p, r in zip(pred, ref))
+        correct_turns += hits
+        total_turns += len(ref)
+        correct_stories += hits == len(ref)
+        per_story.append(hits / len(ref))
+    return {
+        "dac": correct_turns / total_turns,
+        "sac": correct_stories / len(references),
+        "num_turns": total_turns,
+        "num_stories": len(references),
+        "story_scores": per_story,
+    }

@@ -1,0 +1,42 @@
+"""``evaluate`` module for DialSpk speaker recognition (DAC / SAC)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import datasets
+import evaluate
+
+from ..dialspk import speaker_accuracy
+from ..signature import make_signature
+from .base import DialevalMetric
+
+_CITATION = """@inproceedings{yu-etal-2023-dialstory,
+  title = {Can Language Models Understand and Generate Dialogues in Stories? (DialStory)},
+  author = {Yu, Jianzhu and Guan, Jian and Huang, Minlie and others},
+  year = {2023}}
+"""
+
+
+class DialSpkModule(DialevalMetric):
+    """DAC = correct turns / turns; SAC = fully correct stories / stories."""
+
+    OPTIONS = {"candidates": None}
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description="DialStory speaker recognition: DAC (turn accuracy) and SAC (story accuracy).",
+            citation=_CITATION,
+            inputs_description="predictions, references: one list of speaker names per story.",
+            features=datasets.Features({
+                "predictions": datasets.Sequence(datasets.Value("string")),
+                "references": datasets.Sequence(datasets.Value("string")),
+            }),
+        )
+
+    def _compute(self, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any]:
+        opts = self.options(kwargs)
+        out = speaker_accuracy(predictions, references, opts["candidates"])
+        out["signature"] = make_signature("dialspk", candidates="given" if opts["candidates"] is not None else "none",
+                                          level="story")
+        return out

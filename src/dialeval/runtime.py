@@ -1,0 +1,158 @@
+"""The one model runtime: device and dtype resolution, length-sorted batching, ``torch.inference_mode``,
+progress bars, and Hub/offline-aware model loading with errors that say what to do.
+
+Every model-based metric (Sem-Ent, NLI Diversity, FULL) runs its forward passes through
+:func:`run_batched`, so batching, ordering and progress behave the same everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16",
+          "fp16": "float16", "float16": "float16"}
+
+
+class ModelNotAvailableError(ValueError):
+    """A model id or path could not be loaded (offline, missing, or not that kind of model)."""
+
+
+def is_offline() -> bool:
+    """True when the Hugging Face Hub must not be contacted (``HF_HUB_OFFLINE``)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
+
+
+def resolve_device(device: Any = None) -> Any:
+    """``None``/``"auto"`` → CUDA when available, else CPU; otherwise the given device, validated."""
+    import torch
+
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"`device`={device!r} is not a torch device; use 'cpu', 'cuda', 'cuda:0' or 'auto'.") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("`device`='cuda' was asked for but no CUDA GPU is visible; use device='cpu' or 'auto'.")
+    return dev
+
+
+def resolve_dtype(dtype: Any = None, device: Any = None) -> Any:
+    """``None``/``"auto"`` → fp32 (exact reference numbers); ``"bf16"``/``"fp16"``/``"fp32"`` or a torch dtype."""
+    import torch
+
+    if dtype is None or dtype == "auto":
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if not isinstance(dtype, str) or dtype.lower() not in DTYPES:
+        raise ValueError(f"`dtype`={dtype!r} is not supported; use one of {sorted(set(DTYPES))} or 'auto'.")
+    out = getattr(torch, DTYPES[dtype.lower()])
+    dev = resolve_device(device) if device is not None else torch.device("cpu")
+    if out is torch.float16 and dev.type == "cpu":
+        raise ValueError("`dtype`='fp16' is slow and inexact on CPU; use 'bf16' or 'fp32' there.")
+    return out
+
+
+def length_sorted_batches(
+    lengths: Sequence[int], batch_size: int = 32, max_tokens: int | None = None
+) -> list[list[int]]:
+    """Indices grouped into batches of similar length, longest first (less padding, early OOM).
+
+    A batch holds at most ``batch_size`` items and, with ``max_tokens``, at most that many padded tokens
+    (``len(batch) * longest``); an item longer than ``max_tokens`` forms a batch of its own.
+    """
+    if batch_size < 1:
+        raise ValueError(f"`batch_size` must be ≥ 1, got {batch_size}.")
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        longest = lengths[current[0]] if current else lengths[i]
+        too_many = len(current) >= batch_size
+        too_big = max_tokens is not None and current and (len(current) + 1) * longest > max_tokens
+        if current and (too_many or too_big):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def progress_bar(iterable: Any = None, *, total: int | None = None, desc: str = "", disable: bool | None = None) -> Any:
+    """tqdm progress bar; hidden when ``disable`` or ``DIALEVAL_PROGRESS=0``."""
+    from tqdm.auto import tqdm
+
+    if disable is None:
+        disable = os.environ.get("DIALEVAL_PROGRESS", "1") == "0"
+    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False)
+
+
+def run_batched(
+    items: Sequence[T],
+    step: Callable[[list[T]], Sequence[R]],
+    *,
+    lengths: Sequence[int],
+    batch_size: int = 32,
+    max_tokens: int | None = None,
+    desc: str = "",
+    progress: bool | None = None,
+) -> list[R]:
+    """Apply ``step`` to length-sorted batches of ``items`` under ``torch.inference_mode``.
+
+    ``step`` gets a list of items and returns one result per item; results come back in input order.
+    """
+    import torch
+
+    if len(lengths) != len(items):
+        raise ValueError(f"`lengths` has {len(lengths)} entries for {len(items)} items.")
+    batches = length_sorted_batches(lengths, batch_size, max_tokens)
+    results: list[Any] = [None] * len(items)
+    disable = None if progress is None else not progress
+    with torch.inference_mode():
+        for batch in progress_bar(batches, total=len(batches), desc=desc, disable=disable):
+            outputs = step([items[i] for i in batch])
+            if len(outputs) != len(batch):
+                raise RuntimeError(f"batch step returned {len(outputs)} results for {len(batch)} items")
+            for i, out in zip(batch, outputs):
+                results[i] = out
+    return results
+
+
+def _offline_hint(name: str, what: str) -> str:
+    return (
+        f"could not load {what} {name!r}. "
+        + ("The Hugging Face Hub is offline here (HF_HUB_OFFLINE=1), so a Hub id only works if it is "
+           "already in the local cache. " if is_offline() else "")
+        + f"Download it where the Hub is reachable (e.g. `huggingface-cli download {name} --local-dir DIR`) "
+        "and pass the local directory DIR instead of the id."
+    )
+
+
+def load_pretrained(loader: Any, name_or_path: str | os.PathLike, *, what: str = "model", **kwargs: Any) -> Any:
+    """``loader.from_pretrained(name_or_path, **kwargs)`` with an actionable error when it cannot load."""
+    name = str(name_or_path)
+    if not isinstance(name_or_path, (str, os.PathLike)) or not name:
+        raise TypeError(f"{what} must be a Hub id or a local path, got {name_or_path!r}.")
+    looks_local = name.startswith((".", "/", "~")) or os.sep in name and Path(name).expanduser().exists()
+    if looks_local and not Path(name).expanduser().exists():
+        raise ModelNotAvailableError(f"{what} path {name!r} does not exist; pass an existing local directory.")
+    try:
+        return loader.from_pretrained(str(Path(name).expanduser()) if looks_local else name, **kwargs)
+    except (OSError, EnvironmentError) as exc:
+        raise ModelNotAvailableError(_offline_hint(name, what) + f" (underlying error: {exc})") from exc
+
+
+def model_revision(model: Any) -> str:
+    """Best-effort identity of loaded weights for signatures: ``name_or_path@commit`` when known."""
+    cfg = getattr(model, "config", None)
+    name = getattr(cfg, "_name_or_path", None) or getattr(model, "name_or_path", None) or type(model).__name__
+    commit = getattr(cfg, "_commit_hash", None)
+    return f"{name}@{commit[:10]}" if commit else str(name)

@@ -1,0 +1,67 @@
+"""Text normalisation and the one tokenizer registry every lexical metric uses.
+
+Tokenizers (all keep case):
+
+- ``casual``: nltk's ``casual_tokenize`` (what the Sem-Ent reference code uses; default).
+- ``whitespace``: ``str.split()``.
+- ``char``: every non-space character is a token (for Chinese and other unsegmented text).
+- ``tevet``: Tevet & Berant (2021): remove "." and "\\n", split on single spaces, drop empty tokens.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+
+Tokenizer = Callable[[str], list[str]]
+
+
+def normalize_text(text: str, *, form: str = "NFC", strip: bool = True) -> str:
+    """The project's one text normaliser: Unicode normal form ``form`` and outer whitespace stripped."""
+    text = unicodedata.normalize(form, text)
+    return text.strip() if strip else text
+
+
+def _casual(text: str) -> list[str]:
+    from nltk.tokenize.casual import casual_tokenize
+
+    return casual_tokenize(text)
+
+
+def _whitespace(text: str) -> list[str]:
+    return text.split()
+
+
+def _char(text: str) -> list[str]:
+    return [c for c in text if not c.isspace()]
+
+
+def _tevet(text: str) -> list[str]:
+    return [w for w in text.replace(".", "").replace("\n", "").split(" ") if w]
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    "casual": _casual,
+    "whitespace": _whitespace,
+    "char": _char,
+    "tevet": _tevet,
+}
+
+
+def get_tokenizer(name: str | Tokenizer) -> Tokenizer:
+    """Return the tokenizer registered under ``name`` (or ``name`` itself when it is callable)."""
+    if callable(name):
+        return name
+    if not isinstance(name, str) or name not in TOKENIZERS:
+        raise ValueError(
+            f"tokenizer={name!r} is not known; use one of {sorted(TOKENIZERS)} or pass a callable "
+            "that maps a string to a list of tokens."
+        )
+    return TOKENIZERS[name]
+
+
+def tokenizer_name(tokenizer: str | Tokenizer) -> str:
+    """Name used in signatures: the registry key, or ``custom:<function name>``."""
+    if isinstance(tokenizer, str):
+        return tokenizer
+    return f"custom:{getattr(tokenizer, '__name__', type(tokenizer).__name__)}"

@@ -1,0 +1,74 @@
+"""Input validation shared by every metric: clear errors that name the field and the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def check_texts(values: Any, field: str, *, allow_empty_list: bool = False) -> list[str]:
+    """Return ``values`` as a list of strings or raise a clear error naming ``field``.
+
+    Empty strings are allowed (they contribute zero n-grams); ``None`` and non-strings are not.
+    """
+    if values is None:
+        raise ValueError(f"`{field}` is None; pass a list of strings.")
+    if isinstance(values, str):
+        raise TypeError(f"`{field}` is a single string; pass a list of strings, e.g. [{values[:30]!r}].")
+    if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
+        raise TypeError(f"`{field}` must be a list of strings, got {type(values).__name__}.")
+    out = list(values)
+    if not out and not allow_empty_list:
+        raise ValueError(f"`{field}` is empty; pass at least one string.")
+    for i, v in enumerate(out):
+        if not isinstance(v, str):
+            raise TypeError(
+                f"`{field}[{i}]` is {type(v).__name__} ({v!r:.40}), not a string; "
+                "convert or drop it before scoring."
+            )
+    return out
+
+
+def check_text_sets(values: Any, field: str, *, min_size: int = 1) -> list[list[str]]:
+    """Validate a list of response sets (each a list of strings with at least ``min_size`` items)."""
+    if values is None:
+        raise ValueError(f"`{field}` is None; pass a list of response sets (lists of strings).")
+    if isinstance(values, str):
+        raise TypeError(f"`{field}` is a string; pass a list of response sets (lists of strings).")
+    out = list(values)
+    if not out:
+        raise ValueError(f"`{field}` is empty; pass at least one response set.")
+    sets = []
+    for i, s in enumerate(out):
+        if isinstance(s, str) or not isinstance(s, Sequence):
+            raise TypeError(
+                f"`{field}[{i}]` is {type(s).__name__}, not a list of strings; "
+                "with level='set' every item is one response set."
+            )
+        if len(s) < min_size:
+            raise ValueError(f"`{field}[{i}]` has {len(s)} responses; each set needs at least {min_size}.")
+        sets.append(check_texts(s, f"{field}[{i}]"))
+    return sets
+
+
+def check_same_length(a: Sequence, b: Sequence, name_a: str, name_b: str) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"`{name_a}` has {len(a)} items but `{name_b}` has {len(b)}; they must align one to one.")
+
+
+def check_positive_ints(values: Any, field: str) -> tuple[int, ...]:
+    """Accept an int or a sequence of ints ≥ 1 (e.g. ``n``)."""
+    if isinstance(values, bool):
+        raise TypeError(f"`{field}` must be a positive int or a list of them, got a bool.")
+    if isinstance(values, int):
+        values = (values,)
+    try:
+        out = tuple(values)
+    except TypeError:
+        raise TypeError(f"`{field}` must be a positive int or a list of them, got {type(values).__name__}.") from None
+    if not out:
+        raise ValueError(f"`{field}` is empty; pass e.g. {field}=[1, 2, 3].")
+    for v in out:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"`{field}` must hold integers ≥ 1, got {v!r}.")
+    return tuple(sorted(set(out)))

@@ -1,0 +1,26 @@
+import os
+
+# Offline before anything imports huggingface_hub, datasets, evaluate or gradio.
+for _key, _value in {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}.items():
+    os.environ[_key] = _value
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = (REPO / ".." / "shared" / "data").resolve()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The read-only real data beside the checkout (../shared/data)."""
+    assert SHARED.is_dir(), f"{SHARED} is missing: the tests need ../shared/data beside the checkout"
+    return SHARED
