@@ -146,7 +146,7 @@ def load_pretrained(loader: Any, name_or_path: str | os.PathLike, *, what: str =
         raise ModelNotAvailableError(f"{what} path {name!r} does not exist; pass an existing local directory.")
     try:
         return loader.from_pretrained(str(Path(name).expanduser()) if looks_local else name, **kwargs)
-    except (OSError, EnvironmentError) as exc:
+    except OSError as exc:
         raise ModelNotAvailableError(_offline_hint(name, what) + f" (underlying error: {exc})") from exc
 
 

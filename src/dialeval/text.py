@@ -22,10 +22,16 @@ def normalize_text(text: str, *, form: str = "NFC", strip: bool = True) -> str:
     return text.strip() if strip else text
 
 
-def _casual(text: str) -> list[str]:
-    from nltk.tokenize.casual import casual_tokenize
+_CASUAL = None
 
-    return casual_tokenize(text)
+
+def _casual(text: str) -> list[str]:
+    global _CASUAL
+    if _CASUAL is None:  # nltk's import takes seconds: defer it to the first use
+        from nltk.tokenize.casual import casual_tokenize
+
+        _CASUAL = casual_tokenize
+    return _CASUAL(text)
 
 
 def _whitespace(text: str) -> list[str]:

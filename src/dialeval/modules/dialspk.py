@@ -11,10 +11,10 @@ from ..dialspk import speaker_accuracy
 from ..signature import make_signature
 from .base import DialevalMetric
 
-_CITATION = """@inproceedings{yu-etal-2023-dialstory,
-  title = {Can Language Models Understand and Generate Dialogues in Stories? (DialStory)},
-  author = {Yu, Jianzhu and Guan, Jian and Huang, Minlie and others},
-  year = {2023}}
+_CITATION = """@article{yao2022dialstory,
+  title = {A Benchmark for Understanding and Generating Dialogue between Characters in Stories},
+  author = {Yao, Jianzhu and Liu, Ziqi and Guan, Jian and Huang, Minlie},
+  journal = {arXiv preprint arXiv:2209.08524}, year = {2022}}
 """
 
 

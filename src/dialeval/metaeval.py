@@ -1,0 +1,439 @@
+"""Meta-evaluation: how well does a metric agree with human judgements on the benchmarks it was validated on?
+
+Protocols
+---------
+- conTest / decTest (Tevet & Berant, EACL 2021): the metric scores each row's response set; Spearman ρ
+  against ``label_value`` and against ``human_score_mean`` where present; for conTest also the optimal
+  classification accuracy (best single threshold). Tevet's pipeline stores metric values with 3 decimals
+  (``'{:.3f}'``) before correlating, so computed scores are rounded to 3 decimals by default.
+- FED (Mehri & Eskenazi, SIGDIAL 2020): Spearman ρ against the mean ``Overall`` annotation, turn level and
+  dialog level.
+
+Every statistic has a seeded bootstrap interval: ``n_resamples`` subsamples of ``fraction`` of the rows drawn
+without replacement, percentile interval. The statistics are pure functions of arrays (no I/O); a metric is
+an *adapter* ``rows -> per-row scores`` (:func:`make_adapter`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .signature import make_signature
+
+# --------------------------------------------------------------------------------------------------
+# Pure statistics
+# --------------------------------------------------------------------------------------------------
+
+
+def average_ranks(values: Sequence[float]) -> np.ndarray:
+    """1-based ranks with ties given their average rank (``scipy.stats.rankdata(method="average")``)."""
+    a = np.asarray(values, dtype=float)
+    if a.ndim != 1:
+        raise ValueError(f"expected a 1-D sequence, got shape {a.shape}.")
+    order = np.argsort(a, kind="mergesort")
+    sorted_a = a[order]
+    # start index of each run of equal values
+    new_run = np.concatenate(([True], sorted_a[1:] != sorted_a[:-1]))
+    run_id = np.cumsum(new_run) - 1
+    starts = np.flatnonzero(new_run)
+    ends = np.concatenate((starts[1:], [len(a)]))
+    avg = (starts + ends + 1) / 2.0  # mean of 1-based positions start+1..end
+    ranks = np.empty(len(a), dtype=float)
+    ranks[order] = avg[run_id]
+    return ranks
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson r = cov(x, y) / (σx σy); NaN when either side is constant."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    dx, dy = x - x.mean(), y - y.mean()
+    denom = math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy)))
+    if denom == 0.0:
+        return float("nan")
+    return max(-1.0, min(1.0, float(np.dot(dx, dy)) / denom))
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman ρ = Pearson r of the average ranks (ties averaged, as in ``scipy.stats.spearmanr``)."""
+    if len(x) != len(y):
+        raise ValueError(f"spearman: {len(x)} scores but {len(y)} targets.")
+    if len(x) < 2:
+        raise ValueError("spearman needs at least 2 pairs.")
+    return pearson(average_ranks(x), average_ranks(y))
+
+
+def best_threshold_accuracy(scores: Sequence[float], labels: Sequence[float]) -> tuple[float, float]:
+    """Optimal classification accuracy (Tevet & Berant 2021): the best accuracy of a single threshold t
+    that puts scores ≤ t in one class and scores > t in the other, either way round. Returns
+    ``(accuracy, t)``; ``labels`` must hold exactly two distinct values."""
+    s = np.asarray(scores, dtype=float)
+    lab = np.asarray(labels)
+    classes = np.unique(lab)
+    if len(classes) != 2:
+        raise ValueError(f"best_threshold_accuracy needs two label values, got {classes.tolist()}.")
+    if len(s) != len(lab):
+        raise ValueError(f"{len(s)} scores but {len(lab)} labels.")
+    positive = lab == classes[1]
+    order = np.argsort(s, kind="mergesort")
+    s_sorted, pos_sorted = s[order], positive[order]
+    # cut after position i (0..n-1): everything ≤ s_sorted[i] is "low"; only cut at the end of a tie run
+    cut_ok = np.concatenate((s_sorted[1:] != s_sorted[:-1], [True]))
+    pos_low = np.cumsum(pos_sorted)  # positives at or below the cut
+    low = np.arange(1, len(s) + 1)
+    n_pos = int(positive.sum())
+    # rule "high = positive": correct = negatives at/below + positives above
+    correct = (low - pos_low) + (n_pos - pos_low)
+    acc = correct / len(s)
+    acc = np.maximum(acc, 1.0 - acc)
+    acc = np.where(cut_ok, acc, -1.0)
+    best = int(np.argmax(acc))
+    return float(acc[best]), float(s_sorted[best])
+
+
+def subsample_indices(n: int, size: int, n_resamples: int, seed: int) -> np.ndarray:
+    """``(n_resamples, size)`` row indices, each row a subsample drawn without replacement (seeded)."""
+    if not 2 <= size <= n:
+        raise ValueError(f"subsample size must be between 2 and {n}, got {size}.")
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((n_resamples, n)), axis=1)[:, :size]
+
+
+def bootstrap_interval(statistic: Callable[..., float], columns: Sequence[Sequence[float]], *,
+                       n_resamples: int = 1000, fraction: float = 0.5, seed: int = 0,
+                       confidence: float = 0.95) -> dict[str, Any]:
+    """Percentile interval of ``statistic(*columns)`` over ``n_resamples`` subsamples of
+    ``floor(fraction · n)`` rows drawn without replacement. Resamples where the statistic is undefined
+    (NaN, e.g. a constant subsample) are left out and counted in ``undefined``."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}.")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be ≥ 1, got {n_resamples}.")
+    arrays = [np.asarray(c) for c in columns]
+    n = len(arrays[0])
+    idx = subsample_indices(n, max(2, int(fraction * n)), n_resamples, seed)
+    values = np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float)
+    ok = values[~np.isnan(values)]
+    alpha = (1.0 - confidence) / 2.0
+    low, high = (np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan")))
+    return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
+
+
+# --------------------------------------------------------------------------------------------------
+# Metric adapters: rows -> per-row scores
+# --------------------------------------------------------------------------------------------------
+
+Adapter = Callable[[list[dict[str, Any]]], list[float]]
+SET_DATASETS = {"contest"}
+FED_DATASETS = {"fed"}
+
+
+def parse_metric_args(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``["n=[1,2]", "model=/path", "batch_size=8"]`` → options; values parse as JSON when they can."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--metric-arg {pair!r} must look like key=value (e.g. model=/path/to/model).")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def _lookup(row: dict[str, Any], name: str) -> Any:
+    """A stored column: a top-level field, ``a.b`` for nested fields, or a ``metrics`` entry (with or
+    without the ``metric_`` prefix)."""
+    if name in row:
+        return row[name]
+    metrics = row.get("metrics") or {}
+    bare = name[len("metric_"):] if name.startswith("metric_") else name
+    if bare in metrics:
+        return metrics[bare]
+    value: Any = row
+    for part in name.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return KeyError
+        value = value[part]
+    return value
+
+
+def column_names(row: dict[str, Any]) -> list[str]:
+    """The numeric columns ``column:NAME`` can use on rows like ``row``."""
+    names = [k for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    names += list(row.get("metrics") or {})
+    for k, v in row.items():
+        if isinstance(v, dict) and k != "metrics":
+            names += [f"{k}.{sub}" for sub, x in v.items() if isinstance(x, (int, float))]
+    return names
+
+
+def column_adapter(name: str) -> Adapter:
+    def score(rows: list[dict[str, Any]]) -> list[float]:
+        out = []
+        for i, row in enumerate(rows):
+            value = _lookup(row, name)
+            if value is KeyError:
+                raise ValueError(f"column {name!r} is not in this dataset; available: {column_names(row)}.")
+            if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"row {i}: column {name!r} is {value!r}, not a number.")
+            out.append(float(value))
+        return out
+
+    return score
+
+
+def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
+    return [list(r["responses"]) for r in rows]
+
+
+def _distinct_adapter(options: dict[str, Any]) -> Adapter:
+    from .modules.lexical import compute_distinct
+
+    opts = {"tokenizer": "tevet", **options, "level": "set"}
+    return lambda rows: compute_distinct(_sets(rows), **opts)["scores"]
+
+
+def _ent_adapter(options: dict[str, Any]) -> Adapter:
+    from .modules.lexical import compute_ent
+
+    opts = {"tokenizer": "tevet", **options}
+
+    def score(rows: list[dict[str, Any]]) -> list[float]:
+        out = []
+        for responses in _sets(rows):
+            res = compute_ent(responses, **opts)
+            ents = [v for k, v in res.items() if k.startswith("ent_")]
+            out.append(math.fsum(ents) / len(ents))
+        return out
+
+    return score
+
+
+def _loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
+    from .loading import load
+
+    module = load(name, **options)
+    return lambda rows: list(module.compute(predictions=_sets(rows))["scores"])
+
+
+def _turn_texts(turns: list[dict[str, str]], speaker_prefix: bool) -> list[str]:
+    return [f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
+
+
+def _full_adapter(options: dict[str, Any], level: str) -> Adapter:
+    from .loading import load
+
+    opts = dict(options)
+    prefix = bool(opts.pop("speaker_prefix", True))
+    module = load("full_followup", level, **opts)
+
+    def score(rows: list[dict[str, Any]]) -> list[float]:
+        if level == "turn":
+            contexts = [_turn_texts(r["context"], prefix) for r in rows]
+            responses = [f"{r['response_speaker']}: {r['response']}" if prefix else r["response"] for r in rows]
+            return list(module.compute(contexts=contexts, predictions=responses)["scores"])
+        return list(module.compute(dialogues=[_turn_texts(r["context"], prefix) for r in rows])["scores"])
+
+    return score
+
+
+#: Metric name → the datasets it applies to.
+METRIC_DATASETS = {
+    "distinct_n": SET_DATASETS, "ent_n": SET_DATASETS, "nli_diversity": SET_DATASETS, "full_followup": FED_DATASETS,
+}
+
+
+def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any] | None = None) -> Adapter:
+    """The adapter scoring ``dataset`` rows with ``metric`` (``column:NAME`` reads a stored column).
+
+    ``options`` are the metric's load options (``--metric-arg``), e.g. ``{"model": "/path"}``.
+    """
+    options = dict(options or {})
+    if metric.startswith("column:"):
+        if options:
+            raise ValueError("column:NAME takes no --metric-arg options.")
+        return column_adapter(metric[len("column:"):])
+    if metric == "sem_ent":
+        raise ValueError("sem_ent is a corpus-level metric (entropy of semantic clusters over many responses); "
+                         "it gives no per-set or per-turn score to correlate. Use distinct_n, ent_n or nli_diversity "
+                         "on conTest/decTest.")
+    if metric not in METRIC_DATASETS:
+        raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of "
+                         f"{sorted(METRIC_DATASETS)} or column:NAME.")
+    if dataset not in METRIC_DATASETS[metric]:
+        raise ValueError(f"{metric} does not apply to {dataset!r}; it scores {sorted(METRIC_DATASETS[metric])}.")
+    if metric == "distinct_n":
+        return _distinct_adapter(options)
+    if metric == "ent_n":
+        return _ent_adapter(options)
+    if metric == "nli_diversity":
+        return _loaded_set_adapter("nli_diversity", options)
+    return _full_adapter(options, config)
+
+
+# --------------------------------------------------------------------------------------------------
+# The harness
+# --------------------------------------------------------------------------------------------------
+
+DEFAULT_CONFIGS = {"contest": ["con_test_200_resp_gen"], "fed": ["turn", "dialog"]}
+FED_TARGET = "annotation_means.Overall"
+
+
+@dataclass
+class Target:
+    name: str
+    values: list[float]
+    statistic: str  # "spearman" or "oca"
+
+
+def targets_for(dataset: str, config: str, rows: list[dict[str, Any]]) -> list[Target]:
+    """What each protocol correlates the metric with (see the module docstring)."""
+    if dataset == "contest":
+        labels = [float(r["label_value"]) for r in rows]
+        out = [Target("label_value", labels, "spearman")]
+        if config.startswith("con_test"):
+            out.append(Target("label_value", labels, "oca"))
+        human = [r.get("human_score_mean") for r in rows]
+        if all(h is not None for h in human):
+            out.append(Target("human_score_mean", [float(h) for h in human], "spearman"))
+        elif any(h is not None for h in human):
+            raise ValueError(f"{config}: human_score_mean is missing on some rows but not all.")
+        return out
+    if dataset == "fed":
+        overall = [r["annotation_means"]["Overall"] for r in rows]
+        return [Target(FED_TARGET, [float(v) for v in overall], "spearman")]
+    raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use 'contest' or 'fed'.")
+
+
+def _oca(scores: np.ndarray, labels: np.ndarray) -> float:
+    return best_threshold_accuracy(scores, labels)[0] if len(np.unique(labels)) == 2 else float("nan")
+
+
+STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"spearman": spearman, "oca": _oca}
+
+
+def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_resamples: int = 1000,
+                    fraction: float = 0.5, seed: int = 0, confidence: float = 0.95) -> list[dict[str, Any]]:
+    """Each target's statistic of ``scores`` with its bootstrap interval (pure: no I/O)."""
+    s = np.asarray(scores, dtype=float)
+    if not np.all(np.isfinite(s)):
+        bad = int(np.flatnonzero(~np.isfinite(s))[0])
+        raise ValueError(f"the metric gave a non-finite score ({s[bad]}) for row {bad}.")
+    results = []
+    for t in targets:
+        y = np.asarray(t.values, dtype=float)
+        fn = STATISTICS[t.statistic]
+        value = fn(s, y)
+        ci = bootstrap_interval(fn, [s, y], n_resamples=n_resamples, fraction=fraction, seed=seed,
+                                confidence=confidence)
+        results.append({"target": t.name, "statistic": t.statistic, "value": value, "ci_low": ci["low"],
+                        "ci_high": ci["high"], "undefined_resamples": ci["undefined"], "n": len(s)})
+    return results
+
+
+def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | None = None,
+                  data_dir: str | None = None, metric_args: dict[str, Any] | None = None,
+                  n_resamples: int = 1000, fraction: float = 0.5, seed: int = 0, confidence: float = 0.95,
+                  round_decimals: int | None | str = "auto", cache_dir: str | None = None,
+                  rows: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Score ``dataset`` rows with ``metric`` and correlate with the human/label targets of its protocol.
+
+    ``config``: one config, a list, ``"all"``, or ``None`` for the defaults (conTest resp_gen; FED turn and
+    dialog). ``round_decimals="auto"`` rounds computed scores to 3 decimals on conTest/decTest (Tevet's
+    stored precision) and leaves them as they are elsewhere. ``rows`` ({config: rows}) skips loading.
+    """
+    from . import datasets as dd
+
+    if dataset not in DEFAULT_CONFIGS:
+        raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")
+    if config is None:
+        configs = list(rows) if rows else DEFAULT_CONFIGS[dataset]
+    elif config == "all":
+        configs = dd.config_names(dataset)
+    else:
+        configs = [config] if isinstance(config, str) else list(config)
+    if round_decimals == "auto":
+        round_decimals = 3 if dataset == "contest" and not metric.startswith("column:") else None
+    report: dict[str, Any] = {
+        "dataset": dataset, "metric": metric, "options": dict(metric_args or {}), "configs": {},
+        "bootstrap": {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence},
+        "round_decimals": round_decimals,
+    }
+    for cfg in configs:
+        if rows is not None and cfg in rows:
+            cfg_rows = rows[cfg]
+        else:
+            ds = dd.load(dataset, cfg, data_dir=data_dir, cache_dir=cache_dir)
+            split = "test" if "test" in ds else next(iter(ds))
+            cfg_rows = ds[split].to_list()
+        adapter = make_adapter(metric, dataset, cfg, metric_args)
+        scores = [float(x) for x in adapter(cfg_rows)]
+        if len(scores) != len(cfg_rows):
+            raise RuntimeError(f"{metric} returned {len(scores)} scores for {len(cfg_rows)} rows.")
+        if round_decimals is not None:
+            scores = [round(x, round_decimals) for x in scores]
+        results = evaluate_scores(scores, targets_for(dataset, cfg, cfg_rows), n_resamples=n_resamples,
+                                  fraction=fraction, seed=seed, confidence=confidence)
+        report["configs"][cfg] = {"num_rows": len(cfg_rows), "results": results, "scores": scores}
+    report["signature"] = make_signature(
+        "meta_eval", data=dataset, configs=configs, scorer=metric,
+        options=",".join(f"{k}={v}" for k, v in sorted((metric_args or {}).items())) or None,
+        round=round_decimals, boot=n_resamples, frac=fraction, seed=seed, conf=confidence)
+    return report
+
+
+# --------------------------------------------------------------------------------------------------
+# Presentation
+# --------------------------------------------------------------------------------------------------
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A plain-text table: config, target, statistic, value and interval."""
+    pct = round(report["bootstrap"]["confidence"] * 100)
+    header = ("config", "n", "target", "statistic", "value", f"{pct}% interval")
+    lines = [header]
+    for cfg, res in report["configs"].items():
+        for r in res["results"]:
+            lines.append((cfg, str(r["n"]), r["target"], r["statistic"], f"{r['value']:.3f}",
+                          f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"))
+    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    out.append(f"metric: {report['metric']}   signature: {report['signature']}")
+    return "\n".join(out)
+
+
+def plot_report(report: dict[str, Any], path: str) -> None:
+    """A bar chart of every statistic with its bootstrap interval as whiskers (matplotlib, Agg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels, values, lows, highs = [], [], [], []
+    for cfg, res in report["configs"].items():
+        for r in res["results"]:
+            labels.append(f"{cfg}\n{r['target']} ({r['statistic']})")
+            values.append(r["value"])
+            lows.append(r["value"] - r["ci_low"])
+            highs.append(r["ci_high"] - r["value"])
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.6 * len(labels)), 4.0))
+    ax.bar(range(len(values)), values, yerr=[lows, highs], capsize=6, color="#4C72B0")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(values)), labels, fontsize=8)
+    ax.set_ylabel("value")
+    pct = round(report["bootstrap"]["confidence"] * 100)
+    ax.set_title(f"{report['metric']} on {report['dataset']} ({pct}% bootstrap intervals)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

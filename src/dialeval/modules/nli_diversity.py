@@ -1,0 +1,93 @@
+"""``evaluate`` module for NLI Diversity (Stasaski & Hearst, NAACL 2022); the math lives in :mod:`dialeval.nli`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import datasets
+import evaluate
+
+from ..nli import DEFAULT_MODEL, NLIClassifier, check_variant, compute_nli_diversity
+from ..signature import make_signature
+from .base import DialevalMetric
+
+_CITATION = """@inproceedings{stasaski-hearst-2022-semantic,
+  title = {Semantic Diversity in Dialogue with Natural Language Inference},
+  author = {Stasaski, Katherine and Hearst, Marti},
+  booktitle = {Proceedings of NAACL-HLT}, year = {2022}, pages = {85--98},
+  url = {https://aclanthology.org/2022.naacl-main.6/}}
+"""
+
+_DESCRIPTION = (
+    "NLI Diversity: classify every ordered pair of responses in a set with an NLI model and sum "
+    "+1 per contradiction and -1 per entailment (baseline), also +1 per neutral (neutral), or the "
+    "predicted class's probability (confidence). Higher = more semantically diverse."
+)
+
+# Loaded classifiers, keyed by (model, device, dtype, batch_size, max_tokens, max_length): loading
+# roberta-large once per process, not once per compute call.
+_LOADED: dict[tuple, NLIClassifier] = {}
+_MAX_LOADED = 2
+
+
+def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any = None, batch_size: int = 32,
+                   max_tokens: int | None = None, max_length: int | None = None,
+                   progress: bool | None = None) -> Any:
+    """A ready classifier: ``model`` is a Hub id, a local path, or already a classifier object
+    (anything with ``id2label`` and ``__call__(pairs)``, e.g. :class:`dialeval.nli.NLIClassifier`)."""
+    if not isinstance(model, (str, os.PathLike)):
+        if callable(model) and hasattr(model, "id2label"):
+            return model
+        raise TypeError(f"`model` must be a Hub id, a local path or an NLI classifier, got {type(model).__name__}.")
+    key = (str(model), str(device), str(dtype), batch_size, max_tokens, max_length)
+    if key not in _LOADED:
+        if len(_LOADED) >= _MAX_LOADED:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = NLIClassifier.from_pretrained(model, device=device, dtype=dtype, batch_size=batch_size,
+                                                     max_tokens=max_tokens, max_length=max_length)
+    classifier = _LOADED[key]
+    classifier.progress = progress
+    return classifier
+
+
+def nli_signature(classifier: Any, variant: str) -> str:
+    identity = getattr(classifier, "identity", None) or type(classifier).__name__
+    dtype = getattr(classifier, "dtype", None)
+    max_length = getattr(classifier, "max_length", None)
+    return make_signature(
+        "nli_diversity", model=identity, variant=variant, pairs="ordered",
+        dtype=str(dtype).replace("torch.", "") if dtype is not None else None,
+        trunc=f"longest_first@{max_length}" if max_length else None,
+    )
+
+
+def compute(predictions: Any, model: Any = DEFAULT_MODEL, variant: str = "baseline", device: Any = None,
+            dtype: Any = None, batch_size: int = 32, max_tokens: int | None = None, max_length: int | None = None,
+            return_probabilities: bool = False, progress: bool | None = None) -> dict[str, Any]:
+    """NLI Diversity of each response set in ``predictions`` with a signature (see :mod:`dialeval.nli`)."""
+    check_variant(variant)
+    classifier = get_classifier(model, device=device, dtype=dtype, batch_size=batch_size, max_tokens=max_tokens,
+                                max_length=max_length, progress=progress)
+    out = compute_nli_diversity(predictions, classifier, variant, bool(return_probabilities))
+    out["signature"] = nli_signature(classifier, variant)
+    return out
+
+
+class NLIDiversityModule(DialevalMetric):
+    """NLI Diversity of response sets: Σ over ordered pairs of contradiction (+) / entailment (−)."""
+
+    OPTIONS = {"model": DEFAULT_MODEL, "variant": "baseline", "device": None, "dtype": None, "batch_size": 32,
+               "max_tokens": None, "max_length": None, "return_probabilities": False, "progress": None}
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description="predictions: list of response sets (each a list of at least 2 responses).",
+            features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("string"))}),
+            reference_urls=["https://aclanthology.org/2022.naacl-main.6/"],
+        )
+
+    def _compute(self, predictions: Any = None, **kwargs: Any) -> dict[str, Any]:
+        return compute(predictions, **self.options(kwargs))

@@ -1,0 +1,356 @@
+"""The Gradio demo and the shared UI helper: input parsing and limits, uploads, the metric registry, and
+the app's API driven with ``gradio_client`` against a server on 127.0.0.1 (including 20 concurrent
+requests checked against direct ``compute`` results)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import types
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import dialeval
+from dialeval import ui
+from dialeval.demo import INPUT_ORDER, example_texts, load_examples
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "spaces" / "demo" / "examples"
+LIMITS = ui.Limits(max_responses=40, max_chars=200, max_upload_bytes=4000, max_sets=6, max_set_size=6, max_turns=12)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Parsing and limits (no server)
+
+
+def test_parse_sets_splits_on_blank_lines_and_strips():
+    text = "  a b \nc\n\n\n d \n   \ne f\n"
+    assert ui.parse_sets(text) == [["a b", "c"], ["d"], ["e f"]]
+    assert ui.parse_lines(" x \n\n y\n") == ["x", "y"]
+    assert ui.parse_speakers("Alice, Bob\n\n Carol ,Dan") == [["Alice", "Bob"], ["Carol", "Dan"]]
+    assert ui.parse_dialogue("User: hi\n\nSystem: hello") == ["User: hi", "System: hello"]
+
+
+def test_limits_give_clear_messages():
+    limits = ui.Limits(max_responses=3, max_chars=10, max_sets=2, max_set_size=2, max_turns=2)
+    with pytest.raises(ui.InputError, match="4 lines; the limit is 3"):
+        ui.parse_lines("a\nb\nc\nd", limits=limits)
+    with pytest.raises(ui.InputError, match="line 2 has 11 characters; the limit is 10"):
+        ui.parse_lines("ok\n" + "x" * 11, limits=limits)
+    with pytest.raises(ui.InputError, match="3 sets; the limit is 2"):
+        ui.parse_sets("a\n\nb\n\nc", limits=limits)
+    with pytest.raises(ui.InputError, match="set 1 has 3 responses; the limit is 2"):
+        ui.parse_sets("a\nb\nc", limits=limits)
+    with pytest.raises(ui.InputError, match="3 turns; the limit is 2"):
+        ui.parse_dialogue("a\nb\nc", limits=limits)
+    with pytest.raises(ui.InputError, match="empty speaker name"):
+        ui.parse_speakers("Alice,,Bob")
+
+
+def test_limits_from_env(monkeypatch):
+    monkeypatch.setenv("DIALEVAL_MAX_RESPONSES", "7")
+    assert ui.Limits.from_env().max_responses == 7
+    monkeypatch.setenv("DIALEVAL_MAX_RESPONSES", "many")
+    with pytest.raises(ValueError, match="DIALEVAL_MAX_RESPONSES='many' is not an integer"):
+        ui.Limits.from_env()
+
+
+def test_read_upload_formats(tmp_path):
+    jsonl = tmp_path / "r.jsonl"
+    jsonl.write_text('{"response": "hi there"}\n\n{"response": " yes "}\n', encoding="utf-8")
+    assert ui.read_upload(jsonl).responses == ["hi there", "yes"]
+    grouped = tmp_path / "g.jsonl"
+    grouped.write_text("\n".join(json.dumps(r) for r in [
+        {"set_id": 1, "response": "a"}, {"set_id": 2, "response": "c"}, {"set_id": 1, "response": "b"},
+        {"responses": ["d", "e"]}, {"dialogue": ["User: hi", "System: hello"]}]), encoding="utf-8")
+    up = ui.read_upload(grouped)
+    assert up.sets == [["d", "e"], ["a", "b"], ["c"]]
+    assert up.dialogue == ["User: hi", "System: hello"]
+    assert up.summary() == "3 response sets, a dialogue of 2 turns"
+    csv_file = tmp_path / "r.csv"
+    csv_file.write_text("set_id,response\n1,first one\n1,second\n,third\n", encoding="utf-8")
+    up = ui.read_upload(csv_file)
+    assert up.sets == [["first one", "second"]] and up.responses == ["third"]
+    txt = tmp_path / "r.txt"
+    txt.write_text("one\n\ntwo\n", encoding="utf-8")
+    assert ui.read_upload(txt).responses == ["one", "two"]
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("bin.jsonl", b"\x89PNG\r\n\x1a\n\x00\x00\x00", "binary file"),
+    ("latin.csv", "response\ncaf\xe9\n".encode("latin-1"), "not UTF-8 text"),
+    ("bad.jsonl", b'{"response": "ok"}\n{"response": oops}\n', "bad.jsonl, line 2: invalid JSON"),
+    ("nums.jsonl", b'{"response": 3}\n', "field 'response' is int, not text"),
+    ("nofield.jsonl", b'{"answer": "x"}\n', "no response field"),
+    ("big.txt", b"word " * 1000, "uploads are limited to 4 KB"),
+    ("x.pdf", b"%PDF-1.4", "unsupported file type '.pdf'"),
+    ("many.txt", "\n".join(f"r{i}" for i in range(41)).encode(), "41 responses; the limit is 40"),
+])
+def test_read_upload_rejects_bad_files(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ui.InputError, match=message) as err:
+        ui.read_upload(path, LIMITS)
+    assert str(tmp_path) not in str(err.value)  # messages name the file, not the server's temp path
+
+
+# ---------------------------------------------------------------------------------------------------
+# Registry, availability, results
+
+
+def test_registry_covers_every_metric():
+    assert list(ui.REGISTRY) == list(dialeval.METRICS[:3]) + ["sem_ent", "nli_diversity", "full_followup", "dialspk"]
+    assert set(ui.REGISTRY) == set(dialeval.METRICS)
+
+
+def test_missing_module_and_offline_model_are_disabled_with_reason(monkeypatch):
+    monkeypatch.setitem(ui.REGISTRY, "full_followup", ui.MetricSpec(
+        "full_followup", "FULL", "dialogue", lambda i, m: {}, impl="dialeval.modules.not_written_yet"))
+    ok, reason = ui.availability("full_followup")
+    assert not ok and "not installed" in reason
+    ok, reason = ui.availability("nli_diversity", "some-org/an-nli-model-not-in-cache")
+    assert not ok and "offline" in reason and "--local-dir DIR" in reason
+    ok, reason = ui.availability("nli_diversity", "/no/such/dir")
+    assert not ok and "does not exist" in reason
+    assert ui.availability("distinct_n") == (True, "ready")
+
+
+def test_probe_model_accepts_local_model_dirs(tmp_path):
+    assert "no config.json" in ui.probe_model(str(tmp_path))
+    (tmp_path / "config.json").write_text("{}")
+    assert ui.probe_model(str(tmp_path)) is None
+
+
+def test_run_metric_reports_instead_of_raising():
+    inputs = ui.UIInputs(responses=["a b", "a c"])
+    assert ui.run_metric("nli_diversity", inputs, "/no/such/dir").status == "unavailable"
+    skipped = ui.run_metric("dialspk", inputs)
+    assert skipped.status == "skipped" and "predicted speakers" in skipped.message
+    mismatch = ui.run_metric("dialspk", ui.UIInputs(speakers_predicted=[["A", "B"]], speakers_gold=[["A"]]))
+    assert mismatch.status == "error" and "1 gold turns" in mismatch.message
+    ok = ui.run_metric("distinct_n", inputs)
+    # "a b", "a c": unigrams a,b,a,c → 3/4; bigrams (a,b),(a,c) → 2/2.
+    assert ok.status == "ok" and ok.result["distinct_1"] == 0.75 and ok.result["distinct_2"] == 1.0
+
+
+def test_result_rows_and_json():
+    outcomes = [ui.MetricOutcome("dialspk", "ok", {"dac": 0.5, "sac": 0.0, "num_turns": 2, "story_scores": [0.5],
+                                                   "signature": "dialspk|x"}),
+                ui.MetricOutcome("nli_diversity", "unavailable", message="offline")]
+    assert ui.result_rows(outcomes) == [
+        ["dialspk", "dac", 0.5, "dialspk|x"], ["dialspk", "sac", 0.0, "dialspk|x"],
+        ["dialspk", "num_turns", 2, "dialspk|x"], ["nli_diversity", "unavailable", None, "offline"]]
+    data = ui.results_json(outcomes, version="v")
+    assert data["nli_diversity"] == {"status": "unavailable", "reason": "offline"}
+    assert data["dialspk"]["story_scores"] == [0.5]
+    path = Path(ui.write_results_file(data))
+    assert json.loads(path.read_text(encoding="utf-8")) == data
+
+
+def test_gpu_decorator_uses_spaces_gpu_when_present(monkeypatch):
+    calls = []
+
+    def fake_gpu(duration):
+        calls.append(duration)
+        return lambda fn: ("wrapped", fn)
+
+    monkeypatch.setitem(sys.modules, "spaces", types.SimpleNamespace(GPU=fake_gpu))
+    assert ui.gpu_decorator(60)(len) == ("wrapped", len) and calls == [60]
+    monkeypatch.setitem(sys.modules, "spaces", types.ModuleType("spaces"))  # a folder named spaces: no GPU
+    assert ui.gpu_decorator()(len) is len
+
+
+def test_plots_draw_from_results():
+    lex = ui.plot_lexical({"distinct_n": {"distinct_1": 0.5, "distinct_2": 0.9, "distinct_mean": 0.7},
+                           "ent_n": {"ent_1": 2.0}})
+    assert len(lex.axes) == 2 and [p.get_height() for p in lex.axes[0].patches] == [0.5, 0.9]
+    sem = ui.plot_sem_ent({"sem_ent": 1.0, "max_sem_ent": 2.0, "cluster_distribution": [0.5, 0.5, 0.0],
+                           "reference_distribution": [0.25, 0.25, 0.5]})
+    assert len(sem.axes) == 2 and [p.get_height() for p in sem.axes[1].patches] == [0.25, 0.25, 0.5]
+    nli = ui.plot_nli({"scores": [1.0], "probabilities": [{"contradiction": [[None, 0.75], [0.5, None]],
+                                                           "entailment": [[None, 0.25], [0.0, None]]}]})
+    image = nli.axes[0].images[0].get_array()
+    assert image[0, 1] == 0.5 and image[1, 0] == 0.5 and image.mask[0, 0]
+    full = ui.plot_full({"followup_scores": {"Not really relevant here.": [1.0, 3.0], "You're boring.": -0.5}})
+    assert [p.get_width() for p in full.axes[0].patches] == [2.0, -0.5]
+    assert ui.plot_lexical({}) is None and ui.plot_nli({}) is None and ui.plot_full({}) is None
+
+
+def test_bundled_examples_fill_every_box():
+    examples = load_examples(EXAMPLES)
+    assert len(examples) >= 3
+    sources = " ".join(e.get("source", "") for e in examples.values())
+    for name in ("conTest", "DailyDialog++", "FED"):
+        assert name in sources
+    for example in examples.values():
+        texts = example_texts(example)
+        assert len(texts) == len(INPUT_ORDER)
+        inputs = ui.UIInputs.from_text(**dict(zip(INPUT_ORDER, texts)))  # within the default limits
+        assert inputs.corpus() or inputs.dialogue
+
+
+def test_cli_demo_parses_port(monkeypatch):
+    from dialeval import cli
+    import dialeval.demo
+
+    seen = {}
+    monkeypatch.setattr(dialeval.demo, "launch", lambda **kw: seen.update(kw))
+    assert cli.main(["demo", "--port", "7999"]) == 0
+    assert seen["port"] == 7999 and seen["host"] == "127.0.0.1" and seen["offline"] is True
+    assert cli.main(["demo", "--port", "70000"]) == 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# The running app
+
+
+@pytest.fixture(scope="module")
+def tiny_nli(tmp_path_factory):
+    from dialeval.testing.roberta import tiny_nli_model
+
+    return str(tiny_nli_model(tmp_path_factory.mktemp("tiny_nli")))
+
+
+@pytest.fixture(scope="module")
+def app(tiny_nli):
+    from gradio_client import Client
+
+    from dialeval.demo import launch
+
+    demo = launch(port=free_port(), block=False, examples_dir=EXAMPLES, limits=LIMITS, concurrency=4)
+    try:
+        yield Client(demo.local_url, verbose=False)
+    finally:
+        demo.close()
+
+
+def evaluate_args(texts: dict[str, str], use: dict[str, str | None]) -> list:
+    """Positional arguments of /evaluate: the boxes, then (checkbox, model) per registry metric."""
+    args: list = [texts.get(k, "") for k in INPUT_ORDER]
+    for name, spec in ui.REGISTRY.items():
+        args += [name in use, use.get(name) or spec.default_model]
+    return args
+
+
+def table(result) -> dict[tuple[str, str], tuple]:
+    rows = result[1]["data"]
+    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+
+
+def test_api_evaluate_matches_direct_compute(app, tiny_nli):
+    texts = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\nmaybe\n\nsure\nsure thing",
+             "speakers_predicted": "A, B, A\nC", "speakers_gold": "A, B, B\nC"}
+    use = {"distinct_n": None, "ent_n": None, "low_frequency": None, "dialspk": None, "nli_diversity": tiny_nli}
+    result = app.predict(*evaluate_args(texts, use), api_name="/evaluate")
+    rows = table(result)
+    responses = texts["responses"].split("\n")
+    # Hand-computed: "i like tea ." "i like coffee ." "no thanks" → 10 unigrams, 7 distinct.
+    assert rows[("distinct_n", "distinct_1")][0] == 7 / 10
+    for name in ("distinct_n", "ent_n", "low_frequency"):
+        direct = dialeval.load(name).compute(predictions=responses)
+        for key, value in direct.items():
+            if isinstance(value, float):
+                assert rows[(name, key)] == (value, direct["signature"])
+    assert rows[("dialspk", "dac")][0] == 3 / 4 and rows[("dialspk", "sac")][0] == 1 / 2
+    sets = [["yes", "no", "maybe"], ["sure", "sure thing"]]
+    direct = dialeval.load("nli_diversity", model=tiny_nli).compute(predictions=sets)
+    assert rows[("nli_diversity", "nli_diversity")] == (direct["nli_diversity"], direct["signature"])
+    assert "5 of 5 metrics computed" in result[0]
+    assert result[4] is not None  # the NLI heatmap
+    saved = json.loads(Path(result[6]).read_text(encoding="utf-8"))
+    assert saved["nli_diversity"]["scores"] == direct["scores"]
+    assert saved["dialeval"]["models"] == {"nli_diversity": tiny_nli}
+
+
+def test_api_unavailable_model_does_not_stop_the_others(app):
+    result = app.predict(*evaluate_args({"responses": "a b\nb c", "sets": "x\ny"},
+                                        {"distinct_n": None, "nli_diversity": "roberta-large-mnli"}),
+                         api_name="/evaluate")
+    rows = table(result)
+    assert rows[("distinct_n", "distinct_1")][0] == 3 / 4
+    status, reason = next((k[1], v[1]) for k, v in rows.items() if k[0] == "nli_diversity")
+    assert status == "unavailable" and "not in the local Hugging Face cache" in reason
+    assert "1 of 2 metrics computed" in result[0]
+
+
+def test_api_input_limits_and_empty_selection(app):
+    result = app.predict(*evaluate_args({"responses": "x" * 201}, {"distinct_n": None}), api_name="/evaluate")
+    assert "Input problem" in result[0] and "201 characters; the limit is 200" in result[0]
+    result = app.predict(*evaluate_args({"responses": "a"}, {}), api_name="/evaluate")
+    assert "tick at least one metric" in result[0]
+
+
+def test_twenty_concurrent_requests_equal_direct_compute(app, tiny_nli):
+    def texts(i: int) -> dict[str, str]:
+        words = ["tea", "coffee", "milk", "water", "juice", "soda"]
+        return {"responses": "\n".join(f"i want {words[(i + k) % 6]} number {k % (i % 3 + 1)}" for k in range(i + 2)),
+                "sets": f"yes {i}\nno\n\nmaybe\nsure {i % 2}"}
+
+    use = {"distinct_n": None, "ent_n": None, "nli_diversity": tiny_nli}
+    with ThreadPoolExecutor(20) as pool:
+        jobs = [pool.submit(app.predict, *evaluate_args(texts(i), use), api_name="/evaluate") for i in range(20)]
+        results = [j.result(timeout=120) for j in jobs]
+    nli = dialeval.load("nli_diversity", model=tiny_nli)
+    for i, result in enumerate(results):
+        rows = table(result)
+        responses = texts(i)["responses"].split("\n")
+        for name in ("distinct_n", "ent_n"):
+            direct = dialeval.load(name).compute(predictions=responses)
+            assert {k[1]: v[0] for k, v in rows.items() if k[0] == name} == \
+                {k: v for k, v in direct.items() if isinstance(v, float)}
+        direct = nli.compute(predictions=[s.split("\n") for s in texts(i)["sets"].split("\n\n")])
+        assert rows[("nli_diversity", "nli_diversity")][0] == direct["nli_diversity"]
+
+
+def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
+    from gradio_client import handle_file
+
+    cases = {"binary.jsonl": (b"\x00\x01\x02\xff" * 10, "binary file"),
+             "broken.jsonl": (b'{"response": "fine"}\n{"response": \n', "broken.jsonl, line 2: invalid JSON"),
+             "huge.csv": (b"response\n" + b"long text here\n" * 400, "uploads are limited to 4 KB")}
+    for name, (content, message) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        out = app.predict(handle_file(str(path)), api_name="/load_upload")
+        assert out[0].startswith("**Upload rejected:**") and message in out[0], out[0]
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"response": "hello there"}\n{"response": "hi"}\n{"set_id": 1, "response": "a"}\n'
+                    '{"set_id": 1, "response": "b"}\n', encoding="utf-8")
+    out = app.predict(handle_file(str(good)), api_name="/load_upload")
+    assert out[:3] == ("**Loaded** good.jsonl: 2 responses, 1 response sets.", "hello there\nhi", "a\nb")
+    result = app.predict(*evaluate_args({"responses": out[1]}, {"distinct_n": None}), api_name="/evaluate")
+    assert table(result)[("distinct_n", "distinct_1")][0] == 1.0
+
+
+def test_api_load_example(app):
+    examples = load_examples(EXAMPLES)
+    title = next(iter(examples))
+    out = app.predict(title, api_name="/load_example")
+    assert out[0].startswith("**Example loaded:**")
+    assert list(out[1:]) == example_texts(examples[title])
+
+
+def test_metric_widget_computes(tiny_nli):
+    from gradio_client import Client
+
+    widget = ui.metric_widget("nli_diversity", LIMITS)
+    widget.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(widget.local_url, verbose=False)
+        status, rows, _plot, raw = client.predict("a\nb\n\nc\nd", tiny_nli, api_name="/compute")
+        direct = dialeval.load("nli_diversity", model=tiny_nli).compute(predictions=[["a", "b"], ["c", "d"]])
+        assert status == "Done." and raw["scores"] == direct["scores"]
+        assert [r[:2] for r in rows["data"]][0] == ["nli_diversity", "nli_diversity"]
+        status, *_ = client.predict("a\nb", "/missing/model", api_name="/compute")
+        assert status.startswith("**Unavailable:**") and "does not exist" in status
+    finally:
+        widget.close()
