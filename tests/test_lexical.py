@@ -223,3 +223,15 @@ def test_library_functions_match_module_functions():
     assert lexical.distinct_n(ts, (1,), "whitespace") == {"distinct_1": 3 / 5}
     # counts a:2 b:2 c:1 -> only c (1 of 5 tokens) is at most 1
     assert lexical.low_frequency(ts, 1, "whitespace") == pytest.approx(1 / 5)
+
+
+def test_casual_equals_nltk_casual_tokenize_on_real_turns(shared_data):
+    import json
+
+    from nltk.tokenize.casual import casual_tokenize
+
+    dialogues = json.loads((shared_data / "dailydialog" / "test.json").read_text(encoding="utf-8"))
+    turns = [t["text"] for d in dialogues[:150] for t in d["dialogue"]]
+    turns += ["call me at 555-123-4567 :-) http://x.co/a?b=1 #tag @user", "Wait . . . what ?!", "&amp; <3"]
+    tok = get_tokenizer("casual")
+    assert [tok(t) for t in turns] == [casual_tokenize(t) for t in turns]

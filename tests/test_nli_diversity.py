@@ -278,3 +278,33 @@ def test_model_without_nli_labels_is_rejected(tiny_models):
     model.config.id2label = {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
     with pytest.raises(ValueError, match="not the three NLI classes"):
         NLIClassifier(model, AutoTokenizer.from_pretrained(tiny_models["cne"]))
+
+
+# ----------------------------------------------------------------------------- meta-evaluation harness
+
+
+def test_meta_eval_contest_end_to_end_with_tiny_model(tiny_models, shared_data, tmp_path):
+    from scipy.stats import spearmanr
+
+    from dialeval import datasets as dd
+    from dialeval.metaeval import meta_evaluate
+
+    config = "con_test_200_resp_gen"
+    ds = dd.load("contest", config, data_dir=shared_data / "diversity_eval", cache_dir=str(tmp_path / "cache"))
+    rows = ds["test"].to_list()
+    few = [r for r in rows if r["label_value"] == 0.0][:3] + [r for r in rows if r["label_value"] == 1.0][:3]
+    report = meta_evaluate("contest", "nli_diversity", rows={config: few}, n_resamples=20,
+                           metric_args={"model": str(tiny_models["cne"]), "variant": "confidence",
+                                        "progress": False})
+    result = report["configs"][config]
+    assert result["num_rows"] == 6
+    clf = NLIClassifier.from_pretrained(tiny_models["cne"], progress=False)
+    direct = compute_nli_diversity([r["responses"] for r in few], clf, "confidence")["scores"]
+    assert result["scores"] == [round(x, 3) for x in direct]  # the harness keeps Tevet's 3 decimals
+    by_target = {(r["target"], r["statistic"]): r["value"] for r in result["results"]}
+    expected = spearmanr(result["scores"], [r["label_value"] for r in few]).statistic
+    if math.isnan(expected):
+        assert math.isnan(by_target[("label_value", "spearman")])
+    else:
+        assert by_target[("label_value", "spearman")] == pytest.approx(expected)
+    assert "nli_diversity" in report["signature"] and "variant=confidence" in report["signature"]

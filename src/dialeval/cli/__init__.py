@@ -9,7 +9,7 @@ import sys
 from .._version import __version__
 
 # One module per sub-command family (each defines ``register(subparsers)``).
-COMMANDS = ("score", "demo", "fit_space", "dress")
+COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -94,7 +94,14 @@ def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | 
     375
     """
     builder = get_builder(name, config, data_dir=data_dir, cache_dir=cache_dir, data_files=data_files)
-    builder.download_and_prepare()
+    try:
+        builder.download_and_prepare()
+    except datasets.exceptions.DatasetGenerationError as exc:
+        # datasets wraps errors raised while generating; surface ours (file and line) directly.
+        cause = exc.__cause__
+        if isinstance(cause, (MalformedDataError, FileNotFoundError)):
+            raise cause from None
+        raise
     return builder.as_dataset()
 
 

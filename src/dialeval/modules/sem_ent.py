@@ -11,9 +11,9 @@ import evaluate
 
 from ..encoders import DEFAULT_ENCODER, check_responses
 from ..semantic import (
-    K,
     KMEANS_SEED,
     PCA_SEED,
+    K,
     SemanticSpace,
     cluster_distribution,
     cluster_examples,

@@ -1,0 +1,74 @@
+"""``dialeval datasets``: list the builders, export a corpus in the Hub layout, build DialStory examples."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("datasets", help="benchmark datasets: list, export to the Hub layout, dialstory-make")
+    cmds = p.add_subparsers(dest="datasets_command", required=True)
+
+    ls = cmds.add_parser("list", help="list datasets and their configs")
+    ls.set_defaults(func=run_list)
+
+    ex = cmds.add_parser("export", help="write NAME as Parquet/JSON Lines per config and split plus a dataset card")
+    ex.add_argument("name", help="contest, dailydialog_plusplus, fed, dailydialog or dialstory")
+    ex.add_argument("--data-dir", default=None, help="folder holding the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
+    ex.add_argument("--out", required=True, help="output folder (datasets.load_dataset(OUT, CONFIG) loads it)")
+    ex.add_argument("--config", action="append", default=None, help="config to export (repeatable; default: all)")
+    ex.add_argument("--format", choices=("parquet", "jsonl"), default="parquet", help="file format per split")
+    ex.add_argument("--cache-dir", default=None, help="datasets cache folder for the intermediate build")
+    ex.set_defaults(func=run_export)
+
+    mk = cmds.add_parser("dialstory-make", help="build DialGen examples from raw stories (paper's recipe)")
+    mk.add_argument("--input", required=True, help="JSON Lines of {id, story, characters?} or a folder of .txt stories")
+    mk.add_argument("--out", required=True, help="output JSON Lines (e.g. DIR/dialgen/test.jsonl)")
+    mk.add_argument("--seed", type=int, default=0, help="random seed (each story is seeded by seed and its id)")
+    mk.add_argument("--mask-ratio", type=float, default=0.3, help="share of dialogue turns to mask (default 0.3)")
+    mk.add_argument("--head", type=int, default=50, help="never mask inside the first HEAD tokens (default 50)")
+    mk.add_argument("--tail", type=int, default=30, help="never mask inside the last TAIL tokens (default 30)")
+    mk.add_argument("--min-turns", type=int, default=10, help="skip stories with fewer turns (default 10)")
+    mk.add_argument("--unit", choices=("auto", "char", "word"), default="auto",
+                    help="token unit for head/tail: char (Chinese), word, or auto (char when the text has CJK)")
+    mk.set_defaults(func=run_dialstory_make)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from ..datasets import BUILDERS, config_names
+
+    for name in BUILDERS:
+        print(f"{name}: {', '.join(config_names(name))}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..datasets import export
+
+    counts = export(args.name, args.out, data_dir=args.data_dir, configs=args.config, file_format=args.format,
+                    cache_dir=args.cache_dir)
+    for cfg, splits in counts.items():
+        print(f"{cfg}: " + ", ".join(f"{split} {n} rows" for split, n in splits.items()))
+    print(f"wrote {Path(args.out) / 'README.md'}; load with datasets.load_dataset({str(args.out)!r}, CONFIG)")
+    return 0
+
+
+def run_dialstory_make(args: argparse.Namespace) -> int:
+    from ..datasets.dialstory import make_dialgen, read_raw_stories
+
+    stories = read_raw_stories(args.input)
+    examples, skipped = make_dialgen(stories, seed=args.seed, mask_ratio=args.mask_ratio, head=args.head,
+                                     tail=args.tail, min_turns=args.min_turns, unit=args.unit)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        for ex in examples:
+            f.write(json.dumps(ex, ensure_ascii=False) + "\n")
+    print(f"{len(examples)} of {len(stories)} stories written to {out}")
+    for reason, n in skipped.items():
+        print(f"skipped {n}: {reason}", file=sys.stderr)
+    return 0

@@ -1,0 +1,71 @@
+"""``dialeval meta-eval``: correlate a metric with human judgements on conTest/decTest or FED."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
+    p.add_argument("dataset", help="contest (conTest/decTest) or fed")
+    p.add_argument("--metric", required=True,
+                   help="distinct_n, ent_n, nli_diversity (contest), full_followup (fed), or column:NAME for a stored column")
+    p.add_argument("--config", action="append", default=None,
+                   help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed")
+    p.add_argument("--data-dir", default=None, help="folder of the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
+    p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each resample (default 0.5)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--round", default="auto",
+                   help="round computed scores to N decimals; 'auto' = 3 on contest (Tevet's stored precision), 'none' = never")
+    p.add_argument("--cache-dir", default=None, help="datasets cache folder")
+    p.add_argument("--out", default=None, help="write the report as JSON to this file")
+    p.add_argument("--plot", default=None, help="write a bar plot with the interval whiskers (PNG)")
+    p.set_defaults(func=run)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _parse_round(value: str) -> int | None | str:
+    if value in {"auto", "none"}:
+        return None if value == "none" else "auto"
+    try:
+        out = int(value)
+    except ValueError:
+        raise ValueError(f"--round {value!r}: use an integer, 'auto' or 'none'.") from None
+    if out < 0:
+        raise ValueError(f"--round must be ≥ 0, got {out}.")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
+
+    config: Any = args.config
+    if config and len(config) == 1:
+        config = config[0]
+    report = meta_evaluate(
+        args.dataset, args.metric, config=config, data_dir=args.data_dir,
+        metric_args=parse_metric_args(args.metric_arg), n_resamples=args.resamples, fraction=args.fraction,
+        seed=args.seed, round_decimals=_parse_round(args.round), cache_dir=args.cache_dir,
+    )
+    print(format_report(report))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(_json_safe(report), f, indent=2, ensure_ascii=False)
+    if args.plot:
+        plot_report(report, args.plot)
+    return 0

@@ -1,0 +1,459 @@
+"""FULL: dialogue evaluation by the likelihood of negative follow-ups (De Bruyn et al. 2022).
+
+For a dialogue history ``h`` (turn level: the context with the rated response appended) and each negative
+follow-up ``f`` ("You're really boring." …), a language model gives ``NLL(f | h) = -(1/|f|) Σ_t log p(f_t |
+h, f_<t)``. The default score is ``mean_f NLL(f | h)``: the less likely the complaints, the better the
+conversation (higher = better).
+
+``compat="full-0.0.3"`` reproduces the reference package ``full`` 0.0.3.1 exactly, warts included: last 50
+turns, text ``"\\t" + "\\t".join(turns)``, right-side truncation at the tokenizer maximum (so a long history
+loses its most recent turns), labels with ``</s>``, per-follow-up perplexity ``exp(NLL)`` and its four
+follow-ups (a missing comma fuses two of the paper's five).
+
+This module holds the pure functions (texts, truncation, aggregation) and :class:`FollowupScorer`, which
+encodes each history once and scores all follow-ups together in length-sorted batches:
+seq2seq models reuse the encoder output for every follow-up; causal models run the history once and
+share its past key/values across the follow-ups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .runtime import run_batched
+
+#: The paper's final five follow-ups (De Bruyn et al. 2022, Table 2).
+FOLLOW_UPS: tuple[str, ...] = (
+    "Not really relevant here.",
+    "You're really confusing.",
+    "You're really boring.",
+    "What are you trying to say?",
+    "You don't seem interested.",
+)
+#: What ``full`` 0.0.3.1 actually scores: a missing comma fuses the 2nd and 3rd follow-ups.
+FULL_0_0_3_FOLLOW_UPS: tuple[str, ...] = (
+    "Not really relevant here.",
+    "You're really confusing.You're really boring.",
+    "What are you trying to say?",
+    "You don't seem interested.",
+)
+COMPAT_MODES = ("full-0.0.3",)
+#: ``full`` 0.0.3.1 keeps the last ``lookback`` turns (turn level: those plus the response).
+PACKAGE_LOOKBACK = 50
+PACKAGE_SEPARATOR = "\t"
+
+CITATION = """@inproceedings{debruyn-etal-2022-full,
+  title = {Open-Domain Dialog Evaluation Using Follow-Ups Likelihood},
+  author = {De Bruyn, Maxime and Lotfi, Ehsan and Buhmann, Jeska and Daelemans, Walter},
+  booktitle = {Proceedings of the 29th International Conference on Computational Linguistics (COLING)},
+  year = {2022}, pages = {496--504}}
+"""
+
+
+# --------------------------------------------------------------------------------------------------
+# Input validation (clear errors naming the item)
+# --------------------------------------------------------------------------------------------------
+
+def _check_turns(turns: Any, field: str) -> list[str]:
+    if isinstance(turns, str):
+        raise TypeError(f"`{field}` is a single string; pass the dialogue as a list of turns, e.g. [{turns[:30]!r}].")
+    if turns is None or not isinstance(turns, Sequence) and not hasattr(turns, "__iter__"):
+        raise TypeError(f"`{field}` must be a list of turns (strings), got {type(turns).__name__}.")
+    out = list(turns)
+    if not out:
+        raise ValueError(f"`{field}` is empty; every dialogue history needs at least one turn.")
+    for j, turn in enumerate(out):
+        if not isinstance(turn, str):
+            raise TypeError(f"`{field}[{j}]` is {type(turn).__name__} ({turn!r:.40}), not a string; "
+                            "every turn must be text.")
+        if not turn.strip():
+            raise ValueError(f"`{field}[{j}]` is an empty turn; drop it or give it text.")
+    return out
+
+
+def _check_list(values: Any, field: str) -> list[Any]:
+    if values is None:
+        raise ValueError(f"`{field}` is None; pass a list.")
+    if isinstance(values, str):
+        raise TypeError(f"`{field}` is a single string; pass a list.")
+    out = list(values)
+    if not out:
+        raise ValueError(f"`{field}` is empty; pass at least one item.")
+    return out
+
+
+def check_turn_inputs(contexts: Any, predictions: Any) -> tuple[list[list[str]], list[str]]:
+    """Validate turn-level inputs: ``contexts[i]`` a non-empty list of turns, ``predictions[i]`` a non-empty response."""
+    ctxs = _check_list(contexts, "contexts")
+    preds = _check_list(predictions, "predictions")
+    if len(ctxs) != len(preds):
+        raise ValueError(f"`contexts` has {len(ctxs)} items but `predictions` has {len(preds)}; they must align one to one.")
+    out_ctx = [_check_turns(c, f"contexts[{i}]") for i, c in enumerate(ctxs)]
+    for i, p in enumerate(preds):
+        if not isinstance(p, str):
+            raise TypeError(f"`predictions[{i}]` is {type(p).__name__} ({p!r:.40}), not a string.")
+        if not p.strip():
+            raise ValueError(f"`predictions[{i}]` is an empty response; FULL rates a response, so give it text.")
+    return out_ctx, preds
+
+
+def check_dialogues(dialogues: Any) -> list[list[str]]:
+    """Validate dialog-level inputs: each dialogue a non-empty list of non-empty turns."""
+    return [_check_turns(d, f"dialogues[{i}]") for i, d in enumerate(_check_list(dialogues, "dialogues"))]
+
+
+def check_follow_ups(follow_ups: Any) -> tuple[str, ...]:
+    out = _check_list(follow_ups, "follow_ups")
+    for i, f in enumerate(out):
+        if not isinstance(f, str) or not f.strip():
+            raise ValueError(f"`follow_ups[{i}]` must be a non-empty string, got {f!r:.40}.")
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Pure functions: texts, truncation, aggregation
+# --------------------------------------------------------------------------------------------------
+
+def package_history_text(turns: Sequence[str], lookback: int = PACKAGE_LOOKBACK, sep: str = PACKAGE_SEPARATOR) -> str:
+    """``full`` 0.0.3.1's encoder text: ``sep + sep.join(turns[-lookback:])``.
+
+    Turn level passes ``context[-lookback:] + [response]`` (the package keeps 50 context turns *plus* the
+    response), so call it as ``package_history_text(context[-50:] + [response], lookback=51)``.
+    """
+    return sep + sep.join(list(turns)[-lookback:])
+
+
+def package_turns(context: Sequence[str], response: str | None, lookback: int = PACKAGE_LOOKBACK) -> list[str]:
+    """The turns ``full`` 0.0.3.1 keeps: the last ``lookback`` context turns, plus the response at turn level."""
+    kept = list(context)[-lookback:]
+    return kept + [response] if response is not None else kept
+
+
+def recent_turns_fitting(turn_lengths: Sequence[int], budget: int) -> int:
+    """Index of the oldest turn to keep so that the kept turns' lengths sum to at most ``budget``.
+
+    Turns are dropped from the left (oldest first); the last turn (the response being rated) is always
+    kept, even when it alone exceeds the budget (the caller then cuts its oldest tokens).
+
+    >>> recent_turns_fitting([5, 4, 3], 7)
+    2
+    >>> recent_turns_fitting([5, 4, 3], 12)
+    0
+    """
+    if not turn_lengths:
+        raise ValueError("no turns to fit")
+    total = 0
+    for i in range(len(turn_lengths) - 1, -1, -1):
+        total += turn_lengths[i]
+        if total > budget:
+            return min(i + 1, len(turn_lengths) - 1)
+    return 0
+
+
+def keep_last_tokens(ids: Sequence[int], budget: int, prefix: Sequence[int] = (), suffix: Sequence[int] = ()) -> list[int]:
+    """``prefix + ids + suffix`` cut from the left of ``ids`` so the result has at most ``budget`` tokens."""
+    room = budget - len(prefix) - len(suffix)
+    if room < 1:
+        raise ValueError(f"a budget of {budget} tokens leaves no room for the history.")
+    return list(prefix) + list(ids)[-room:] + list(suffix)
+
+
+def mean_token_nll(token_logprobs: Sequence[float]) -> float:
+    """``-(1/T) Σ_t log p_t``: a follow-up's mean per-token negative log-likelihood (nats)."""
+    if len(token_logprobs) == 0:
+        raise ValueError("a follow-up with no tokens has no likelihood")
+    return -math.fsum(token_logprobs) / len(token_logprobs)
+
+
+def followup_values(nll: np.ndarray, compat: str | None = None) -> np.ndarray:
+    """Per-follow-up values from mean NLLs: the NLL itself, or ``exp(NLL)`` (perplexity) in compat mode."""
+    nll = np.asarray(nll, dtype=np.float64)
+    return np.exp(nll) if compat else nll
+
+
+def aggregate_followups(values: np.ndarray) -> np.ndarray:
+    """FULL score per item = arithmetic mean over follow-ups (rows = items, columns = follow-ups)."""
+    values = np.asarray(values, dtype=np.float64)
+    return values.mean(axis=-1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Model scoring
+# --------------------------------------------------------------------------------------------------
+
+@dataclass
+class EncodedItem:
+    """One dialogue history as token ids, ready for the model."""
+
+    ids: list[int]
+
+
+class FollowupScorer:
+    """Mean per-token NLL of every follow-up after every history, with one history encoding per item.
+
+    ``lm`` is a :class:`dialeval.lm.LoadedLM`. ``separator`` joins turns in default mode; ``max_length``
+    caps the history (default: the model's limit, at most 1024 tokens for causal models).
+    """
+
+    def __init__(self, lm: Any, *, separator: str = "\n", max_length: int | None = None,
+                 compat: str | None = None, lookback: int = PACKAGE_LOOKBACK) -> None:
+        if compat is not None and compat not in COMPAT_MODES:
+            raise ValueError(f"`compat`={compat!r} is not known; use None or one of {COMPAT_MODES}.")
+        if compat and lm.kind != "seq2seq":
+            raise ValueError(f"compat={compat!r} reproduces the `full` package, which only runs seq2seq models "
+                             f"(BlenderBot); {lm.name!r} is a causal LM. Use compat=None.")
+        if not isinstance(separator, str):
+            raise TypeError(f"`separator` must be a string, got {type(separator).__name__}.")
+        if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 8):
+            raise ValueError(f"`max_length` must be an int ≥ 8 (tokens) or None, got {max_length!r}.")
+        if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 1:
+            raise ValueError(f"`lookback` must be an int ≥ 1, got {lookback!r}.")
+        self.lm = lm
+        self.model = lm.model
+        self.kind = lm.kind
+        self.separator = separator
+        self.compat = compat
+        self.lookback = lookback
+        self.tokenizer = lm.tokenizer
+        if compat:
+            self.tokenizer = _compat_tokenizer(lm)
+        self.max_length = max_length or self._model_limit()
+
+    # ---- limits and encoding -------------------------------------------------------------------
+
+    def _model_limit(self) -> int:
+        cfg = self.model.config
+        limits = [getattr(cfg, k, None) for k in ("max_position_embeddings", "n_positions")]
+        tok_max = getattr(self.tokenizer, "model_max_length", None)
+        if tok_max and tok_max < 1_000_000:
+            limits.append(tok_max)
+        limits = [v for v in limits if isinstance(v, int) and v > 0]
+        limit = min(limits) if limits else 1024
+        return limit if self.kind == "seq2seq" else min(limit, 1024)
+
+    @property
+    def device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    def encode_follow_ups(self, follow_ups: Sequence[str]) -> list[list[int]]:
+        """Token ids scored for each follow-up: seq2seq labels (with the tokenizer's end token, as the
+        package does), causal continuation tokens (no special tokens; a leading space when the separator
+        ends a line is not needed)."""
+        if self.compat:  # the package: tokenizer(f, truncation=True) under as_target_tokenizer() (a no-op there)
+            out = [list(self.tokenizer(f, truncation=True)["input_ids"]) for f in follow_ups]
+        elif self.kind == "seq2seq":
+            out = [list(self.tokenizer(text_target=f)["input_ids"]) for f in follow_ups]
+        else:
+            out = [list(self.tokenizer(f, add_special_tokens=False)["input_ids"]) for f in follow_ups]
+        for f, ids in zip(follow_ups, out):
+            if not ids:
+                raise ValueError(f"follow-up {f!r} tokenizes to nothing.")
+        return out
+
+    def encode_history(self, turns: Sequence[str], budget: int) -> list[int]:
+        """Default mode: turns joined by ``separator``, oldest turns dropped to fit ``budget`` tokens, the
+        last turn always kept (its oldest tokens cut if it alone is too long)."""
+        tok = self.tokenizer
+        sep = self.separator
+        if self.kind == "seq2seq":
+            pieces = [t if i == 0 else sep + t for i, t in enumerate(turns)]
+        else:
+            pieces = [t + sep for t in turns]
+        piece_ids = tok(pieces, add_special_tokens=False)["input_ids"]
+        specials = list(tok("", add_special_tokens=True)["input_ids"])
+        # Where the tokenizer puts its special tokens (e.g. BlenderBot appends </s>, Llama may prepend <s>).
+        probe = list(tok("a", add_special_tokens=True)["input_ids"])
+        bare = list(tok("a", add_special_tokens=False)["input_ids"])
+        prefix, suffix = _split_specials(probe, bare, specials)
+        room = budget - len(prefix) - len(suffix)
+        start = recent_turns_fitting([len(p) for p in piece_ids], room)
+        if self.kind == "seq2seq" and start > 0:
+            # the first kept turn must not start with the separator
+            first = tok(turns[start], add_special_tokens=False)["input_ids"]
+            piece_ids = [first] + piece_ids[start + 1:]
+        else:
+            piece_ids = piece_ids[start:]
+        ids = [i for p in piece_ids for i in p]
+        return keep_last_tokens(ids, budget, prefix, suffix)
+
+    def encode_package_history(self, turns: Sequence[str]) -> list[int]:
+        """compat mode: the package's text and right-side truncation at the tokenizer maximum."""
+        text = package_history_text(turns, lookback=len(turns))
+        return list(self.tokenizer(text, truncation=True)["input_ids"])
+
+    # ---- scoring ---------------------------------------------------------------------------------
+
+    def score(self, histories: Sequence[Sequence[str]], follow_ups: Sequence[str], *, batch_size: int = 16,
+              max_tokens: int | None = None, progress: bool | None = None) -> np.ndarray:
+        """``[len(histories), len(follow_ups)]`` mean per-token NLLs (nats).
+
+        ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
+        the caller applies the package's 50-turn lookback (:func:`package_turns`).
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be an int ≥ 1, got {batch_size!r}.")
+        f_ids = self.encode_follow_ups(follow_ups)
+        if self.kind == "seq2seq":
+            budget = self.max_length
+        else:
+            budget = self.max_length - max(len(f) for f in f_ids)
+            if budget < 8:
+                raise ValueError(f"`max_length`={self.max_length} leaves no room for the history after the follow-ups.")
+        if self.compat:
+            items = [self.encode_package_history(h) for h in histories]
+        else:
+            items = [self.encode_history(h, budget) for h in histories]
+        step = self._seq2seq_step if self.kind == "seq2seq" else self._causal_step
+        rows = run_batched(items, lambda batch: step(batch, f_ids), lengths=[len(i) for i in items],
+                           batch_size=batch_size, max_tokens=max_tokens, desc="FULL follow-ups", progress=progress)
+        return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
+
+    def _followup_tensors(self, f_ids: list[list[int]], pad_id: int) -> tuple[Any, Any]:
+        import torch
+
+        width = max(len(f) for f in f_ids)
+        labels = torch.full((len(f_ids), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(f_ids), width), dtype=torch.bool)
+        for k, f in enumerate(f_ids):
+            labels[k, : len(f)] = torch.tensor(f)
+            mask[k, : len(f)] = True
+        return labels.to(self.device), mask.to(self.device)
+
+    def _seq2seq_step(self, batch: list[list[int]], f_ids: list[list[int]]) -> list[list[float]]:
+        """Encode the batch's histories once; decode every follow-up against the same encoder states."""
+        import torch
+
+        model, cfg = self.model, self.model.config
+        pad = cfg.pad_token_id if cfg.pad_token_id is not None else 0
+        n_items, n_f = len(batch), len(f_ids)
+        width = max(len(h) for h in batch)
+        input_ids = torch.full((n_items, width), pad, dtype=torch.long)
+        attn = torch.zeros((n_items, width), dtype=torch.long)
+        for b, h in enumerate(batch):
+            input_ids[b, : len(h)] = torch.tensor(h)
+            attn[b, : len(h)] = 1
+        input_ids, attn = input_ids.to(self.device), attn.to(self.device)
+        encoder_out = model.get_encoder()(input_ids=input_ids, attention_mask=attn)
+        hidden = encoder_out.last_hidden_state.repeat_interleave(n_f, dim=0)
+        enc_mask = attn.repeat_interleave(n_f, dim=0)
+        labels, lmask = self._followup_tensors(f_ids, pad)
+        start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else pad
+        dec_in = torch.cat([torch.full((n_f, 1), start, dtype=torch.long, device=self.device), labels[:, :-1]], dim=1)
+        dec_in = dec_in.repeat(n_items, 1)
+        dec_mask = torch.cat([torch.ones((n_f, 1), dtype=torch.bool, device=self.device), lmask[:, :-1]], dim=1)
+        from transformers.modeling_outputs import BaseModelOutput
+
+        out = model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden), attention_mask=enc_mask,
+                    decoder_input_ids=dec_in, decoder_attention_mask=dec_mask.repeat(n_items, 1).long(),
+                    use_cache=False)
+        logp = torch.log_softmax(out.logits.float(), dim=-1)
+        tok_lp = logp.gather(-1, labels.repeat(n_items, 1).unsqueeze(-1)).squeeze(-1)
+        m = lmask.repeat(n_items, 1)
+        nll = -(tok_lp * m).sum(-1) / m.sum(-1)
+        return nll.view(n_items, n_f).double().cpu().tolist()
+
+    def _causal_step(self, batch: list[list[int]], f_ids: list[list[int]]) -> list[list[float]]:
+        """Run the (left-padded) histories once, then every follow-up on a copy of their key/value cache."""
+        import torch
+
+        model, cfg = self.model, self.model.config
+        pad = cfg.pad_token_id if cfg.pad_token_id is not None else (cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else 0)
+        n_items, n_f = len(batch), len(f_ids)
+        width = max(len(h) for h in batch)
+        input_ids = torch.full((n_items, width), pad, dtype=torch.long)
+        attn = torch.zeros((n_items, width), dtype=torch.long)
+        for b, h in enumerate(batch):
+            input_ids[b, width - len(h):] = torch.tensor(h)
+            attn[b, width - len(h):] = 1
+        input_ids, attn = input_ids.to(self.device), attn.to(self.device)
+        positions = (attn.cumsum(-1) - 1).clamp(min=0)
+        out = model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True,
+                    logits_to_keep=1)
+        labels, lmask = self._followup_tensors(f_ids, pad)
+        # log p(f_0 | h) from the last history position (left padding puts every history's end there)
+        first_lp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[:, labels[:, 0]]  # [items, F]
+        total = first_lp.clone()
+        if labels.shape[1] > 1:
+            cache = out.cache
+            _repeat_cache(cache, n_f)
+            f_in = labels[:, :-1].repeat(n_items, 1)
+            f_mask = lmask[:, :-1].repeat(n_items, 1).long()
+            full_mask = torch.cat([attn.repeat_interleave(n_f, dim=0), f_mask], dim=1)
+            f_pos = attn.sum(-1).repeat_interleave(n_f, dim=0).unsqueeze(1) + torch.arange(
+                f_in.shape[1], device=self.device).unsqueeze(0)
+            out2 = model(input_ids=f_in, attention_mask=full_mask, position_ids=f_pos, cache=cache,
+                         use_cache=True)
+            logp = torch.log_softmax(out2.logits.float(), dim=-1)
+            tgt = labels[:, 1:].repeat(n_items, 1)
+            rest = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1) * lmask[:, 1:].repeat(n_items, 1)
+            total = total + rest.sum(-1).view(n_items, n_f)
+        lengths = lmask.sum(-1).to(total.dtype)
+        return (-total / lengths).double().cpu().tolist()
+
+
+def _split_specials(with_specials: list[int], bare: list[int], specials_only: list[int]) -> tuple[list[int], list[int]]:
+    """Split the special tokens a tokenizer adds around ``bare`` into (prefix, suffix)."""
+    n = len(bare)
+    for i in range(len(with_specials) - n + 1):
+        if with_specials[i:i + n] == bare:
+            return with_specials[:i], with_specials[i + n:]
+    return [], list(specials_only)
+
+
+def _repeat_cache(cache: Any, repeats: int) -> None:
+    """Repeat every batch row of a transformers KV cache ``repeats`` times in place (row b → b*repeats…)."""
+    if hasattr(cache, "batch_repeat_interleave"):
+        cache.batch_repeat_interleave(repeats)
+        return
+    raise RuntimeError(f"cannot share the key/value cache of type {type(cache).__name__} across follow-ups.")
+
+
+_COMPAT_TOKENIZERS: dict[str, Any] = {}
+
+
+def _compat_tokenizer(lm: Any) -> Any:
+    """The tokenizer as ``full`` 0.0.3.1 loads it: ``add_prefix_space=True, truncation_side="right"``."""
+    if lm.path not in _COMPAT_TOKENIZERS:
+        from transformers import AutoTokenizer
+
+        from .runtime import load_pretrained
+
+        _COMPAT_TOKENIZERS[lm.path] = load_pretrained(AutoTokenizer, lm.path, what="tokenizer",
+                                                      add_prefix_space=True, truncation_side="right")
+    return _COMPAT_TOKENIZERS[lm.path]
+
+
+# --------------------------------------------------------------------------------------------------
+# End-to-end
+# --------------------------------------------------------------------------------------------------
+
+def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: Sequence[str] | None = None,
+                compat: str | None = None, separator: str = "\n", max_length: int | None = None,
+                lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
+                progress: bool | None = None) -> dict[str, Any]:
+    """Score validated histories (turn level: context turns + response) and aggregate.
+
+    Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
+    in compat mode), ``follow_ups`` and the mean ``full_followup``.
+    """
+    fus = check_follow_ups(follow_ups) if follow_ups is not None else (FULL_0_0_3_FOLLOW_UPS if compat else FOLLOW_UPS)
+    scorer = FollowupScorer(lm, separator=separator, max_length=max_length, compat=compat, lookback=lookback)
+    if compat:
+        # the package keeps `lookback` context turns plus the response (turn level) or `lookback` turns (dialog)
+        histories = [package_turns(h[:-1], h[-1], lookback) if level == "turn" else package_turns(h, None, lookback)
+                     for h in histories]
+    nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
+    values = followup_values(nll, compat)
+    scores = aggregate_followups(values)
+    return {
+        "full_followup": float(np.mean(scores)),
+        "scores": scores.tolist(),
+        "follow_up_scores": values.tolist(),
+        "follow_ups": list(fus),
+        "max_length": scorer.max_length,
+    }

@@ -1,0 +1,128 @@
+"""``evaluate`` module for FULL (follow-up likelihood), configs ``turn`` and ``dialog``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import datasets
+import evaluate
+
+from ..full import (
+    CITATION,
+    FOLLOW_UPS,
+    FULL_0_0_3_FOLLOW_UPS,
+    PACKAGE_LOOKBACK,
+    check_dialogues,
+    check_follow_ups,
+    check_turn_inputs,
+    full_scores,
+)
+from ..lm import load_lm
+from ..runtime import resolve_dtype
+from ..signature import make_signature
+from .base import DialevalMetric
+
+CONFIGS = ("turn", "dialog")
+
+_FEATURES = {
+    "turn": datasets.Features({"contexts": datasets.Sequence(datasets.Value("string")),
+                               "predictions": datasets.Value("string")}),
+    "dialog": datasets.Features({"dialogues": datasets.Sequence(datasets.Value("string"))}),
+}
+
+_DESCRIPTION = """FULL (De Bruyn et al. 2022): how unlikely a language model finds negative follow-ups
+("You're really boring.", ...) after a response (config `turn`) or a whole conversation (config `dialog`).
+Default score: mean over follow-ups of the follow-up's mean per-token NLL (higher = better).
+compat="full-0.0.3" reproduces the `full` 0.0.3.1 package (mean perplexity, its truncation and follow-ups)."""
+
+_INPUTS = """turn:   contexts (list of lists of turns), predictions (list of responses, one per context)
+dialog: dialogues (list of lists of turns)
+options: model (Hub id or local path; None = offline SmolLM2-135M-Instruct), follow_ups, compat
+(None or "full-0.0.3"), separator, max_length, lookback (compat), batch_size, max_tokens, dtype, device,
+progress."""
+
+
+def follow_up_set_name(follow_ups: Any, compat: str | None) -> str:
+    """``paper5``, ``full-0.0.3`` or ``custom:<sha256[:8]>`` of the follow-up list, for signatures."""
+    if follow_ups is None:
+        return "full-0.0.3" if compat else "paper5"
+    fus = tuple(follow_ups)
+    if fus == FOLLOW_UPS:
+        return "paper5"
+    if fus == FULL_0_0_3_FOLLOW_UPS:
+        return "full-0.0.3"
+    return "custom:" + hashlib.sha256(json.dumps(list(fus)).encode()).hexdigest()[:8]
+
+
+class FullFollowupModule(DialevalMetric):
+    """FULL = mean over negative follow-ups f of NLL(f | history) (De Bruyn et al. 2022); higher = better."""
+
+    OPTIONS = {"model": None, "follow_ups": None, "compat": None, "separator": "\n", "max_length": None,
+               "lookback": PACKAGE_LOOKBACK, "batch_size": 16, "max_tokens": None, "dtype": None, "device": None,
+               "progress": None}
+
+    def _info(self) -> evaluate.MetricInfo:
+        level = self.config_name if self.config_name in CONFIGS else "turn"
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=CITATION,
+            inputs_description=_INPUTS,
+            features=_FEATURES[level],
+            reference_urls=["https://aclanthology.org/2022.coling-1.40/", "https://pypi.org/project/full/"],
+        )
+
+    @property
+    def level(self) -> str:
+        if self.config_name not in CONFIGS:
+            raise ValueError(f"full_followup has configs {CONFIGS}; got {self.config_name!r}. "
+                             "Use dialeval.load('full_followup', 'turn') or ('full_followup', 'dialog').")
+        return self.config_name
+
+    def compute(self, **kwargs: Any) -> dict[str, Any] | None:
+        """Validate inputs with item-level messages before ``evaluate`` converts them to Arrow."""
+        if self.level == "turn":
+            if "dialogues" in kwargs:
+                raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations load "
+                                 "dialeval.load('full_followup', 'dialog') and pass dialogues=.")
+            kwargs["contexts"], kwargs["predictions"] = check_turn_inputs(kwargs.get("contexts"),
+                                                                          kwargs.get("predictions"))
+        else:
+            if "predictions" in kwargs or "contexts" in kwargs:
+                raise ValueError("config 'dialog' takes dialogues=; to rate responses load "
+                                 "dialeval.load('full_followup', 'turn') and pass contexts= and predictions=.")
+            kwargs["dialogues"] = check_dialogues(kwargs.get("dialogues"))
+        if kwargs.get("follow_ups") is not None:
+            kwargs["follow_ups"] = list(check_follow_ups(kwargs["follow_ups"]))
+        return super().compute(**kwargs)
+
+    def _compute(self, contexts: Any = None, predictions: Any = None, dialogues: Any = None,
+                 **kwargs: Any) -> dict[str, Any]:
+        opts = self.options(kwargs)
+        if self.level == "turn":
+            ctxs, preds = check_turn_inputs(contexts, predictions)
+            histories = [c + [p] for c, p in zip(ctxs, preds)]
+        else:
+            histories = check_dialogues(dialogues)
+        return compute_full(histories, level=self.level, **opts)
+
+
+def compute_full(histories: list[list[str]], *, level: str, model: Any = None, follow_ups: Any = None,
+                 compat: str | None = None, separator: str = "\n", max_length: int | None = None,
+                 lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
+                 dtype: Any = None, device: Any = None, progress: bool | None = None) -> dict[str, Any]:
+    """Load the LM (memoised), score, and attach the signature."""
+    lm = load_lm(model, dtype=dtype, device=device)
+    out = full_scores(histories, level=level, lm=lm, follow_ups=follow_ups, compat=compat, separator=separator,
+                      max_length=max_length, lookback=lookback, batch_size=batch_size, max_tokens=max_tokens,
+                      progress=progress)
+    dtype_name = str(resolve_dtype(dtype)).replace("torch.", "")
+    fields: dict[str, Any] = {"model": lm.name, "kind": lm.kind, "level": level,
+                              "fu": follow_up_set_name(follow_ups, compat), "dtype": dtype_name}
+    if compat:
+        fields.update(compat=compat, lookback=lookback, agg="mean_ppl")
+    else:
+        fields.update(sep=json.dumps(separator)[1:-1], max_len=out["max_length"], agg="mean_nll")
+    out["signature"] = make_signature("full_followup", **fields)
+    return out

@@ -1,0 +1,116 @@
+"""The demo in a real browser: Debian's Chromium driven by Playwright (never `playwright install`).
+
+Fills the inputs, clicks Evaluate, reads the rendered results table, checks a disabled metric shows its
+reason, uploads a bad file and sees the error, and saves screenshots under artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+import dialeval
+from dialeval import ui
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    from dialeval.demo import launch
+
+    limits = ui.Limits(max_upload_bytes=4000)
+    demo = launch(port=free_port(), block=False, examples_dir=REPO / "spaces" / "demo" / "examples", limits=limits)
+    try:
+        yield demo.local_url
+    finally:
+        demo.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).is_file(), "Chromium is missing: apt-get install -y chromium (install.sh does this)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pg.set_default_timeout(120_000)
+        pg.goto(server, wait_until="domcontentloaded")
+        pg.wait_for_selector("#evaluate")
+        yield pg
+        browser.close()
+
+
+def results_table(page) -> dict[tuple[str, str], tuple[str, str]]:
+    rows = page.locator("#results table tbody tr").all()
+    out = {}
+    for row in rows:
+        cells = [c.inner_text().strip() for c in row.locator("td").all()]
+        if len(cells) >= 4:
+            out[(cells[0], cells[1])] = (cells[2], cells[3])
+    return out
+
+
+def untick_model_metrics(page) -> None:
+    for name in ("sem_ent", "nli_diversity", "full_followup"):
+        box = page.locator(f"#use-{name} input")
+        if box.count() and box.is_checked() and box.is_enabled():
+            box.uncheck()
+
+
+def test_fill_click_and_read_results(page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    responses = ["i like tea .", "i like coffee .", "no thanks"]
+    page.locator("#responses textarea").fill("\n".join(responses))
+    untick_model_metrics(page)  # lexical metrics + DialSpk only: fast and exact on any machine
+    page.locator("#evaluate").click()
+    page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('metrics computed')")
+    page.wait_for_function("() => (document.querySelector('#results')?.innerText || '').includes('distinct_1')")
+    rows = results_table(page)
+    # Hand-computed: 10 unigrams, 7 distinct; 7 bigrams, 6 distinct ("i like" twice).
+    assert float(rows[("distinct_n", "distinct_1")][0]) == pytest.approx(0.7)
+    assert float(rows[("distinct_n", "distinct_2")][0]) == pytest.approx(6 / 7)
+    direct = dialeval.load("ent_n").compute(predictions=responses)
+    assert float(rows[("ent_n", "ent_1")][0]) == pytest.approx(direct["ent_1"], abs=1e-12)
+    assert rows[("ent_n", "ent_1")][1] == direct["signature"]
+    # the bundled example's hand-written DialSpk speakers: 8 of 9 turns right, 2 of 3 stories
+    assert float(rows[("dialspk", "dac")][0]) == pytest.approx(8 / 9)
+    page.screenshot(path=str(ARTIFACTS / "space_demo_results.png"), full_page=True)
+    assert (ARTIFACTS / "space_demo_results.png").stat().st_size > 10_000
+
+
+def test_offline_model_metric_is_disabled_with_reason(page):
+    box = page.locator("#use-nli_diversity input")
+    assert box.is_disabled()
+    assert re.search(r"not in the local Hugging Face cache", page.locator("#note-nli_diversity").inner_text())
+
+
+def test_bad_upload_shows_error_and_app_keeps_serving(page, tmp_path):
+    bad = tmp_path / "broken.jsonl"
+    bad.write_bytes(b'{"response": "fine"}\n{"response": \n')
+    page.locator("#upload input[type=file]").set_input_files(str(bad))
+    page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('Upload rejected')")
+    assert "broken.jsonl, line 2: invalid JSON" in page.locator("#status").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "space_demo_bad_upload.png"), full_page=True)
+    page.locator("#responses textarea").fill("a b\nb c")
+    untick_model_metrics(page)
+    page.locator("#evaluate").click()
+    page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('metrics computed')")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#results tbody tr')].some(r => r.innerText.includes('0.75'))")
+    assert float(results_table(page)[("distinct_n", "distinct_1")][0]) == 0.75
