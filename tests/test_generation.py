@@ -97,6 +97,15 @@ def test_nli_scorer_replaces_the_redundant_response_and_reuses_pairs():
     assert clf.pairs_seen == 28
 
 
+def test_plot_of_the_score_trajectory(tmp_path):
+    from dialeval.generation import plot_threshold_generation
+
+    out = threshold_resample(scripted_sampler(["a", "a", "a", "b", "c", "d", "e"]), distinct_count, n=5, threshold=5)
+    path = tmp_path / "dtg.png"
+    plot_threshold_generation(out, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+
+
 def test_best_removal_reports_every_subset():
     drop, scores = best_removal(["a", "b", "a"], distinct_count)
     assert scores == [2.0, 1.0, 2.0] and drop == 0

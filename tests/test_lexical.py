@@ -235,3 +235,15 @@ def test_casual_equals_nltk_casual_tokenize_on_real_turns(shared_data):
     turns += ["call me at 555-123-4567 :-) http://x.co/a?b=1 #tag @user", "Wait . . . what ?!", "&amp; <3"]
     tok = get_tokenizer("casual")
     assert [tok(t) for t in turns] == [casual_tokenize(t) for t in turns]
+
+
+_ALPHABET = list("aZé 你 .,!?'-_:;()[]<>@#&/\\*=+~\t\n\r") + ["  ", ". .", "...", ":-)", "<3", "http://a.co/x",
+                                                            "www.x.org", "&amp;", "😀", "👍🏽", "\u00a0", "\x1c", "5"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ALPHABET), max_size=30).map("".join))
+def test_casual_equals_nltk_on_generated_text(text):
+    from nltk.tokenize.casual import casual_tokenize
+
+    assert get_tokenizer("casual")(text) == casual_tokenize(text)

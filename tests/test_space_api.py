@@ -212,8 +212,8 @@ def test_bundled_examples_fill_every_box():
 
 
 def test_cli_demo_parses_port(monkeypatch):
-    from dialeval import cli
     import dialeval.demo
+    from dialeval import cli
 
     seen = {}
     monkeypatch.setattr(dialeval.demo, "launch", lambda **kw: seen.update(kw))

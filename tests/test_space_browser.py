@@ -57,10 +57,10 @@ def page(server):
 
 
 def results_table(page) -> dict[tuple[str, str], tuple[str, str]]:
-    rows = page.locator("#results table tbody tr").all()
+    """The rendered rows of the results table (Gradio 6 draws them as virtual rows, role=row)."""
     out = {}
-    for row in rows:
-        cells = [c.inner_text().strip() for c in row.locator("td").all()]
+    for row in page.locator("#results [role=row]").all():
+        cells = [c.inner_text().strip() for c in row.locator("td, [role=gridcell]").all()]
         if len(cells) >= 4:
             out[(cells[0], cells[1])] = (cells[2], cells[3])
     return out
@@ -112,5 +112,33 @@ def test_bad_upload_shows_error_and_app_keeps_serving(page, tmp_path):
     page.locator("#evaluate").click()
     page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('metrics computed')")
     page.wait_for_function(
-        "() => [...document.querySelectorAll('#results tbody tr')].some(r => r.innerText.includes('0.75'))")
+        "() => [...document.querySelectorAll('#results [role=row]')].some(r => r.innerText.includes('0.75'))")
     assert float(results_table(page)[("distinct_n", "distinct_1")][0]) == 0.75
+
+
+def test_local_model_path_enables_a_metric_and_every_plot_draws(page, tmp_path_factory):
+    from dialeval.testing.roberta import tiny_nli_model
+
+    model = str(tiny_nli_model(tmp_path_factory.mktemp("tiny_nli")))
+    field = page.locator("#model-nli_diversity input")
+    field.fill(model)
+    field.press("Enter")
+    page.wait_for_function("() => !document.querySelector('#use-nli_diversity input').disabled")
+    box = page.locator("#use-nli_diversity input")
+    if not box.is_checked():
+        box.check()
+    sem = page.locator("#use-sem_ent input")
+    if sem.is_enabled() and not sem.is_checked():
+        sem.check()
+    page.locator("#sets textarea").fill("yes\nno\nmaybe\n\nsure\nsure thing")
+    page.locator("#evaluate").click()
+    page.wait_for_function("() => [...document.querySelectorAll('#results [role=row]')]"
+                           ".some(r => r.innerText.includes('nli_diversity'))")
+    rows = results_table(page)
+    direct = dialeval.load("nli_diversity", model=model).compute(predictions=[["yes", "no", "maybe"],
+                                                                              ["sure", "sure thing"]])
+    assert float(rows[("nli_diversity", "nli_diversity")][0]) == pytest.approx(direct["nli_diversity"], abs=1e-12)
+    assert rows[("nli_diversity", "nli_diversity")][1] == direct["signature"]
+    if sem.is_checked():
+        assert ("sem_ent", "sem_ent") in rows
+    page.screenshot(path=str(ARTIFACTS / "space_demo_all_metrics.png"), full_page=True)

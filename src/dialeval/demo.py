@@ -165,7 +165,7 @@ def build_demo(examples_dir: str | os.PathLike | None = "default", limits: ui.Li
                 run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
         status = gr.Markdown(elem_id="status")
         results = gr.Dataframe(headers=ui.TABLE_HEADERS, label="Results", interactive=False, wrap=True,
-                               elem_id="results")
+                               max_height=1000, elem_id="results")
         with gr.Row():
             lexical_plot = gr.Plot(label="Dist-n / Ent-n")
             sem_ent_plot = gr.Plot(label="Sem-Ent clusters vs reference")
@@ -208,6 +208,7 @@ def build_demo(examples_dir: str | os.PathLike | None = "default", limits: ui.Li
             try:
                 parsed = ui.read_upload(path, limits)
             except ui.InputError as exc:
+                gr.Warning(f"Upload rejected: {exc}")
                 return (f"**Upload rejected:** {exc}", gr.update(), gr.update(), gr.update())
             return (f"**Loaded** {Path(path).name}: {parsed.summary()}.", "\n".join(parsed.responses),
                     "\n\n".join("\n".join(s) for s in parsed.sets), "\n".join(parsed.dialogue))

@@ -179,7 +179,8 @@ class SentenceTransformerEncoder:
         first = self.model[0]
         inner = getattr(first, "auto_model", None) or getattr(first, "model", None)
         self.revision = revision or (model_revision(inner) if inner is not None else str(name_or_path))
-        dim = getattr(self.model, "get_sentence_embedding_dimension", None)
+        dim = getattr(self.model, "get_embedding_dimension", None) or getattr(
+            self.model, "get_sentence_embedding_dimension", None)
         self.dim = int(dim()) if callable(dim) else None
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:

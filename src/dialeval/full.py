@@ -140,7 +140,7 @@ def recent_turns_fitting(turn_lengths: Sequence[int], budget: int) -> int:
     Turns are dropped from the left (oldest first); the last turn (the response being rated) is always
     kept, even when it alone exceeds the budget (the caller then cuts its oldest tokens).
 
-    >>> recent_turns_fitting([5, 4, 3], 7)
+    >>> recent_turns_fitting([5, 4, 3], 6)
     2
     >>> recent_turns_fitting([5, 4, 3], 12)
     0
@@ -256,30 +256,29 @@ class FollowupScorer:
         return out
 
     def encode_history(self, turns: Sequence[str], budget: int) -> list[int]:
-        """Default mode: turns joined by ``separator``, oldest turns dropped to fit ``budget`` tokens, the
-        last turn always kept (its oldest tokens cut if it alone is too long)."""
+        """Default mode: turns joined by ``separator`` (causal: each turn followed by it), tokenized as one
+        text. The oldest turns are dropped to fit ``budget`` tokens (lengths estimated turn by turn, an
+        upper bound for byte-level BPE); the last turn is always kept, its oldest tokens cut if it alone is
+        too long."""
         tok = self.tokenizer
         sep = self.separator
-        if self.kind == "seq2seq":
-            pieces = [t if i == 0 else sep + t for i, t in enumerate(turns)]
-        else:
-            pieces = [t + sep for t in turns]
-        piece_ids = tok(pieces, add_special_tokens=False)["input_ids"]
-        specials = list(tok("", add_special_tokens=True)["input_ids"])
-        # Where the tokenizer puts its special tokens (e.g. BlenderBot appends </s>, Llama may prepend <s>).
-        probe = list(tok("a", add_special_tokens=True)["input_ids"])
-        bare = list(tok("a", add_special_tokens=False)["input_ids"])
-        prefix, suffix = _split_specials(probe, bare, specials)
-        room = budget - len(prefix) - len(suffix)
-        start = recent_turns_fitting([len(p) for p in piece_ids], room)
-        if self.kind == "seq2seq" and start > 0:
-            # the first kept turn must not start with the separator
-            first = tok(turns[start], add_special_tokens=False)["input_ids"]
-            piece_ids = [first] + piece_ids[start + 1:]
-        else:
-            piece_ids = piece_ids[start:]
-        ids = [i for p in piece_ids for i in p]
+        causal = self.kind == "causal"
+        pieces = [t + sep for t in turns] if causal else [t if i == 0 else sep + t for i, t in enumerate(turns)]
+        lengths = [len(ids) for ids in tok(pieces, add_special_tokens=False)["input_ids"]]
+        prefix, suffix = self._special_tokens()
+        start = recent_turns_fitting(lengths, budget - len(prefix) - len(suffix))
+        text = "".join(t + sep for t in turns[start:]) if causal else sep.join(turns[start:])
+        ids = list(tok(text, add_special_tokens=False)["input_ids"])
         return keep_last_tokens(ids, budget, prefix, suffix)
+
+    def _special_tokens(self) -> tuple[list[int], list[int]]:
+        """The special tokens the tokenizer puts before and after a text (BlenderBot appends ``</s>``)."""
+        if not hasattr(self, "_specials"):
+            tok = self.tokenizer
+            with_specials = list(tok("a", add_special_tokens=True)["input_ids"])
+            bare = list(tok("a", add_special_tokens=False)["input_ids"])
+            self._specials = _split_specials(with_specials, bare, list(tok("", add_special_tokens=True)["input_ids"]))
+        return self._specials
 
     def encode_package_history(self, turns: Sequence[str]) -> list[int]:
         """compat mode: the package's text and right-side truncation at the tokenizer maximum."""

@@ -264,3 +264,31 @@ def diversity_threshold_generation(
                             max_context_tokens=max_context_tokens, turn_separator=turn_separator,
                             generate_kwargs=generate_kwargs)
         return threshold_resample(sample, scorer, n=n, threshold=threshold, max_samples=max_samples)
+
+
+def plot_threshold_generation(result: ThresholdGenerationResult, path: str) -> None:
+    """Line plot of the set's score after each step against the threshold (matplotlib, Agg), saved to ``path``.
+
+    Step 0 is the initial set of n samples; step k the set after the k-th replacement (slot annotated).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = list(range(len(result.scores)))
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(steps, result.scores, marker="o", label="set score")
+    ax.axhline(result.threshold, color="tab:red", linestyle="--", label=f"threshold {result.threshold:g}")
+    for k, step in enumerate(result.replacements, start=1):
+        ax.annotate(f"slot {step['slot']}", (k, result.scores[k]), textcoords="offset points", xytext=(0, 6),
+                    ha="center", fontsize=7)
+    ax.set_xlabel("replacement step (0 = initial set)")
+    ax.set_ylabel("diversity score")
+    verdict = "reached" if result.reached_threshold else "not reached"
+    ax.set_title(f"Diversity Threshold Generation: {result.num_samples} samples, threshold {verdict}", fontsize=9)
+    ax.set_xticks(steps)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

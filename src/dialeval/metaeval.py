@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .signature import make_signature
+from .text import get_tokenizer, tokenizer_name
 
 # --------------------------------------------------------------------------------------------------
 # Pure statistics
@@ -131,7 +133,8 @@ def bootstrap_interval(statistic: Callable[..., float], columns: Sequence[Sequen
 # Metric adapters: rows -> per-row scores
 # --------------------------------------------------------------------------------------------------
 
-Adapter = Callable[[list[dict[str, Any]]], list[float]]
+#: rows -> {"scores": one float per row, "signature": the metric's own signature (model, options, version)}
+Adapter = Callable[[list[dict[str, Any]]], dict[str, Any]]
 SET_DATASETS = {"contest"}
 FED_DATASETS = {"fed"}
 
@@ -178,7 +181,7 @@ def column_names(row: dict[str, Any]) -> list[str]:
 
 
 def column_adapter(name: str) -> Adapter:
-    def score(rows: list[dict[str, Any]]) -> list[float]:
+    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out = []
         for i, row in enumerate(rows):
             value = _lookup(row, name)
@@ -187,7 +190,7 @@ def column_adapter(name: str) -> Adapter:
             if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"row {i}: column {name!r} is {value!r}, not a number.")
             out.append(float(value))
-        return out
+        return {"scores": out, "signature": f"column:{name}"}
 
     return score
 
@@ -198,7 +201,6 @@ def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
 
 def _lexical_options(options: dict[str, Any], allowed: set[str]) -> tuple[Any, tuple[int, ...], dict[str, Any]]:
     """Tokenizer (default ``tevet``: Tevet's preset), n-gram orders (1..5 for tevet, else 1..3) and the rest."""
-    from .text import get_tokenizer
     from .validation import check_positive_ints
 
     unknown = sorted(set(options) - allowed - {"tokenizer", "n"})
@@ -218,8 +220,10 @@ def _distinct_adapter(options: dict[str, Any]) -> Adapter:
     from .validation import check_text_sets
 
     tok, orders, rest = _lexical_options(options, {"vocab_size"})
-    return lambda rows: [s["distinct_mean"] for s in distinct_n_per_set(
-        check_text_sets(_sets(rows), "responses"), orders, tok, rest.get("vocab_size"))]
+    vocab = rest.get("vocab_size")
+    signature = make_signature("distinct_n", tok=tokenizer_name(tok), n=orders, level="set", vocab=vocab)
+    return lambda rows: {"scores": [s["distinct_mean"] for s in distinct_n_per_set(
+        check_text_sets(_sets(rows), "responses"), orders, tok, vocab)], "signature": signature}
 
 
 def _ent_adapter(options: dict[str, Any]) -> Adapter:
@@ -230,12 +234,13 @@ def _ent_adapter(options: dict[str, Any]) -> Adapter:
     tok, orders, rest = _lexical_options(options, {"base"})
     base = float(rest.get("base", 2.0))
 
-    def score(rows: list[dict[str, Any]]) -> list[float]:
+    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out = []
         for responses in check_text_sets(_sets(rows), "responses"):
             ents = ent_n(responses, orders, tok, base)
             out.append(math.fsum(ents.values()) / len(ents))
-        return out
+        return {"scores": out, "signature": make_signature("ent_n", tok=tokenizer_name(tok), n=orders, base=base,
+                                                           level="set")}
 
     return score
 
@@ -244,7 +249,11 @@ def _loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
     from .loading import load
 
     module = load(name, **options)
-    return lambda rows: list(module.compute(predictions=_sets(rows))["scores"])
+    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        res = module.compute(predictions=_sets(rows))
+        return {"scores": list(res["scores"]), "signature": res.get("signature")}
+
+    return score
 
 
 def _turn_texts(turns: list[dict[str, str]], speaker_prefix: bool) -> list[str]:
@@ -258,12 +267,14 @@ def _full_adapter(options: dict[str, Any], level: str) -> Adapter:
     prefix = bool(opts.pop("speaker_prefix", True))
     module = load("full_followup", level, **opts)
 
-    def score(rows: list[dict[str, Any]]) -> list[float]:
+    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if level == "turn":
             contexts = [_turn_texts(r["context"], prefix) for r in rows]
             responses = [f"{r['response_speaker']}: {r['response']}" if prefix else r["response"] for r in rows]
-            return list(module.compute(contexts=contexts, predictions=responses)["scores"])
-        return list(module.compute(dialogues=[_turn_texts(r["context"], prefix) for r in rows])["scores"])
+            res = module.compute(contexts=contexts, predictions=responses)
+        else:
+            res = module.compute(dialogues=[_turn_texts(r["context"], prefix) for r in rows])
+        return {"scores": list(res["scores"]), "signature": res.get("signature")}
 
     return score
 
@@ -363,7 +374,7 @@ def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_res
 
 
 def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | None = None,
-                  data_dir: str | None = None, metric_args: dict[str, Any] | None = None,
+                  data_dir: str | os.PathLike | None = None, metric_args: dict[str, Any] | None = None,
                   n_resamples: int = 1000, fraction: float = 0.5, seed: int = 0, confidence: float = 0.95,
                   round_decimals: int | None | str = "auto", cache_dir: str | None = None,
                   rows: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
@@ -398,14 +409,16 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
             split = "test" if "test" in ds else next(iter(ds))
             cfg_rows = ds[split].to_list()
         adapter = make_adapter(metric, dataset, cfg, metric_args)
-        scores = [float(x) for x in adapter(cfg_rows)]
+        scored = adapter(cfg_rows)
+        scores = [float(x) for x in scored["scores"]]
         if len(scores) != len(cfg_rows):
             raise RuntimeError(f"{metric} returned {len(scores)} scores for {len(cfg_rows)} rows.")
         if round_decimals is not None:
             scores = [round(x, round_decimals) for x in scores]
         results = evaluate_scores(scores, targets_for(dataset, cfg, cfg_rows), n_resamples=n_resamples,
                                   fraction=fraction, seed=seed, confidence=confidence)
-        report["configs"][cfg] = {"num_rows": len(cfg_rows), "results": results, "scores": scores}
+        report["configs"][cfg] = {"num_rows": len(cfg_rows), "metric_signature": scored.get("signature"),
+                                  "results": results, "scores": scores}
     report["signature"] = make_signature(
         "meta_eval", data=dataset, configs=configs, scorer=metric,
         options=",".join(f"{k}={v}" for k, v in sorted((metric_args or {}).items())) or None,
@@ -431,6 +444,9 @@ def format_report(report: dict[str, Any]) -> str:
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
     out.append(f"metric: {report['metric']}   signature: {report['signature']}")
+    for cfg, res in report["configs"].items():
+        if res.get("metric_signature"):
+            out.append(f"{cfg} metric signature: {res['metric_signature']}")
     return "\n".join(out)
 
 

@@ -609,7 +609,7 @@ def plot_sem_ent(result: dict[str, Any]) -> Any:
     axes[0].set_ylabel("share of responses")
     ent = result.get("sem_ent")
     if isinstance(ent, (int, float)):
-        fig.suptitle(f"Sem-Ent = {ent:.4f}" + (f" (max {result['max_sem_ent']:.4f})"
+        fig.suptitle(f"Sem-Ent = {ent + 0.0:.4f}" + (f" (max {result['max_sem_ent']:.4f})"
                                               if isinstance(result.get("max_sem_ent"), (int, float)) else ""),
                      fontsize=10)
     return fig

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,9 @@ BUILDERS: dict[str, type[datasets.GeneratorBasedBuilder]] = {
 #: Dataset name → the folder name of its original files under ``$DIALEVAL_DATA_DIR``.
 DATA_FOLDERS = {"contest": "diversity_eval", "dailydialog_plusplus": "dailydialog_plusplus", "fed": "fed",
                 "dailydialog": "dailydialog", "dialstory": "dialstory"}
-CARDS_DIR = Path(__file__).resolve().parents[3] / "datasets_scripts"
+#: Dataset cards: ``datasets_scripts/`` of a source checkout, else the wheel's ``share/dialeval/datasets_scripts``.
+CARDS_DIRS = [Path(__file__).resolve().parents[3] / "datasets_scripts",
+              Path(sys.prefix) / "share" / "dialeval" / "datasets_scripts"]
 
 
 def _builder_class(name: str) -> type[datasets.GeneratorBasedBuilder]:
@@ -73,6 +76,9 @@ def get_builder(name: str, config: str | None = None, *, data_dir: str | os.Path
         raise ValueError(f"unknown config {config!r} for {name!r}; choose one of {config_names(name)}.")
     kwargs: dict[str, Any] = {"config_name": config, "cache_dir": str(cache_dir) if cache_dir else None}
     if data_files is not None:
+        if name != "contest":
+            raise ValueError(f"data_files is only supported for 'contest' (any CSV in Tevet's format); "
+                             f"pass data_dir=<folder> for {name!r}.")
         kwargs["data_files"] = data_files
         files = [data_files] if isinstance(data_files, (str, os.PathLike)) else (
             [f for v in data_files.values() for f in ([v] if isinstance(v, (str, os.PathLike)) else v)]
@@ -94,6 +100,8 @@ def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | 
     375
     """
     builder = get_builder(name, config, data_dir=data_dir, cache_dir=cache_dir, data_files=data_files)
+    if os.environ.get("DIALEVAL_PROGRESS", "1") == "0":  # the project's switch for progress bars
+        datasets.disable_progress_bars()
     try:
         builder.download_and_prepare()
     except datasets.exceptions.DatasetGenerationError as exc:
@@ -109,8 +117,8 @@ def _card_template(name: str) -> tuple[dict[str, Any], str]:
     """Front matter (minus generated keys) and body of ``datasets_scripts/<name>/README.md``."""
     from huggingface_hub import DatasetCard
 
-    path = CARDS_DIR / name / "README.md"
-    if not path.is_file():
+    path = next((d / name / "README.md" for d in CARDS_DIRS if (d / name / "README.md").is_file()), None)
+    if path is None:
         return {"pretty_name": name}, f"# {name}\n\nExported by `dialeval datasets export {name}`.\n"
     card = DatasetCard(path.read_text(encoding="utf-8"))
     data = {k: v for k, v in card.data.to_dict().items() if k not in {"configs", "dataset_info"}}

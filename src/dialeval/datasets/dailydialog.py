@@ -102,5 +102,4 @@ class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
         dialogues = read_json(path)
         pairs, skipped = dialogue_pairs(dialogues, path)
         report_skipped(path, skipped, len(dialogues))
-        for i, row in enumerate(pairs):
-            yield i, row
+        yield from enumerate(pairs)

@@ -13,7 +13,16 @@ from typing import Any
 
 import datasets
 
-from ._common import STRINGS, find_file, read_jsonl, require_int, require_keys, require_str_list, resolve_data_dir, where
+from ._common import (
+    STRINGS,
+    find_file,
+    read_jsonl,
+    require_int,
+    require_keys,
+    require_str_list,
+    resolve_data_dir,
+    where,
+)
 
 CITATION = """@article{sai-etal-2020-improving,
   title = {Improving Dialog Evaluation with a Multi-reference Adversarial Dataset and Large Scale Pretraining},

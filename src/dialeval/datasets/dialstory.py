@@ -96,8 +96,10 @@ def maskable_turns(text: str, spans: Sequence[tuple[int, int]], head: int = 50, 
         total = len(text)
         return [i for i, (s, e) in enumerate(spans) if s >= head and total - e >= tail]
     total = counts[-1]
-    # tokens wholly before the span = tokens started before s; tokens after = total - tokens started before e
-    return [i for i, (s, e) in enumerate(spans) if counts[s] >= head and total - counts[e] >= tail]
+    # the quotation marks (at s - 1 and e) belong to the turn: tokens before = tokens started before the
+    # opening mark; tokens after = tokens started after the closing mark
+    return [i for i, (s, e) in enumerate(spans)
+            if counts[max(s - 1, 0)] >= head and total - counts[min(e + 1, len(text))] >= tail]
 
 
 def number_to_mask(num_turns: int, ratio: float) -> int:
@@ -190,7 +192,7 @@ def check_dialgen(obj: dict[str, Any], loc: str) -> dict[str, Any]:
     targets = require_str_list(obj["targets"], "targets", loc, min_len=1)
     found = [int(m) for m in NUMBERED_MASK.findall(story)]
     if found != list(range(1, len(targets) + 1)):
-        raise MalformedDataError(f"{loc}: story has placeholders {['[MASK%d]' % k for k in found]} but "
+        raise MalformedDataError(f"{loc}: story has placeholders {[f'[MASK{k}]' for k in found]} but "
                                  f"{len(targets)} target(s); expected [MASK1]…[MASK{len(targets)}] in order, once each.")
     return {"id": str(obj["id"]), "story": story, "targets": targets,
             "characters": require_str_list(obj.get("characters", []), "characters", loc)}

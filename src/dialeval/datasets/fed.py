@@ -15,7 +15,14 @@ from typing import Any
 
 import datasets
 
-from ._common import MalformedDataError, find_file, read_json, require_keys, require_str, resolve_data_dir
+from ._common import (
+    MalformedDataError,
+    find_file,
+    read_json,
+    require_keys,
+    require_str,
+    resolve_data_dir,
+)
 
 CITATION = """@inproceedings{mehri-eskenazi-2020-unsupervised,
   title = {Unsupervised Evaluation of Interactive Dialog with {D}ialo{GPT}},
