@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dialeval
 from dialeval.full import (
@@ -76,6 +78,17 @@ def test_package_text_and_lookback():
 ])
 def test_recent_turns_fitting(lengths, budget, start):
     assert recent_turns_fitting(lengths, budget) == start
+
+
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=30), st.integers(1, 400))
+@settings(max_examples=200, deadline=None)
+def test_recent_turns_fitting_is_the_longest_fitting_suffix(lengths, budget):
+    start = recent_turns_fitting(lengths, budget)
+    last = len(lengths) - 1
+    assert 0 <= start <= last
+    assert sum(lengths[start:]) <= budget or start == last  # the response is kept even when too long
+    if start > 0:
+        assert sum(lengths[start - 1:]) > budget  # one more (older) turn would not fit
 
 
 def test_keep_last_tokens():

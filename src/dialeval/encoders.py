@@ -13,8 +13,9 @@ An encoder turns a list of responses into a float32 matrix ``(n, dim)`` (not nor
 
 A bare id or path is resolved by :func:`get_encoder`: a local directory with ``modules.json`` is a
 sentence-transformers model, any other local directory or Hub id is ``hf-last-token`` unless the Hub id
-starts with ``sentence-transformers/``. Every encoder batches through :func:`dialeval.runtime.run_batched`
-(length-sorted batches, ``torch.inference_mode``, progress bar) and takes ``dtype="bf16"``.
+starts with ``sentence-transformers/``. Every encoder embeds each distinct text once, batches through
+:func:`dialeval.runtime.run_batched` (length-sorted batches, ``torch.inference_mode``, progress bar) and
+takes ``dtype="bf16"``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ def check_responses(values: Any, field: str) -> list[str]:
                 "Drop empty responses or replace them (e.g. with a placeholder such as '...') before scoring."
             )
     return texts
+
+
+def unique_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Distinct texts in first-seen order and, per input, its index among them (each text is embedded once)."""
+    index: dict[str, int] = {}
+    inverse = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+    return list(index), inverse
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -144,13 +152,15 @@ class LastTokenEncoder:
     def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
                progress: bool | None = None, max_tokens: int | None = None) -> np.ndarray:
         texts = check_responses(texts, field)
-        ids = self.token_ids(texts)
+        unique, inverse = unique_texts(texts)
+        ids = self.token_ids(unique)
         empty = [i for i, x in enumerate(ids) if not x]
         if empty:
-            raise ValueError(f"`{field}[{empty[0]}]` tokenizes to no tokens; drop or replace it before scoring.")
+            raise ValueError(f"`{field}[{texts.index(unique[empty[0]])}]` tokenizes to no tokens; "
+                             "drop or replace it before scoring.")
         rows = run_batched(ids, self._step, lengths=[len(x) for x in ids], batch_size=batch_size,
                            max_tokens=max_tokens, desc=f"embedding {field}", progress=progress)
-        return np.stack(rows).astype(np.float32, copy=False)
+        return np.stack(rows).astype(np.float32, copy=False)[inverse]
 
 
 class SentenceTransformerEncoder:
@@ -195,9 +205,10 @@ class SentenceTransformerEncoder:
     def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
                progress: bool | None = None, max_tokens: int | None = None) -> np.ndarray:
         texts = check_responses(texts, field)
-        rows = run_batched(texts, self._step, lengths=self.token_lengths(texts), batch_size=batch_size,
+        unique, inverse = unique_texts(texts)
+        rows = run_batched(unique, self._step, lengths=self.token_lengths(unique), batch_size=batch_size,
                            max_tokens=max_tokens, desc=f"embedding {field}", progress=progress)
-        return np.stack(rows).astype(np.float32, copy=False)
+        return np.stack(rows).astype(np.float32, copy=False)[inverse]
 
 
 def _float32() -> Any:

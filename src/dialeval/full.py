@@ -12,15 +12,14 @@ follow-ups (a missing comma fuses two of the paper's five).
 
 This module holds the pure functions (texts, truncation, aggregation) and :class:`FollowupScorer`, which
 encodes each history once and scores all follow-ups together in length-sorted batches:
-seq2seq models reuse the encoder output for every follow-up; causal models run the history once and
-share its past key/values across the follow-ups.
+seq2seq models reuse the encoder output and its cross-attention keys/values for every follow-up; causal
+models run the history once and share its past key/values across the follow-ups.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,7 +50,7 @@ CITATION = """@inproceedings{debruyn-etal-2022-full,
   title = {Open-Domain Dialog Evaluation Using Follow-Ups Likelihood},
   author = {De Bruyn, Maxime and Lotfi, Ehsan and Buhmann, Jeska and Daelemans, Walter},
   booktitle = {Proceedings of the 29th International Conference on Computational Linguistics (COLING)},
-  year = {2022}, pages = {496--504}}
+  year = {2022}}
 """
 
 
@@ -186,13 +185,6 @@ def aggregate_followups(values: np.ndarray) -> np.ndarray:
 # Model scoring
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
-class EncodedItem:
-    """One dialogue history as token ids, ready for the model."""
-
-    ids: list[int]
-
-
 class FollowupScorer:
     """Mean per-token NLL of every follow-up after every history, with one history encoding per item.
 
@@ -241,9 +233,8 @@ class FollowupScorer:
         return next(self.model.parameters()).device
 
     def encode_follow_ups(self, follow_ups: Sequence[str]) -> list[list[int]]:
-        """Token ids scored for each follow-up: seq2seq labels (with the tokenizer's end token, as the
-        package does), causal continuation tokens (no special tokens; a leading space when the separator
-        ends a line is not needed)."""
+        """Token ids scored for each follow-up: seq2seq labels (with the tokenizer's end token ``</s>``, as
+        the package does); for causal models the follow-up's own tokens, without special tokens."""
         if self.compat:  # the package: tokenizer(f, truncation=True) under as_target_tokenizer() (a no-op there)
             out = [list(self.tokenizer(f, truncation=True)["input_ids"]) for f in follow_ups]
         elif self.kind == "seq2seq":
@@ -266,6 +257,8 @@ class FollowupScorer:
         pieces = [t + sep for t in turns] if causal else [t if i == 0 else sep + t for i, t in enumerate(turns)]
         lengths = [len(ids) for ids in tok(pieces, add_special_tokens=False)["input_ids"]]
         prefix, suffix = self._special_tokens()
+        if causal:
+            suffix = []  # an end-of-text token would sit between the history and the follow-up
         start = recent_turns_fitting(lengths, budget - len(prefix) - len(suffix))
         text = "".join(t + sep for t in turns[start:]) if causal else sep.join(turns[start:])
         ids = list(tok(text, add_special_tokens=False)["input_ids"])
@@ -324,8 +317,10 @@ class FollowupScorer:
         return labels.to(self.device), mask.to(self.device)
 
     def _seq2seq_step(self, batch: list[list[int]], f_ids: list[list[int]]) -> list[list[float]]:
-        """Encode the batch's histories once; decode every follow-up against the same encoder states."""
+        """Encode the batch's histories once; run the decoder's start token once per item (computing the
+        cross-attention keys/values), then every follow-up on a copy of that cache."""
         import torch
+        from transformers.modeling_outputs import BaseModelOutput
 
         model, cfg = self.model, self.model.config
         pad = cfg.pad_token_id if cfg.pad_token_id is not None else 0
@@ -337,24 +332,24 @@ class FollowupScorer:
             input_ids[b, : len(h)] = torch.tensor(h)
             attn[b, : len(h)] = 1
         input_ids, attn = input_ids.to(self.device), attn.to(self.device)
-        encoder_out = model.get_encoder()(input_ids=input_ids, attention_mask=attn)
-        hidden = encoder_out.last_hidden_state.repeat_interleave(n_f, dim=0)
-        enc_mask = attn.repeat_interleave(n_f, dim=0)
+        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attn).last_hidden_state
         labels, lmask = self._followup_tensors(f_ids, pad)
         start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else pad
-        dec_in = torch.cat([torch.full((n_f, 1), start, dtype=torch.long, device=self.device), labels[:, :-1]], dim=1)
-        dec_in = dec_in.repeat(n_items, 1)
-        dec_mask = torch.cat([torch.ones((n_f, 1), dtype=torch.bool, device=self.device), lmask[:, :-1]], dim=1)
-        from transformers.modeling_outputs import BaseModelOutput
-
-        out = model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden), attention_mask=enc_mask,
-                    decoder_input_ids=dec_in, decoder_attention_mask=dec_mask.repeat(n_items, 1).long(),
-                    use_cache=False)
-        logp = torch.log_softmax(out.logits.float(), dim=-1)
-        tok_lp = logp.gather(-1, labels.repeat(n_items, 1).unsqueeze(-1)).squeeze(-1)
-        m = lmask.repeat(n_items, 1)
-        nll = -(tok_lp * m).sum(-1) / m.sum(-1)
-        return nll.view(n_items, n_f).double().cpu().tolist()
+        start_ids = torch.full((n_items, 1), start, dtype=torch.long, device=self.device)
+        out = model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden), attention_mask=attn,
+                    decoder_input_ids=start_ids, use_cache=True)
+        total = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[:, labels[:, 0]]  # log p(f_0 | h): [items, F]
+        if labels.shape[1] > 1:
+            cache = out.cache
+            _repeat_cache(cache, n_f)
+            # follow-ups are right-padded and the decoder is causal: padding never reaches a scored position
+            out2 = model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden.repeat_interleave(n_f, dim=0)),
+                         attention_mask=attn.repeat_interleave(n_f, dim=0), decoder_input_ids=labels[:, :-1].repeat(n_items, 1),
+                         cache=cache, use_cache=True)
+            logp = torch.log_softmax(out2.logits.float(), dim=-1)
+            rest = logp.gather(-1, labels[:, 1:].repeat(n_items, 1).unsqueeze(-1)).squeeze(-1)
+            total = total + (rest * lmask[:, 1:].repeat(n_items, 1)).sum(-1).view(n_items, n_f)
+        return (-total / lmask.sum(-1).to(total.dtype)).double().cpu().tolist()
 
     def _causal_step(self, batch: list[list[int]], f_ids: list[list[int]]) -> list[list[float]]:
         """Run the (left-padded) histories once, then every follow-up on a copy of their key/value cache."""

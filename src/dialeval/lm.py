@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .runtime import ModelNotAvailableError, load_pretrained, model_revision, resolve_device, resolve_dtype
+from .runtime import (
+    ModelNotAvailableError,
+    load_pretrained,
+    model_revision,
+    resolve_device,
+    resolve_dtype,
+)
 
 #: ``model=None`` (or this name) selects the offline SmolLM2 default.
 DEFAULT_LM = "smollm2-135m-instruct-gguf"

@@ -169,13 +169,13 @@ def classify_distinct(classifier: PairClassifier, pairs: Sequence[Pair]) -> np.n
     return raw[:, order]
 
 
-def pair_matrices(responses_len: int, probs_cne: np.ndarray) -> dict[str, list[list[float | None]]]:
+def pair_matrices(n: int, probs_cne: np.ndarray) -> dict[str, list[list[float | None]]]:
     """n×n matrices of P(contradiction), P(neutral), P(entailment) with premise = row, hypothesis = column;
     the diagonal (a response against itself) is ``None``."""
     out: dict[str, list[list[float | None]]] = {}
-    pairs = ordered_pairs(responses_len)
+    pairs = ordered_pairs(n)
     for k, name in enumerate(CANONICAL):
-        m: list[list[float | None]] = [[None] * responses_len for _ in range(responses_len)]
+        m: list[list[float | None]] = [[None] * n for _ in range(n)]
         for row, (i, j) in enumerate(pairs):
             m[i][j] = float(probs_cne[row, k])
         out[name] = m
@@ -291,6 +291,8 @@ class NLIClassifier:
 
         model = load_pretrained(AutoModelForSequenceClassification, name_or_path, what="NLI model")
         tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="NLI tokenizer")
+        if tokenizer.pad_token is None and tokenizer.eos_token is not None:
+            tokenizer.pad_token = tokenizer.eos_token  # batches need padding; the attention mask hides it
         return cls(model, tokenizer, **kwargs)
 
     @property

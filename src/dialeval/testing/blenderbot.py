@@ -22,9 +22,9 @@ CAUSAL_SPECIALS = {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>"
 # facebook/blenderbot-400M-distill's architecture (for speed benchmarks with random weights).
 BLENDERBOT_400M_DISTILL = dict(
     d_model=1280, encoder_layers=2, decoder_layers=12, encoder_attention_heads=32, decoder_attention_heads=32,
-    encoder_ffn_dim=5120, decoder_ffn_dim=5120, max_position_embeddings=128, vocab_size=8008,
-    scale_embedding=True,
+    encoder_ffn_dim=5120, decoder_ffn_dim=5120, max_position_embeddings=128, scale_embedding=True,
 )
+BLENDERBOT_400M_DISTILL_VOCAB = 8008
 TINY_BLENDERBOT = dict(
     d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
     encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128, scale_embedding=True,
@@ -33,15 +33,21 @@ TINY_BLENDERBOT = dict(
 
 
 def build_tiny_blenderbot(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 400,
-                          model_max_length: int = 128, **config_overrides: Any) -> Path:
+                          model_max_length: int = 128, model_vocab_size: int | None = None,
+                          **config_overrides: Any) -> Path:
     """Save a random-weight ``BlenderbotForConditionalGeneration`` plus its BPE tokenizer to ``out_dir``.
 
     ``config_overrides`` replace entries of :data:`TINY_BLENDERBOT` (e.g. ``**BLENDERBOT_400M_DISTILL``
-    for a full-size random model). ``model_max_length`` is the tokenizer's truncation length (128 like
-    blenderbot-400M-distill).
+    for a full-size random model). ``vocab_size`` is the BPE tokenizer's target size; ``model_vocab_size``
+    (default: the tokenizer's size) the embedding matrix's. ``model_max_length`` is the tokenizer's truncation
+    length (128 like blenderbot-400M-distill).
     """
     import torch
-    from transformers import BlenderbotConfig, BlenderbotForConditionalGeneration, BlenderbotTokenizer
+    from transformers import (
+        BlenderbotConfig,
+        BlenderbotForConditionalGeneration,
+        BlenderbotTokenizer,
+    )
 
     out_dir = Path(out_dir)
     tok = train_bpe_tokenizer(out_dir, BlenderbotTokenizer, vocab_size=vocab_size,
@@ -49,8 +55,7 @@ def build_tiny_blenderbot(out_dir: str | Path, *, seed: int = 0, vocab_size: int
     _append_eos_post_processor(out_dir / "tokenizer.json", tok.eos_token, tok.eos_token_id)
     tok = BlenderbotTokenizer.from_pretrained(out_dir)
     params = {**TINY_BLENDERBOT, **config_overrides}
-    params.setdefault("vocab_size", len(tok))
-    params["vocab_size"] = max(params["vocab_size"], len(tok))
+    params["vocab_size"] = max(model_vocab_size or 0, len(tok))
     config = BlenderbotConfig(
         **params, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
         decoder_start_token_id=tok.bos_token_id, forced_eos_token_id=tok.eos_token_id, dropout=0.0,
