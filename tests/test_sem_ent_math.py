@@ -176,3 +176,17 @@ def test_head_cluster_flags_by_hand():
     labels = [0] * 8 + [1, 2]  # shares 0.8, 0.1, 0.1
     assert negative_flags(labels, 3).tolist() == [-1.0] * 8 + [0.0, 0.0]
     assert negative_flags(labels, 3, threshold=0.05).tolist() == [-1.0] * 10
+
+
+def test_kmeans_keeps_faiss_subsampling_of_256_points_per_centroid():
+    import faiss
+
+    x, _ = blobs(n_per=50, centers=2, dim=4, seed=7)  # 100 points, k = 2
+    sub = fit_kmeans(x, 2, niter=20, nredo=1, seed=27, max_points_per_centroid=5)  # faiss trains on 10 of them
+    km = faiss.Kmeans(4, 2, niter=20, nredo=1, seed=27, max_points_per_centroid=5)
+    km.train(x)
+    np.testing.assert_array_equal(sub, km.centroids)
+    full = fit_kmeans(x, 2, niter=20, nredo=1, seed=27)  # default 256 per centroid: all 100 points
+    assert not np.allclose(np.sort(sub, axis=0), np.sort(full, axis=0))
+    space = SemanticSpace.from_embeddings(np.tile(x, (6, 1)) + np.arange(600)[:, None] * 1e-3, 2)
+    assert space.config["max_points_per_centroid"] == 256 and space.config["kmeans_training_points"] == 512

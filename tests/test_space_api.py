@@ -186,6 +186,14 @@ def test_gpu_decorator_uses_spaces_gpu_when_present(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "spaces", types.SimpleNamespace(GPU=fake_gpu))
     assert ui.gpu_decorator(60)(len) == ("wrapped", len) and calls == [60]
+    from dialeval.demo import build_demo, evaluate_texts
+
+    calls.clear()
+    wrapped = []
+    monkeypatch.setitem(sys.modules, "spaces", types.SimpleNamespace(
+        GPU=lambda duration: lambda fn: wrapped.append(fn) or fn))
+    build_demo(examples_dir=None)
+    assert wrapped == [evaluate_texts]  # only the scoring runs under spaces.GPU, not the plotting
     monkeypatch.setitem(sys.modules, "spaces", types.ModuleType("spaces"))  # a folder named spaces: no GPU
     assert ui.gpu_decorator()(len) is len
 
@@ -337,12 +345,12 @@ def app(tiny_nli):
         demo.close()
 
 
-def evaluate_args(texts: dict[str, str], use: dict[str, str | None]) -> list:
-    """Positional arguments of /evaluate: the boxes, then (checkbox, model) per registry metric."""
+def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = True) -> list:
+    """Positional arguments of /evaluate: the boxes, (checkbox, model) per registry metric, draw plots."""
     args: list = [texts.get(k, "") for k in INPUT_ORDER]
     for name, spec in ui.REGISTRY.items():
         args += [name in use, use.get(name) or spec.default_model]
-    return args
+    return [*args, plots]
 
 
 def table(result) -> dict[tuple[str, str], tuple]:
@@ -421,7 +429,8 @@ def test_api_unavailable_model_does_not_stop_the_others(app):
 
 
 def test_api_input_limits_and_empty_selection(app):
-    result = app.predict(*evaluate_args({"responses": "x" * 201}, {"distinct_n": None}), api_name="/evaluate")
+    result = app.predict(*evaluate_args({"responses": "x" * 201}, {"distinct_n": None}, plots=False),
+                         api_name="/evaluate")
     assert "Input problem" in result[0] and "201 characters; the limit is 200" in result[0]
     result = app.predict(*evaluate_args({"responses": "a"}, {}), api_name="/evaluate")
     assert "tick at least one metric" in result[0]
@@ -466,8 +475,10 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
                     '{"set_id": 1, "response": "b"}\n', encoding="utf-8")
     out = app.predict(handle_file(str(good)), api_name="/load_upload")
     assert out[:3] == ("**Loaded** good.jsonl: 2 responses, 1 response sets.", "hello there\nhi", "a\nb")
-    result = app.predict(*evaluate_args({"responses": out[1]}, {"distinct_n": None}), api_name="/evaluate")
+    result = app.predict(*evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
+                         api_name="/evaluate")
     assert table(result)[("distinct_n", "distinct_1")][0] == 1.0
+    assert result[2] is None  # plots off
 
 
 def test_api_load_example(app):
@@ -493,3 +504,23 @@ def test_metric_widget_computes(tiny_nli):
         assert status.startswith("**Unavailable:**") and "does not exist" in status
     finally:
         widget.close()
+
+
+def test_space_app_builds_from_its_own_folder(monkeypatch):
+    import os
+    import runpy
+
+    for key in ("DIALEVAL_EXAMPLES_DIR", "DIALEVAL_SEM_ENT_SPACE"):
+        monkeypatch.delenv(key, raising=False)
+    saved = dict(os.environ)
+    try:
+        namespace = runpy.run_path(str(REPO / "spaces" / "demo" / "app.py"), run_name="space_app")
+        assert os.environ["DIALEVAL_SEM_ENT_SPACE"] == str(SPACE)
+        assert ui.default_sem_ent_space() == SPACE
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    demo = namespace["demo"]
+    assert demo.title == "dialeval demo" and demo._queue.default_concurrency_limit == 2
+    readme = (REPO / "spaces" / "demo" / "README.md").read_text(encoding="utf-8")
+    assert "sdk: gradio" in readme and "app_file: app.py" in readme and "suggested_hardware:" in readme

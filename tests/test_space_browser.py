@@ -49,7 +49,7 @@ def page(server):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-        pg.set_default_timeout(120_000)
+        pg.set_default_timeout(60_000)
         pg.goto(server, wait_until="domcontentloaded")
         pg.wait_for_selector("#evaluate")
         yield pg
@@ -100,13 +100,22 @@ def test_offline_model_metric_is_disabled_with_reason(page):
     assert re.search(r"not in the local Hugging Face cache", page.locator("#note-nli_diversity").inner_text())
 
 
-def test_bad_upload_shows_error_and_app_keeps_serving(page, tmp_path):
-    bad = tmp_path / "broken.jsonl"
-    bad.write_bytes(b'{"response": "fine"}\n{"response": \n')
+@pytest.mark.parametrize("name, content, message", [
+    ("image.jsonl", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image.jsonl looks like a binary file"),
+    ("huge.txt", b"a long response line\n" * 400, "huge.txt is 8.4 KB; uploads are limited to 4 KB"),
+    ("broken.jsonl", b'{"response": "fine"}\n{"response": \n', "broken.jsonl, line 2: invalid JSON"),
+], ids=["binary", "oversize", "malformed"])
+def test_bad_upload_shows_error(page, tmp_path, name, content, message):
+    bad = tmp_path / name
+    bad.write_bytes(content)
     page.locator("#upload input[type=file]").set_input_files(str(bad))
-    page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('Upload rejected')")
-    assert "broken.jsonl, line 2: invalid JSON" in page.locator("#status").inner_text()
-    page.screenshot(path=str(ARTIFACTS / "space_demo_bad_upload.png"), full_page=True)
+    page.wait_for_function("(m) => (document.querySelector('#status')?.innerText || '').includes(m)", arg=message)
+    assert "Upload rejected" in page.locator("#status").inner_text()
+    page.screenshot(path=str(ARTIFACTS / f"space_demo_bad_upload_{bad.stem}.png"), full_page=True)
+    page.locator("#upload button[aria-label='Clear']").first.click()
+
+
+def test_app_keeps_serving_after_bad_uploads(page):
     page.locator("#responses textarea").fill("a b\nb c")
     untick_model_metrics(page)
     page.locator("#evaluate").click()

@@ -5,8 +5,9 @@ The Hugging Face Space in ``spaces/demo/app.py`` is this same app. All parsing, 
 caching and plotting live in :mod:`dialeval.ui`; this module only lays the components out and wires them.
 
 Endpoints (for ``gradio_client``): ``/evaluate`` (the inputs in :data:`INPUT_ORDER`, then for each metric
-in :data:`dialeval.ui.REGISTRY` order its checkbox and its model), ``/load_upload`` (a file → the text
-boxes) and ``/load_example`` (an example title → the text boxes).
+in :data:`dialeval.ui.REGISTRY` order its checkbox and its model, then whether to draw plots) → status,
+results table, four plots, JSON file; ``/load_upload`` (a file → the text boxes) and ``/load_example``
+(an example title → the text boxes).
 """
 
 from __future__ import annotations
@@ -162,6 +163,8 @@ def build_demo(examples_dir: str | os.PathLike | None = "default", limits: ui.Li
                     metric_inputs += [check, model]
                     if spec.needs_model:
                         model.change(_recheck(name), model, [check, note], api_name=False)
+                draw = gr.Checkbox(value=True, label="Draw plots", elem_id="draw-plots",
+                                   info="untick for faster answers when only the numbers matter")
                 run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
         status = gr.Markdown(elem_id="status")
         results = gr.Dataframe(headers=ui.TABLE_HEADERS, label="Results", interactive=False, wrap=True,
@@ -175,30 +178,34 @@ def build_demo(examples_dir: str | os.PathLike | None = "default", limits: ui.Li
         download = gr.File(label="Results (JSON)", elem_id="download")
 
         box_list = [boxes[k] for k in INPUT_ORDER]
+        # Only the scoring runs under spaces.GPU (ZeroGPU): plots and files are drawn on the CPU after.
+        compute_on_gpu = ui.gpu_decorator()(evaluate_texts)
 
         def on_evaluate(*args: Any) -> tuple[Any, ...]:
             texts = dict(zip(INPUT_ORDER, args[: len(INPUT_ORDER)]))
-            rest = args[len(INPUT_ORDER):]
+            *rest, draw_plots = args[len(INPUT_ORDER):]
             selected = {}
             for (name, spec), use, model_name in zip(ui.REGISTRY.items(), rest[0::2], rest[1::2]):
                 if use:
                     selected[name] = (model_name or None) if spec.needs_model else None
-            outcomes, message = evaluate_texts(texts, selected, limits)
+            outcomes, message = compute_on_gpu(texts, selected, limits)
             if not outcomes:
                 return message, [], None, None, None, None, None
             by_name = {o.name: o.result for o in outcomes if o.status == "ok"}
-            plots = [
-                ui.plot_lexical(by_name),
-                ui.plot_sem_ent(by_name["sem_ent"]) if "sem_ent" in by_name else None,
-                ui.plot_nli(by_name["nli_diversity"]) if "nli_diversity" in by_name else None,
-                ui.plot_full(by_name["full_followup"]) if "full_followup" in by_name else None,
-            ]
+            plots = [None] * 4
+            if draw_plots:
+                plots = [
+                    ui.plot_lexical(by_name),
+                    ui.plot_sem_ent(by_name["sem_ent"]) if "sem_ent" in by_name else None,
+                    ui.plot_nli(by_name["nli_diversity"]) if "nli_diversity" in by_name else None,
+                    ui.plot_full(by_name["full_followup"]) if "full_followup" in by_name else None,
+                ]
             meta = {"version": __version__, "device": device, "dtype": dtype or "fp32",
                     "models": {k: v for k, v in selected.items() if v}}
             path = ui.write_results_file(ui.results_json(outcomes, **meta))
             return (message, ui.result_rows(outcomes), *plots, path)
 
-        run.click(ui.gpu_decorator()(on_evaluate), box_list + metric_inputs,
+        run.click(on_evaluate, [*box_list, *metric_inputs, draw],
                   [status, results, lexical_plot, sem_ent_plot, nli_plot, full_plot, download],
                   api_name="evaluate")
 

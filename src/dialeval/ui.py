@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import numbers
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -49,6 +50,7 @@ class Limits:
     max_sets: int = 50
     max_set_size: int = 20
     max_turns: int = 60
+    max_references: int = 2000
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -73,7 +75,8 @@ class Limits:
     def describe(self) -> str:
         return (f"at most {self.max_responses} responses per request, {self.max_chars} characters per "
                 f"response, {self.max_sets} sets of up to {self.max_set_size} responses, "
-                f"{self.max_turns} dialogue turns, uploads up to {_human_bytes(self.max_upload_bytes)}")
+                f"{self.max_turns} dialogue turns, {self.max_references} Sem-Ent reference responses, uploads up "
+                f"to {_human_bytes(self.max_upload_bytes)}")
 
 
 def _human_bytes(n: int) -> str:
@@ -181,7 +184,7 @@ class UIInputs:
             sets=parse_sets(sets, "Response sets", limits),
             dialogue=parse_dialogue(dialogue, limits),
             references=parse_lines(references, "Reference responses", Limits(
-                max_responses=max(limits.max_responses, 5000), max_chars=limits.max_chars)),
+                max_responses=limits.max_references, max_chars=limits.max_chars)),
             speakers_predicted=parse_speakers(speakers_predicted, "Predicted speakers"),
             speakers_gold=parse_speakers(speakers_gold, "Gold speakers"),
         )
@@ -710,7 +713,10 @@ def plot_full(result: dict[str, Any]) -> Any:
     ax.bar_label(bars, fmt="%.3f", fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("NLL of the follow-up (perplexity in compat mode)")
-    ax.set_title("FULL per follow-up", fontsize=10)
+    ax.margins(x=0.15)
+    score = result.get("full_followup")
+    title = "FULL per follow-up (higher = the complaints are less likely = better)"
+    ax.set_title(title if not isinstance(score, (int, float)) else f"FULL = {score:.4f}; {title}", fontsize=9)
     return fig
 
 
@@ -911,9 +917,7 @@ def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: Mod
         if model:
             cache.record_failure(name, model, str(exc))
         return MetricOutcome(name, "unavailable", message=str(exc))
-    except (ValueError, TypeError, KeyError) as exc:
-        return MetricOutcome(name, "error", message=f"{type(exc).__name__}: {exc}")
-    except Exception as exc:  # noqa: BLE001 - one failing metric must not take the others down
+    except Exception as exc:  # noqa: BLE001 - bad options, CUDA OOM…: one failing metric must not stop the others
         return MetricOutcome(name, "error", message=f"{type(exc).__name__}: {exc}")
     return MetricOutcome(name, "ok", result=result)
 
@@ -925,7 +929,7 @@ TABLE_HEADERS = ["metric", "score", "value", "signature"]
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
 
 
 def result_rows(outcomes: Sequence[MetricOutcome]) -> list[list[Any]]:
@@ -939,7 +943,8 @@ def result_rows(outcomes: Sequence[MetricOutcome]) -> list[list[Any]]:
         signature = str(o.result.get("signature", ""))
         for key, value in o.result.items():
             if _is_number(value):
-                rows.append([o.name, key, float(value) if isinstance(value, float) else value, signature])
+                rows.append([o.name, key, int(value) if isinstance(value, numbers.Integral) else float(value),
+                             signature])
     return rows
 
 
@@ -1015,14 +1020,17 @@ def metric_widget(name: str, limits: Limits | None = None) -> Any:
             label, hint = _BOX_HELP[spec.inputs]
             boxes = [gr.Textbox(label=label, lines=8, placeholder=hint, elem_id=f"{name}-input")]
             if name == "sem_ent":
-                boxes.append(gr.Textbox(label="Reference responses (one per line)", lines=4))
+                boxes.append(gr.Textbox(label="Reference responses (one per line; the clusters are fitted on them. "
+                                              "Empty: the bundled DailyDialog space, where present)", lines=4))
         model = gr.Dropdown(list(spec.models), value=spec.default_model, allow_custom_value=True,
                             label="Model (Hub id or local path)", visible=spec.needs_model)
         status = gr.Markdown("" if ok else f"**Unavailable:** {reason}", elem_id=f"{name}-status")
         button = gr.Button("Compute", variant="primary", interactive=ok)
         table = gr.Dataframe(headers=TABLE_HEADERS, label="Results", interactive=False, elem_id=f"{name}-results")
         plot = gr.Plot(label="Plot", visible=spec.plot is not None)
-        raw = gr.JSON(label="compute() output")
+        raw = gr.JSON(label="compute() output", open=False, max_height=400)
+
+        run_on_gpu = gpu_decorator()(run_metric)  # only the scoring needs the GPU (ZeroGPU)
 
         def compute(*args: Any) -> tuple[Any, ...]:
             *texts, model_name = args
@@ -1038,13 +1046,13 @@ def metric_widget(name: str, limits: Limits | None = None) -> Any:
                                                 limits=limits)
             except InputError as exc:
                 return f"**Input problem:** {exc}", [], None, None
-            outcome = run_metric(name, inputs, model_name if spec.needs_model else None)
+            outcome = run_on_gpu(name, inputs, model_name if spec.needs_model else None)
             if outcome.status != "ok":
                 return f"**{outcome.status.capitalize()}:** {outcome.message}", result_rows([outcome]), None, None
             fig = spec.plot(outcome.result) if spec.plot else None
             return "Done.", result_rows([outcome]), fig, to_jsonable(outcome.result)
 
-        button.click(gpu_decorator()(compute), [*boxes, model], [status, table, plot, raw], api_name="compute")
+        button.click(compute, [*boxes, model], [status, table, plot, raw], api_name="compute")
 
         def recheck(model_name: str) -> tuple[Any, Any]:
             ok2, reason2 = availability(name, model_name)
