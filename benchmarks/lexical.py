@@ -40,7 +40,7 @@ def responses(n: int, unique: bool, seed: int = 0) -> Iterator[str]:
     (15k² pairs, so practically every response is distinct; the table reports the distinct share)."""
     turns = pool()
     rnd = random.Random(seed)
-    for i in range(n):
+    for _ in range(n):
         a = turns[rnd.randrange(len(turns))]
         yield f"{a} {turns[rnd.randrange(len(turns))]}" if unique else a
 

@@ -112,9 +112,13 @@ def converted_smollm2_dir() -> Path:
             source = {"gguf": gguf.name, "distribution": f"{SMOLLM2_DIST}=={importlib.metadata.version(SMOLLM2_DIST)}",
                       "sha256": _file_sha256(gguf)}
             (tmp / "source.json").write_text(json.dumps(source, indent=2), encoding="utf-8")
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(tmp, target)
+            if target.exists() and not (target / "source.json").is_file():
+                shutil.rmtree(target, ignore_errors=True)  # a stale, incomplete entry
+            try:
+                os.replace(tmp, target)
+            except OSError:
+                if not (target / "source.json").is_file():  # not just another process winning the race
+                    raise
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
