@@ -148,3 +148,7 @@ def main() -> None:
         print(f"{name:52s} {secs:8.2f} {len(items) / secs:8.2f} {base_s / secs:7.2f}x {vs_pkg} {rel:12.2e}")
     print("\n'vs loop'/'vs package': items/s relative to the package's algorithm in this process / the real package "
           "in its venv; 'max rel diff': scores relative to the in-process loop.")
+
+
+if __name__ == "__main__":
+    main()

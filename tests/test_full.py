@@ -280,7 +280,7 @@ def test_loader_errors(tmp_path):
     with pytest.raises(ModelNotAvailableError, match="does not exist"):
         load_lm(str(tmp_path / "nope"))
     with pytest.raises(ModelNotAvailableError, match="local directory"):
-        load_lm("facebook/blenderbot-400M-distill")  # offline in tests: a clear error, not a hang
+        load_lm("dialeval-tests/no-such-model")  # a Hub id, offline in tests: a clear error, not a hang
     with pytest.raises(TypeError):
         load_lm(3)
 

@@ -702,7 +702,8 @@ def _full_followups(result: dict[str, Any]) -> dict[str, float]:
 
 
 def plot_full(result: dict[str, Any]) -> Any:
-    """FULL: the log-likelihood of each negative follow-up after the dialogue (lower = better dialogue)."""
+    """FULL: the mean NLL of each negative follow-up after the dialogue (higher = the complaints are
+    less likely = better dialogue)."""
     values = _full_followups(result)
     if not values:
         return None
