@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .runtime import run_batched
+from .validation import check_list
 
 #: The paper's final five follow-ups (De Bruyn et al. 2022, Table 2).
 FOLLOW_UPS: tuple[str, ...] = (
@@ -75,21 +76,10 @@ def _check_turns(turns: Any, field: str) -> list[str]:
     return out
 
 
-def _check_list(values: Any, field: str) -> list[Any]:
-    if values is None:
-        raise ValueError(f"`{field}` is None; pass a list.")
-    if isinstance(values, str):
-        raise TypeError(f"`{field}` is a single string; pass a list.")
-    out = list(values)
-    if not out:
-        raise ValueError(f"`{field}` is empty; pass at least one item.")
-    return out
-
-
 def check_turn_inputs(contexts: Any, predictions: Any) -> tuple[list[list[str]], list[str]]:
     """Validate turn-level inputs: ``contexts[i]`` a non-empty list of turns, ``predictions[i]`` a non-empty response."""
-    ctxs = _check_list(contexts, "contexts")
-    preds = _check_list(predictions, "predictions")
+    ctxs = check_list(contexts, "contexts")
+    preds = check_list(predictions, "predictions")
     if len(ctxs) != len(preds):
         raise ValueError(f"`contexts` has {len(ctxs)} items but `predictions` has {len(preds)}; they must align one to one.")
     out_ctx = [_check_turns(c, f"contexts[{i}]") for i, c in enumerate(ctxs)]
@@ -103,11 +93,11 @@ def check_turn_inputs(contexts: Any, predictions: Any) -> tuple[list[list[str]],
 
 def check_dialogues(dialogues: Any) -> list[list[str]]:
     """Validate dialog-level inputs: each dialogue a non-empty list of non-empty turns."""
-    return [_check_turns(d, f"dialogues[{i}]") for i, d in enumerate(_check_list(dialogues, "dialogues"))]
+    return [_check_turns(d, f"dialogues[{i}]") for i, d in enumerate(check_list(dialogues, "dialogues"))]
 
 
 def check_follow_ups(follow_ups: Any) -> tuple[str, ...]:
-    out = _check_list(follow_ups, "follow_ups")
+    out = check_list(follow_ups, "follow_ups")
     for i, f in enumerate(out):
         if not isinstance(f, str) or not f.strip():
             raise ValueError(f"`follow_ups[{i}]` must be a non-empty string, got {f!r:.40}.")

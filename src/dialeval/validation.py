@@ -6,20 +6,27 @@ from collections.abc import Sequence
 from typing import Any
 
 
+def check_list(values: Any, field: str, *, item: str = "item", allow_empty: bool = False) -> list[Any]:
+    """``values`` as a list, or a clear error naming ``field``: ``None``, a bare string, a non-iterable,
+    or (unless ``allow_empty``) an empty list."""
+    if values is None:
+        raise ValueError(f"`{field}` is None; pass a list of {item}s.")
+    if isinstance(values, str):
+        raise TypeError(f"`{field}` is a single string; pass a list of {item}s, e.g. [{values[:30]!r}].")
+    if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
+        raise TypeError(f"`{field}` must be a list of {item}s, got {type(values).__name__}.")
+    out = list(values)
+    if not out and not allow_empty:
+        raise ValueError(f"`{field}` is empty; pass at least one {item}.")
+    return out
+
+
 def check_texts(values: Any, field: str, *, allow_empty_list: bool = False) -> list[str]:
     """Return ``values`` as a list of strings or raise a clear error naming ``field``.
 
     Empty strings are allowed (they contribute zero n-grams); ``None`` and non-strings are not.
     """
-    if values is None:
-        raise ValueError(f"`{field}` is None; pass a list of strings.")
-    if isinstance(values, str):
-        raise TypeError(f"`{field}` is a single string; pass a list of strings, e.g. [{values[:30]!r}].")
-    if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
-        raise TypeError(f"`{field}` must be a list of strings, got {type(values).__name__}.")
-    out = list(values)
-    if not out and not allow_empty_list:
-        raise ValueError(f"`{field}` is empty; pass at least one string.")
+    out = check_list(values, field, item="string", allow_empty=allow_empty_list)
     for i, v in enumerate(out):
         if not isinstance(v, str):
             raise TypeError(
