@@ -185,3 +185,14 @@ def test_wheel_ships_metric_scripts_and_load_finds_them(tmp_path, monkeypatch):
     monkeypatch.setattr(loading, "metric_search_path", lambda: [prefix / "share" / "dialeval" / "metrics"])
     assert loading.metric_dir("ent_n") == prefix / "share" / "dialeval" / "metrics" / "ent_n"
     assert loading.load("ent_n").compute(predictions=TEXTS) == compute_ent(TEXTS)
+
+
+def test_cli_metric_args_reach_the_metric_and_unknown_ones_fail(tmp_path, capsys):
+    txt = tmp_path / "r.txt"
+    txt.write_text("a b\nb c\n", encoding="utf-8")
+    assert cli_main(["score", "--metric", "ent_n", "--input", str(txt), "--metric-arg", "n=[2]",
+                     "--metric-arg", "tokenizer=whitespace", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["ent_n"]
+    assert set(out) == {"ent_2", "signature"} and out["ent_2"] == 1.0  # bigrams (a b), (b c): log2 2
+    assert cli_main(["score", "--metric", "ent_n", "--input", str(txt), "--metric-arg", "space=/x"]) == 2
+    assert "not an option" in capsys.readouterr().err

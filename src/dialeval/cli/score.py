@@ -15,6 +15,8 @@ def register(sub: Any) -> None:
     p.add_argument("--input", required=True, help="JSONL, CSV or plain text (one response per line)")
     p.add_argument("--field", default=None, help="record field holding the response (JSONL/CSV)")
     p.add_argument("--tokenizer", default=None, help="tokenizer for lexical metrics: casual, whitespace, char, tevet")
+    p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="load option for the metrics that know it (repeatable), e.g. space=DIR or model=PATH")
     p.add_argument("--output", default=None, help="write the results as JSON to this file")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
@@ -36,12 +38,20 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..loading import load
+    from ..metaeval import parse_metric_args
 
     texts = read_texts(args.input, args.field)
+    extra = parse_metric_args(args.metric_arg)
+    modules = {name: load(name) for name in args.metric}
+    unused = sorted(set(extra) - {k for m in modules.values() for k in m.OPTIONS})
+    if unused:
+        raise ValueError(f"--metric-arg {unused} is not an option of {args.metric}.")
     results: dict[str, dict[str, Any]] = {}
-    for name in args.metric:
-        kwargs = {"tokenizer": args.tokenizer} if args.tokenizer and name in {"distinct_n", "ent_n", "low_frequency"} else {}
-        results[name] = load(name, **kwargs).compute(predictions=texts)
+    for name, module in modules.items():
+        options = {k: v for k, v in extra.items() if k in module.OPTIONS}
+        if args.tokenizer and "tokenizer" in module.OPTIONS:
+            options["tokenizer"] = args.tokenizer
+        results[name] = module.compute(predictions=texts, **options)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2, ensure_ascii=False)
