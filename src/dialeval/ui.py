@@ -347,7 +347,9 @@ def pick_precision() -> tuple[str, str | None]:
     except ImportError:  # pragma: no cover - the space extra installs torch
         return device or "cpu", dtype
     if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+        from .runtime import resolve_device
+
+        device = resolve_device(None).type
     if dtype is None and device.startswith("cuda"):
         dtype = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     return device, dtype
