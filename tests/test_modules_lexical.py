@@ -197,3 +197,78 @@ def test_cli_metric_args_reach_the_metric_and_unknown_ones_fail(tmp_path, capsys
     assert set(out) == {"ent_2", "signature"} and out["ent_2"] == 1.0  # bigrams (a b), (b c): log2 2
     assert cli_main(["score", "--metric", "ent_n", "--input", str(txt), "--metric-arg", "space=/x"]) == 2
     assert "not an option" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- input checks before evaluate's casting
+
+
+@pytest.mark.parametrize("name", ["distinct_n", "ent_n", "low_frequency"])
+def test_module_inputs_are_checked_before_arrow_casting(name):
+    m = dialeval.load(name)
+    with pytest.raises(TypeError, match="single string"):
+        m.compute(predictions="hello world")
+    with pytest.raises(TypeError, match=r"`predictions\[1\]` is int"):
+        m.compute(predictions=["x", 5])
+    with pytest.raises(TypeError, match=r"`predictions\[1\]` is list"):
+        m.compute(predictions=["x", ["x", "x"]])
+    with pytest.raises(ValueError, match="empty"):
+        m.compute(predictions=[])
+    with pytest.raises(ValueError, match="`predictions` missing or None"):
+        m.compute(predictions=None)
+    with pytest.raises(TypeError, match=r"`predictions\[0\]` is int"):
+        m.add_batch(predictions=[1, 2])
+
+
+def test_misspelled_option_warns_and_stray_references_warn():
+    m = dialeval.load("distinct_n")
+    with pytest.warns(UserWarning, match="tokeniser"):
+        m.compute(predictions=["a b"], tokeniser="char")
+    with pytest.warns(UserWarning, match="references"):
+        m.compute(predictions=["a b"], references=["a b"])
+
+
+def test_bad_config_names_fail_at_load():
+    with pytest.raises(ValueError, match="configs"):
+        dialeval.load("distinct_n", "foo")
+    with pytest.raises(ValueError, match="'turn'"):
+        dialeval.load("full_followup")
+
+
+def test_custom_tokenizer_must_return_a_list_of_strings():
+    with pytest.raises(TypeError, match="must return a list of strings"):
+        compute_distinct(["a b"], tokenizer=lambda s: None)
+    with pytest.raises(TypeError, match="must return a list of strings"):
+        compute_distinct(["a b"], tokenizer=lambda s: s)
+    out = compute_distinct(["a b a"], tokenizer=lambda s: s.split(), n=1)
+    assert out["distinct_1"] == pytest.approx(2 / 3) and "tok:custom:" in out["signature"]
+
+
+def test_numeric_options_accept_numpy_ints_and_reject_non_finite():
+    import numpy as np
+
+    from dialeval.modules.lexical import compute_low_frequency
+
+    assert compute_distinct(["a b c"], tokenizer="whitespace", n=np.int64(2))["distinct_2"] == 1.0
+    assert "ead_1" in compute_distinct(["a"], tokenizer="whitespace", n=1, vocab_size=np.int64(10))
+    lf = compute_low_frequency(["x y"], threshold=np.int32(1), tokenizer="whitespace",
+                               reference_counts={"x": np.int64(5)})
+    assert lf["low_frequency"] == 0.5  # y unseen (count 0 ≤ 1), x seen 5 times
+    with pytest.raises(TypeError, match="counts ≥ 0"):
+        compute_low_frequency(["x"], reference_counts={"x": -3})
+    for base in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="base"):
+            compute_ent(["a b"], base=base)
+
+
+def test_dialspk_gold_outside_candidates_and_empty_names():
+    with pytest.raises(ValueError, match="gold speaker 'C'"):
+        speaker_accuracy([["A"]], [["C"]], candidates=[["A", "B"]])
+    with pytest.raises(ValueError, match="empty speaker name"):
+        speaker_accuracy([[""]], [[""]])
+
+
+def test_cli_score_refuses_metrics_that_need_sets_or_dialogues(tmp_path, capsys):
+    txt = tmp_path / "r.txt"
+    txt.write_text("a b\n", encoding="utf-8")
+    assert cli_main(["score", "--metric", "full_followup", "--input", str(txt)]) == 2
+    assert "Python API" in capsys.readouterr().err

@@ -327,3 +327,12 @@ def test_meta_eval_contest_end_to_end_with_tiny_model(tiny_models, shared_data, 
     else:
         assert by_target[("label_value", "spearman")] == pytest.approx(expected)
     assert "nli_diversity" in report["signature"] and "variant=confidence" in report["signature"]
+
+
+def test_non_finite_probabilities_are_an_error_not_contradictions():
+    from dialeval.nli import classify_distinct as classify
+
+    nan = float("nan")
+    clf = ScriptedClassifier({("a", "b"): (nan, nan, nan)})
+    with pytest.raises(RuntimeError, match="non-finite probabilities for pair 0"):
+        classify(clf, [("a", "b"), ("b", "a")])

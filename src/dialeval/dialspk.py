@@ -16,6 +16,8 @@ def _check_story(value: Any, field: str, index: int) -> list[str]:
     for j, name in enumerate(value):
         if not isinstance(name, str):
             raise TypeError(f"`{field}[{index}][{j}]` is {type(name).__name__}, not a speaker name string.")
+        if not name.strip():
+            raise ValueError(f"`{field}[{index}][{j}]` is an empty speaker name; every turn needs a name.")
     return list(value)
 
 
@@ -46,6 +48,9 @@ def speaker_accuracy(
             raise ValueError(f"story {i} has no specified turns; every DialSpk story needs at least one [MASK].")
         if candidates is not None:
             cands = set(_check_story(candidates[i], "candidates", i))
+            gold_outside = [r for r in ref if r not in cands]
+            if gold_outside:
+                raise ValueError(f"story {i}: gold speaker {gold_outside[0]!r} is not among its candidates {sorted(cands)}.")
             outside = [p for p in pred if p not in cands]
             if outside:
                 raise ValueError(f"story {i}: predicted speaker {outside[0]!r} is not among its candidates {sorted(cands)}.")

@@ -166,6 +166,10 @@ def classify_distinct(classifier: PairClassifier, pairs: Sequence[Pair]) -> np.n
     if raw.shape != (len(pairs), len(classifier.id2label)):
         raise RuntimeError(f"classifier returned shape {raw.shape} for {len(pairs)} pairs "
                            f"and {len(classifier.id2label)} labels.")
+    if not np.isfinite(raw).all():
+        bad = int(np.flatnonzero(~np.isfinite(raw).all(axis=1))[0])
+        raise RuntimeError(f"classifier returned non-finite probabilities for pair {bad} ({pairs[bad]!r:.80}); "
+                           "with dtype='fp16'/'bf16' this is overflow: rerun in fp32.")
     return raw[:, order]
 
 

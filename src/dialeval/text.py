@@ -81,10 +81,24 @@ TOKENIZERS: dict[str, Tokenizer] = {
 }
 
 
+def _checked(fn: Tokenizer) -> Tokenizer:
+    """Wrap a user tokenizer so that a wrong return type is a clear error, not wrong n-grams."""
+
+    def tokenize(text: str) -> list[str]:
+        tokens = fn(text)
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise TypeError(f"the custom tokenizer {tokenizer_name(fn)!r} must return a list of strings; "
+                            f"for {text[:30]!r} it returned {type(tokens).__name__} ({tokens!r:.40}).")
+        return tokens
+
+    tokenize.__name__ = getattr(fn, "__name__", type(fn).__name__)
+    return tokenize
+
+
 def get_tokenizer(name: str | Tokenizer) -> Tokenizer:
     """Return the tokenizer registered under ``name`` (or ``name`` itself when it is callable)."""
     if callable(name):
-        return name
+        return _checked(name)
     if not isinstance(name, str) or name not in TOKENIZERS:
         raise ValueError(
             f"tokenizer={name!r} is not known; use one of {sorted(TOKENIZERS)} or pass a callable "

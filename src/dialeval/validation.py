@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
+
+
+def is_int(value: Any) -> bool:
+    """True for Python and numpy integers (not bools)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def check_list(values: Any, field: str, *, item: str = "item", allow_empty: bool = False) -> list[Any]:
@@ -67,7 +73,7 @@ def check_positive_ints(values: Any, field: str) -> tuple[int, ...]:
     """Accept an int or a sequence of ints ≥ 1 (e.g. ``n``)."""
     if isinstance(values, bool):
         raise TypeError(f"`{field}` must be a positive int or a list of them, got a bool.")
-    if isinstance(values, int):
+    if is_int(values):
         values = (values,)
     try:
         out = tuple(values)
@@ -76,6 +82,6 @@ def check_positive_ints(values: Any, field: str) -> tuple[int, ...]:
     if not out:
         raise ValueError(f"`{field}` is empty; pass e.g. {field}=[1, 2, 3].")
     for v in out:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if not is_int(v) or v < 1:
             raise ValueError(f"`{field}` must hold integers ≥ 1, got {v!r}.")
-    return tuple(sorted(set(out)))
+    return tuple(sorted({int(v) for v in out}))

@@ -1,4 +1,4 @@
-"""``dialeval score``: lexical (and any other) metrics over a file of responses."""
+"""``dialeval score``: metrics that take one list of responses (lexical, Sem-Ent) over a file."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 from ..io import read_texts
+
+SCORABLE = ("distinct_n", "ent_n", "low_frequency", "sem_ent")
 
 
 def register(sub: Any) -> None:
@@ -40,6 +42,11 @@ def run(args: argparse.Namespace) -> int:
     from ..loading import load
     from ..metaeval import parse_metric_args
 
+    other = [m for m in args.metric if m not in SCORABLE]
+    if other:
+        raise ValueError(f"`dialeval score` scores one list of responses, which {other} do not take "
+                         f"(scorable here: {', '.join(SCORABLE)}). Use the Python API (dialeval.load) or "
+                         "`dialeval meta-eval` for response sets, dialogues and speaker lists.")
     texts = read_texts(args.input, args.field)
     extra = parse_metric_args(args.metric_arg)
     modules = {name: load(name) for name in args.metric}

@@ -1,23 +1,52 @@
-"""Shared base for dialeval's ``evaluate`` modules: default options given at load time, merged per call."""
+"""Shared base for dialeval's ``evaluate`` modules: default options given at load time, merged per call,
+and input checks that run before ``evaluate`` casts the inputs to Arrow (which would otherwise turn a
+bare string into characters and ``5`` into ``"5"`` without a word)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
+import datasets
 import evaluate
+
+
+def _kind(feature: Any) -> str | None:
+    """``"str"`` for a string column, ``"list[str]"`` for a list-of-strings column, else ``None``."""
+    if isinstance(feature, datasets.Value):
+        return "str" if feature.dtype == "string" else None
+    inner = getattr(feature, "feature", None)
+    if isinstance(inner, datasets.Value) and inner.dtype == "string":
+        return "list[str]"
+    return None
+
+
+def _matches(value: Any, kind: str) -> bool:
+    if kind == "str":
+        return isinstance(value, str)
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
 
 
 class DialevalMetric(evaluate.Metric):
     """An ``evaluate.Metric`` whose compute options can also be fixed at load time.
 
     ``dialeval.load("distinct_n", tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
-    a ``compute(..., tokenizer=...)`` still overrides it. Unknown option names are an error at load time.
-    ``OPTIONS`` maps each option to its default.
+    a ``compute(..., tokenizer=...)`` still overrides it. Unknown option names are an error at load time
+    and a warning at compute time (``evaluate.combine`` passes one set of options to every module).
+    ``OPTIONS`` maps each option to its default; ``CONFIG_NAMES`` lists the accepted configs.
     """
 
     OPTIONS: ClassVar[dict[str, Any]] = {}
+    CONFIG_NAMES: ClassVar[tuple[str, ...]] = ("default",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        config = kwargs.get("config_name", args[0] if args else None) or "default"
+        if config not in self.CONFIG_NAMES:
+            raise ValueError(
+                f"{type(self).__name__} has configs {list(self.CONFIG_NAMES)}, got {config!r}; "
+                + ("load it without a config name." if self.CONFIG_NAMES == ("default",)
+                   else f"load it as dialeval.load(name, {self.CONFIG_NAMES[0]!r}).")
+            )
         self.defaults: dict[str, Any] = dict(self.OPTIONS)
         for key in list(kwargs):
             if key in self.OPTIONS:
@@ -29,9 +58,65 @@ class DialevalMetric(evaluate.Metric):
             )
         super().__init__(*args, **kwargs)
 
+    def _input_kinds(self) -> list[dict[str, str | None]]:
+        features = self.info.features
+        formats = features if isinstance(features, list) else [features]
+        return [{name: _kind(feat) for name, feat in fmt.items()} for fmt in formats]
+
+    def check_inputs(self, inputs: dict[str, Any]) -> None:
+        """Clear errors for inputs of the wrong shape, before ``evaluate`` converts them."""
+        kinds = self._input_kinds()
+        for name, value in inputs.items():
+            if value is None or not any(name in k for k in kinds):
+                continue
+            if isinstance(value, str):
+                raise TypeError(f"`{name}` is a single string; pass a list, e.g. [{value[:30]!r}].")
+            if not hasattr(value, "__len__") or not hasattr(value, "__getitem__"):
+                raise TypeError(f"`{name}` must be a list, got {type(value).__name__}.")
+            if len(value) == 0:
+                raise ValueError(f"`{name}` is empty; pass at least one item.")
+            wanted = [k[name] for k in kinds if k.get(name)]
+            if not wanted:
+                continue
+            fitting = [w for w in wanted if _matches(value[0], w)] or wanted[:1]
+            for i, item in enumerate(value):
+                if not any(_matches(item, w) for w in fitting):
+                    what = "a string" if fitting[0] == "str" else "a list of strings"
+                    raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
+
+    def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
+        names = {n for k in self._input_kinds() for n in k}
+        given = {k: v for k, v in inputs.items() if k in names}
+        if computing and all(v is None for v in given.values()) and getattr(self, "writer", None) is None:
+            missing = ", ".join(f"`{n}`" for n in sorted(names))
+            raise ValueError(f"{missing} missing or None: pass them to compute(), or call add_batch() first.")
+        self.check_inputs(given)
+        stray = [k for k, v in inputs.items() if k not in names and v is not None]
+        unknown = [k for k in list(kwargs) + stray
+                   if k not in self.OPTIONS and k not in names and not k.startswith("_")]
+        if unknown:
+            warnings.warn(
+                f"{type(self).__name__} ignores {sorted(unknown)}: not among its inputs {sorted(names)} or "
+                f"options {sorted(self.OPTIONS)} (fine when evaluate.combine passes another module's option).",
+                UserWarning, stacklevel=3,
+            )
+
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
+        """Check the inputs (clear errors naming the field), then ``evaluate``'s compute.\n"""
+        inputs = {"predictions": predictions, "references": references}
+        inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in {n for f in self._input_kinds() for n in f}})
+        self._check_call(inputs, kwargs, computing=True)
+        return super().compute(**inputs, **kwargs)
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Check the inputs (clear errors naming the field), then ``evaluate``'s add_batch.\n"""
+        inputs = {"predictions": predictions, "references": references, **kwargs}
+        self._check_call(inputs, {}, computing=False)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
     def options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Load-time defaults overridden by this call's options; unknown names are ignored so that
-        ``evaluate.combine`` can pass one set of options to several modules."""
+        """Load-time defaults overridden by this call's options (names unknown here were warned about
+        in ``compute``; they are dropped so that ``evaluate.combine`` can share options)."""
         out = dict(self.defaults)
         out.update({k: v for k, v in kwargs.items() if k in self.OPTIONS})
         return out

@@ -62,6 +62,7 @@ class FullFollowupModule(DialevalMetric):
     OPTIONS = {"model": None, "follow_ups": None, "compat": None, "separator": "\n", "max_length": None,
                "lookback": PACKAGE_LOOKBACK, "batch_size": 16, "max_tokens": None, "dtype": None, "device": None,
                "progress": None}
+    CONFIG_NAMES = CONFIGS
 
     def _info(self) -> evaluate.MetricInfo:
         level = self.config_name if self.config_name in CONFIGS else "turn"

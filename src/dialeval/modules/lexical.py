@@ -12,7 +12,7 @@ from .. import lexical
 from ..ngrams import count_ngrams
 from ..signature import make_signature
 from ..text import get_tokenizer, tokenizer_name
-from ..validation import check_positive_ints, check_text_sets, check_texts
+from ..validation import check_positive_ints, check_text_sets, check_texts, is_int
 from .base import DialevalMetric
 
 _CORPUS = datasets.Features({"predictions": datasets.Value("string")})
@@ -69,8 +69,9 @@ def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual",
                      vocab_size: int | None = None) -> dict[str, Any]:
     """Dist-n (and EAD-n) at corpus or set level, with a signature. See :mod:`dialeval.lexical`."""
     tok, orders = _resolve_tokenizer_and_n({"tokenizer": tokenizer, "n": n})
-    if vocab_size is not None and (isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1):
+    if vocab_size is not None and (not is_int(vocab_size) or vocab_size < 1):
         raise ValueError(f"`vocab_size` must be a positive int (the generator's vocabulary size), got {vocab_size!r}.")
+    vocab_size = None if vocab_size is None else int(vocab_size)
     if level == "corpus":
         if predictions is not None and not isinstance(predictions, str) and len(predictions) \
                 and isinstance(predictions[0], (list, tuple)):
@@ -112,7 +113,7 @@ class EntNModule(DialevalMetric):
 
 def compute_ent(predictions: Any, n: Any = None, tokenizer: Any = "casual", base: float = 2.0) -> dict[str, Any]:
     tok, orders = _resolve_tokenizer_and_n({"tokenizer": tokenizer, "n": n})
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 0 or base == 1:
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not math.isfinite(base) or base <= 0 or base == 1:
         raise ValueError(f"`base` must be a positive number other than 1 (2 for bits, math.e for nats), got {base!r}.")
     texts = check_texts(predictions, "predictions")
     out: dict[str, Any] = lexical.entropy_scores(count_ngrams(texts, orders, tok), float(base))
@@ -141,8 +142,9 @@ class LowFrequencyModule(DialevalMetric):
 def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any = "casual",
                           reference_counts: Any = None, reference_texts: Any = None) -> dict[str, Any]:
     get_tokenizer(tokenizer)
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+    if not is_int(threshold) or threshold < 0:
         raise ValueError(f"`threshold` must be an int ≥ 0, got {threshold!r}.")
+    threshold = int(threshold)
     if reference_counts is not None and reference_texts is not None:
         raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
     texts = check_texts(predictions, "predictions")
@@ -154,10 +156,11 @@ def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any
     elif reference_counts is not None:
         if not isinstance(reference_counts, dict):
             raise TypeError("`reference_counts` must be a dict mapping token -> count.")
-        bad = [k for k, v in reference_counts.items() if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int)]
+        bad = [k for k, v in reference_counts.items() if not isinstance(k, str) or not is_int(v) or v < 0]
         if bad:
-            raise TypeError(f"`reference_counts` must map str -> int; bad entry for key {bad[0]!r}.")
-        ref = reference_counts
+            raise TypeError(f"`reference_counts` must map token strings to counts ≥ 0; bad entry "
+                            f"{bad[0]!r}: {reference_counts[bad[0]]!r}.")
+        ref = {k: int(v) for k, v in reference_counts.items()}
         source = "reference_counts"
     value = lexical.low_frequency(texts, threshold, tokenizer, ref)
     return {
