@@ -63,9 +63,12 @@ class DialevalMetric(evaluate.Metric):
         formats = features if isinstance(features, list) else [features]
         return [{name: _kind(feat) for name, feat in fmt.items()} for fmt in formats]
 
-    def check_inputs(self, inputs: dict[str, Any]) -> None:
+    def _input_names(self, kinds: list[dict[str, str | None]]) -> set[str]:
+        return {name for fmt in kinds for name in fmt}
+
+    def check_inputs(self, inputs: dict[str, Any], kinds: list[dict[str, str | None]] | None = None) -> None:
         """Clear errors for inputs of the wrong shape, before ``evaluate`` converts them."""
-        kinds = self._input_kinds()
+        kinds = self._input_kinds() if kinds is None else kinds
         for name, value in inputs.items():
             if value is None or not any(name in k for k in kinds):
                 continue
@@ -85,15 +88,15 @@ class DialevalMetric(evaluate.Metric):
                     raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
 
     def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
-        names = {n for k in self._input_kinds() for n in k}
+        kinds = self._input_kinds()
+        names = self._input_names(kinds)
         given = {k: v for k, v in inputs.items() if k in names}
         if computing and all(v is None for v in given.values()) and getattr(self, "writer", None) is None:
             missing = ", ".join(f"`{n}`" for n in sorted(names))
             raise ValueError(f"{missing} missing or None: pass them to compute(), or call add_batch() first.")
-        self.check_inputs(given)
+        self.check_inputs(given, kinds)
         stray = [k for k, v in inputs.items() if k not in names and v is not None]
-        unknown = [k for k in list(kwargs) + stray
-                   if k not in self.OPTIONS and k not in names and not k.startswith("_")]
+        unknown = [k for k in list(kwargs) + stray if k not in self.OPTIONS and not k.startswith("_")]
         if unknown:
             warnings.warn(
                 f"{type(self).__name__} ignores {sorted(unknown)}: not among its inputs {sorted(names)} or "
@@ -104,7 +107,8 @@ class DialevalMetric(evaluate.Metric):
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
         """Check the inputs (clear errors naming the field), then ``evaluate``'s compute.\n"""
         inputs = {"predictions": predictions, "references": references}
-        inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in {n for f in self._input_kinds() for n in f}})
+        names = self._input_names(self._input_kinds())
+        inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in names})
         self._check_call(inputs, kwargs, computing=True)
         return super().compute(**inputs, **kwargs)
 

@@ -37,13 +37,12 @@ _HAN_2022 = """@inproceedings{han-etal-2022-measuring,
 """
 
 
-def _resolve_tokenizer_and_n(opts: dict[str, Any]) -> tuple[Any, tuple[int, ...]]:
-    tok = opts["tokenizer"]
-    get_tokenizer(tok)
-    n = opts["n"]
+def _resolve_orders(tokenizer: Any, n: Any) -> tuple[int, ...]:
+    """Validate ``tokenizer`` and ``n``; ``n=None`` means 1..5 for the ``tevet`` preset, else 1..3."""
+    get_tokenizer(tokenizer)
     if n is None:
-        n = (1, 2, 3, 4, 5) if tok == "tevet" else (1, 2, 3)
-    return tok, check_positive_ints(n, "n")
+        n = (1, 2, 3, 4, 5) if tokenizer == "tevet" else (1, 2, 3)
+    return check_positive_ints(n, "n")
 
 
 class DistinctNModule(DialevalMetric):
@@ -68,7 +67,7 @@ class DistinctNModule(DialevalMetric):
 def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual", level: str = "corpus",
                      vocab_size: int | None = None) -> dict[str, Any]:
     """Dist-n (and EAD-n) at corpus or set level, with a signature. See :mod:`dialeval.lexical`."""
-    tok, orders = _resolve_tokenizer_and_n({"tokenizer": tokenizer, "n": n})
+    tok, orders = tokenizer, _resolve_orders(tokenizer, n)
     if vocab_size is not None and (not is_int(vocab_size) or vocab_size < 1):
         raise ValueError(f"`vocab_size` must be a positive int (the generator's vocabulary size), got {vocab_size!r}.")
     vocab_size = None if vocab_size is None else int(vocab_size)
@@ -112,7 +111,7 @@ class EntNModule(DialevalMetric):
 
 
 def compute_ent(predictions: Any, n: Any = None, tokenizer: Any = "casual", base: float = 2.0) -> dict[str, Any]:
-    tok, orders = _resolve_tokenizer_and_n({"tokenizer": tokenizer, "n": n})
+    tok, orders = tokenizer, _resolve_orders(tokenizer, n)
     if isinstance(base, bool) or not isinstance(base, (int, float)) or not math.isfinite(base) or base <= 0 or base == 1:
         raise ValueError(f"`base` must be a positive number other than 1 (2 for bits, math.e for nats), got {base!r}.")
     texts = check_texts(predictions, "predictions")
