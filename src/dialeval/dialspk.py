@@ -66,3 +66,29 @@ def speaker_accuracy(
         "num_stories": len(references),
         "story_scores": per_story,
     }
+
+
+def nearest_mention_speakers(story: str, candidates: Sequence[str]) -> list[str]:
+    """A floor for DialSpk: for each ``[MASK]``, the candidate whose latest mention ends closest before
+    it (ties: the longer name); when no candidate is mentioned before, the story's most mentioned
+    candidate (ties: the first listed). Mentions inside earlier quoted turns count too (the baseline
+    cannot tell a speaker from an addressee)."""
+    from .datasets.dialstory import SPEAKER_MASK_RE
+
+    names = _check_story(candidates, "candidates", 0)
+    if not names:
+        raise ValueError("`candidates` is empty; a DialSpk story needs at least one character name.")
+    fallback = max(names, key=lambda n: (story.count(n), -names.index(n)))
+    out = []
+    for m in SPEAKER_MASK_RE.finditer(story):
+        before = story[:m.start()]
+        ends = {n: before.rfind(n) + len(n) for n in names if n in before}
+        out.append(max(ends, key=lambda n: (ends[n], len(n))) if ends else fallback)
+    return out
+
+
+def baseline_predictions(stories: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[str]]:
+    """:func:`nearest_mention_speakers` for every story."""
+    if len(stories) != len(candidates):
+        raise ValueError(f"{len(stories)} stories but {len(candidates)} candidate lists; pass one per story.")
+    return [nearest_mention_speakers(s, c) for s, c in zip(stories, candidates)]

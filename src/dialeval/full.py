@@ -43,6 +43,7 @@ FULL_0_0_3_FOLLOW_UPS: tuple[str, ...] = (
     "You don't seem interested.",
 )
 COMPAT_MODES = ("full-0.0.3",)
+AGGREGATIONS = ("mean", "sum")
 #: ``full`` 0.0.3.1 keeps the last ``lookback`` turns (turn level: those plus the response).
 PACKAGE_LOOKBACK = 50
 PACKAGE_SEPARATOR = "\t"
@@ -165,6 +166,33 @@ def followup_values(nll: np.ndarray, compat: str | None = None) -> np.ndarray:
     return np.exp(nll) if compat else nll
 
 
+def followup_nll(mean_nll: np.ndarray, token_counts: Sequence[int], aggregation: str = "mean") -> np.ndarray:
+    """Per-follow-up NLL from mean per-token NLLs ``[items, F]``: ``"mean"`` keeps −(1/T_f) Σ_t log p_t;
+    ``"sum"`` gives −Σ_t log p_t = T_f · mean (the follow-ups are tokenized alone, so T_f is fixed)."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"`aggregation`={aggregation!r} is not known; use one of {AGGREGATIONS}.")
+    nll = np.asarray(mean_nll, dtype=np.float64)
+    return nll * np.asarray(token_counts, dtype=np.float64) if aggregation == "sum" else nll
+
+
+def chat_pieces(render: Any, turns: Sequence[str], follow_up_role: str = "user") -> tuple[list[str], str]:
+    """The history written with a chat template: one text piece per turn and the ``cue`` that opens the
+    follow-up's message. Roles alternate backwards from the follow-up (``follow_up_role``), so the last
+    turn, the one being rated, is the other role. ``render(messages) -> str`` is the template (e.g.
+    ``tokenizer.apply_chat_template(..., tokenize=False)``); piece i is what message i adds to the text."""
+    other = "assistant" if follow_up_role == "user" else "user"
+    roles = [other if (len(turns) - i) % 2 else follow_up_role for i in range(len(turns))]
+    messages = [{"role": r, "content": t} for r, t in zip(roles, turns)]
+    mark = "\x00FOLLOW-UP\x00"
+    texts = [""] + [render(messages[: i + 1]) for i in range(len(messages))]
+    opened = render(messages + [{"role": follow_up_role, "content": mark}])
+    for a, b in zip(texts, texts[1:] + [opened]):
+        if not b.startswith(a):
+            raise ValueError("this chat template does not render a conversation as a prefix of its continuation; "
+                             "use chat_template=False.")
+    return [b[len(a):] for a, b in zip(texts, texts[1:])], opened[len(texts[-1]):].split(mark)[0]
+
+
 def aggregate_followups(values: np.ndarray) -> np.ndarray:
     """FULL score per item = arithmetic mean over follow-ups (rows = items, columns = follow-ups)."""
     values = np.asarray(values, dtype=np.float64)
@@ -183,7 +211,8 @@ class FollowupScorer:
     """
 
     def __init__(self, lm: Any, *, separator: str = "\n", max_length: int | None = None,
-                 compat: str | None = None, lookback: int = PACKAGE_LOOKBACK) -> None:
+                 compat: str | None = None, lookback: int = PACKAGE_LOOKBACK, follow_up_prefix: str = "",
+                 chat_template: bool = False) -> None:
         if compat is not None and compat not in COMPAT_MODES:
             raise ValueError(f"`compat`={compat!r} is not known; use None or one of {COMPAT_MODES}.")
         if compat and lm.kind != "seq2seq":
@@ -195,6 +224,9 @@ class FollowupScorer:
             raise ValueError(f"`max_length` must be an int ≥ 8 (tokens) or None, got {max_length!r}.")
         if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 1:
             raise ValueError(f"`lookback` must be an int ≥ 1, got {lookback!r}.")
+        _check_formulation(lm, compat, follow_up_prefix, chat_template)
+        self.follow_up_prefix = follow_up_prefix
+        self.chat_template = chat_template
         self.lm = lm
         self.model = lm.model
         self.kind = lm.kind
@@ -244,15 +276,27 @@ class FollowupScorer:
         tok = self.tokenizer
         sep = self.separator
         causal = self.kind == "causal"
-        pieces = [t + sep for t in turns] if causal else [t if i == 0 else sep + t for i, t in enumerate(turns)]
+        cue = self.follow_up_prefix
+        if self.chat_template:
+            pieces, cue = chat_pieces(self._render_chat, turns)
+        elif causal:
+            pieces = [t + sep for t in turns]
+        else:
+            pieces = [t if i == 0 else sep + t for i, t in enumerate(turns)]
         lengths = [len(ids) for ids in tok(pieces, add_special_tokens=False)["input_ids"]]
         prefix, suffix = self._special_tokens()
         if causal:
-            suffix = []  # an end-of-text token would sit between the history and the follow-up
+            suffix = list(tok(cue, add_special_tokens=False)["input_ids"]) if cue else []  # never an end token
         start = recent_turns_fitting(lengths, budget - len(prefix) - len(suffix))
-        text = "".join(t + sep for t in turns[start:]) if causal else sep.join(turns[start:])
+        text = "".join(pieces[start:]) if causal else sep.join(turns[start:])
         ids = list(tok(text, add_special_tokens=False)["input_ids"])
         return keep_last_tokens(ids, budget, prefix, suffix)
+
+    def _render_chat(self, messages: list[dict[str, str]]) -> str:
+        """The tokenizer's chat template as text, without the BOS token the tokenizer adds itself."""
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False)
+        bos = getattr(self.tokenizer, "bos_token", None)
+        return text[len(bos):] if bos and self._special_tokens()[0] and text.startswith(bos) else text
 
     def _special_tokens(self) -> tuple[list[int], list[int]]:
         """The special tokens the tokenizer puts before and after a text (BlenderBot appends ``</s>``)."""
@@ -380,6 +424,22 @@ class FollowupScorer:
         return (-total / lengths).double().cpu().tolist()
 
 
+def _check_formulation(lm: Any, compat: str | None, follow_up_prefix: str, chat_template: bool) -> None:
+    """Follow-up prefixes and chat templates are causal-LM, default-mode options."""
+    if not isinstance(follow_up_prefix, str):
+        raise TypeError(f"`follow_up_prefix` must be a string, got {type(follow_up_prefix).__name__}.")
+    if not isinstance(chat_template, bool):
+        raise TypeError(f"`chat_template` must be True or False, got {chat_template!r}.")
+    if (follow_up_prefix or chat_template) and (compat or lm.kind != "causal"):
+        raise ValueError("`follow_up_prefix` and `chat_template` apply to causal LMs in default mode; "
+                         f"{lm.name!r} is {lm.kind}{' in compat mode' if compat else ''}. Leave them unset.")
+    if follow_up_prefix and chat_template:
+        raise ValueError("`follow_up_prefix` and `chat_template=True` both write the follow-up's turn; use one.")
+    if chat_template and not getattr(lm.tokenizer, "chat_template", None):
+        raise ValueError(f"`chat_template=True` but the tokenizer of {lm.name!r} has no chat template; "
+                         "use chat_template=False.")
+
+
 def _split_specials(with_specials: list[int], bare: list[int], specials_only: list[int]) -> tuple[list[int], list[int]]:
     """Split the special tokens a tokenizer adds around ``bare`` into (prefix, suffix)."""
     n = len(bare)
@@ -397,19 +457,19 @@ def _repeat_cache(cache: Any, repeats: int) -> None:
     raise RuntimeError(f"cannot share the key/value cache of type {type(cache).__name__} across follow-ups.")
 
 
-_COMPAT_TOKENIZERS: dict[str, Any] = {}
-
-
 def _compat_tokenizer(lm: Any) -> Any:
-    """The tokenizer as ``full`` 0.0.3.1 loads it: ``add_prefix_space=True, truncation_side="right"``."""
-    if lm.path not in _COMPAT_TOKENIZERS:
+    """The tokenizer as ``full`` 0.0.3.1 loads it: ``add_prefix_space=True, truncation_side="right"``.
+    Kept on the loaded LM, so it lives exactly as long as the LM's entry in the model cache."""
+    tok = getattr(lm, "compat_tokenizer", None)
+    if tok is None:
         from transformers import AutoTokenizer
 
         from .runtime import load_pretrained
 
-        _COMPAT_TOKENIZERS[lm.path] = load_pretrained(AutoTokenizer, lm.path, what="tokenizer",
-                                                      add_prefix_space=True, truncation_side="right")
-    return _COMPAT_TOKENIZERS[lm.path]
+        tok = load_pretrained(AutoTokenizer, lm.path, what="tokenizer", add_prefix_space=True,
+                              truncation_side="right")
+        lm.compat_tokenizer = tok
+    return tok
 
 
 # --------------------------------------------------------------------------------------------------
@@ -419,19 +479,26 @@ def _compat_tokenizer(lm: Any) -> Any:
 def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: Sequence[str] | None = None,
                 compat: str | None = None, separator: str = "\n", max_length: int | None = None,
                 lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
-                progress: bool | None = None) -> dict[str, Any]:
+                progress: bool | None = None, follow_up_prefix: str = "", chat_template: bool = False,
+                aggregation: str = "mean") -> dict[str, Any]:
     """Score validated histories (turn level: context turns + response) and aggregate.
 
     Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
-    in compat mode), ``follow_ups`` and the mean ``full_followup``.
+    in compat mode), ``follow_ups`` and the mean ``full_followup``. ``aggregation="sum"`` scores each
+    follow-up by its total NLL instead of the per-token mean (default mode only).
     """
     fus = check_follow_ups(follow_ups) if follow_ups is not None else (FULL_0_0_3_FOLLOW_UPS if compat else FOLLOW_UPS)
-    scorer = FollowupScorer(lm, separator=separator, max_length=max_length, compat=compat, lookback=lookback)
+    if aggregation not in AGGREGATIONS or (compat and aggregation != "mean"):
+        raise ValueError(f"`aggregation`={aggregation!r}: use one of {AGGREGATIONS} (compat mode: 'mean').")
+    scorer = FollowupScorer(lm, separator=separator, max_length=max_length, compat=compat, lookback=lookback,
+                            follow_up_prefix=follow_up_prefix, chat_template=chat_template)
     if compat:
         # the package keeps `lookback` context turns plus the response (turn level) or `lookback` turns (dialog)
         histories = [package_turns(h[:-1], h[-1], lookback) if level == "turn" else package_turns(h, None, lookback)
                      for h in histories]
     nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
+    if not compat:
+        nll = followup_nll(nll, [len(f) for f in scorer.encode_follow_ups(fus)], aggregation)
     values = followup_values(nll, compat)
     scores = aggregate_followups(values)
     return {

@@ -29,7 +29,8 @@ def expectation_adjusted_distinct(num_distinct: int, total: int, vocab_size: int
     if total <= 0:
         return 0.0
     v = float(vocab_size)
-    expected = v * (1.0 - ((v - 1.0) / v) ** total) if vocab_size > 1 else 1.0
+    # 1 − ((V−1)/V)^C as −expm1(C·log1p(−1/V)): exact for any V (the plain form is 0 for V ≳ 1e16).
+    expected = -v * math.expm1(total * math.log1p(-1.0 / v)) if vocab_size > 1 else 1.0
     return num_distinct / expected
 
 

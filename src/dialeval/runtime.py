@@ -7,8 +7,12 @@ Every model-based metric (Sem-Ent, NLI Diversity, FULL) runs its forward passes 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +25,10 @@ DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16
 
 class ModelNotAvailableError(ValueError):
     """A model id or path could not be loaded (offline, missing, or not that kind of model)."""
+
+
+class Cancelled(RuntimeError):
+    """The request running this computation was cancelled (or its client went away)."""
 
 
 def is_offline() -> bool:
@@ -118,6 +126,7 @@ def run_batched(
     disable = None if progress is None else not progress
     with torch.inference_mode():
         for batch in progress_bar(batches, total=len(batches), desc=desc, disable=disable):
+            check_cancelled()
             outputs = step([items[i] for i in batch])
             if len(outputs) != len(batch):
                 raise RuntimeError(f"batch step returned {len(outputs)} results for {len(batch)} items")
@@ -127,6 +136,9 @@ def run_batched(
 
 
 def _offline_hint(name: str, what: str) -> str:
+    if Path(name).expanduser().exists():
+        return (f"could not load {what} from the local path {name!r}: it is not a saved model transformers "
+                "can read (it needs config.json and the weights, as written by save_pretrained).")
     return (
         f"could not load {what} {name!r}. "
         + ("The Hugging Face Hub is offline here (HF_HUB_OFFLINE=1), so a Hub id only works if it is "
@@ -150,9 +162,162 @@ def load_pretrained(loader: Any, name_or_path: str | os.PathLike, *, what: str =
         raise ModelNotAvailableError(_offline_hint(name, what) + f" (underlying error: {exc})") from exc
 
 
+def loaded_dtype(model: Any) -> Any:
+    """The dtype a loaded model actually computes in (its ``dtype`` attribute, else its first parameter's)."""
+    dtype = getattr(model, "dtype", None)
+    if dtype is None:
+        dtype = next(iter(model.parameters())).dtype
+    return dtype
+
+
 def model_revision(model: Any) -> str:
     """Best-effort identity of loaded weights for signatures: ``name_or_path@commit`` when known."""
     cfg = getattr(model, "config", None)
     name = getattr(cfg, "_name_or_path", None) or getattr(model, "name_or_path", None) or type(model).__name__
     commit = getattr(cfg, "_commit_hash", None)
     return f"{name}@{commit[:10]}" if commit else str(name)
+
+
+# --------------------------------------------------------------------------------------------------
+# One model cache: resolved identity, bounded LRU, one load per key
+# --------------------------------------------------------------------------------------------------
+
+DEFAULT_CACHE_SIZE = 4
+
+
+def model_cache_size() -> int:
+    """``DIALEVAL_MODEL_CACHE_SIZE`` (models kept loaded per process; 0 keeps none), default 4."""
+    raw = os.environ.get("DIALEVAL_MODEL_CACHE_SIZE", "").strip()
+    if not raw:
+        return DEFAULT_CACHE_SIZE
+    try:
+        size = int(raw)
+    except ValueError:
+        raise ValueError(f"DIALEVAL_MODEL_CACHE_SIZE={raw!r} is not an integer; set it to e.g. 4.") from None
+    if size < 0:
+        raise ValueError(f"DIALEVAL_MODEL_CACHE_SIZE={raw!r} must be ≥ 0.")
+    return size
+
+
+def model_identity(name_or_path: str | os.PathLike) -> str:
+    """What a model name means on this machine: an existing local path → its ``os.path.realpath`` (so
+    ``P``, ``P/``, ``P/./`` and ``//P`` are one model); anything else (a Hub id, a packaged name) → itself."""
+    name = os.fspath(name_or_path).strip()
+    local = os.path.expanduser(name)
+    if os.path.exists(local):
+        return os.path.realpath(local)
+    return name
+
+
+class ModelCache:
+    """A thread-safe LRU of loaded models: at most ``max_size`` entries (``None`` → :func:`model_cache_size`),
+    and one load per key even when several threads ask for it at once (the others wait for that load)."""
+
+    def __init__(self, max_size: int | None = None) -> None:
+        self._max_size = max_size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._loading: dict[Hashable, threading.Lock] = {}
+        self.loads = 0
+
+    @property
+    def max_size(self) -> int:
+        return model_cache_size() if self._max_size is None else self._max_size
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def keys(self) -> list[Hashable]:
+        with self._lock:
+            return list(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def _hit(self, key: Hashable) -> tuple[bool, Any]:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return True, self._items[key]
+            return False, None
+
+    def get(self, key: Hashable, load: Callable[[], T]) -> T:
+        """The cached value for ``key``, or ``load()`` stored (evicting the least recently used)."""
+        found, value = self._hit(key)
+        if found:
+            return value
+        with self._lock:
+            key_lock = self._loading.setdefault(key, threading.Lock())
+        with key_lock:
+            found, value = self._hit(key)
+            if found:
+                return value
+            try:
+                value = load()
+            finally:
+                with self._lock:
+                    self._loading.pop(key, None)
+            with self._lock:
+                self.loads += 1
+                size = self.max_size
+                if size > 0:
+                    self._items[key] = value
+                    self._items.move_to_end(key)
+                while len(self._items) > size:
+                    self._items.popitem(last=False)
+            return value
+
+
+#: The process-wide cache of encoders, NLI classifiers and language models.
+MODELS = ModelCache()
+
+
+def cached_model(kind: str, name_or_path: str | os.PathLike, load: Callable[[str], T], *key: Hashable) -> T:
+    """``load(identity)`` through :data:`MODELS`, keyed by ``(kind, identity, *key)`` (device, dtype, ...),
+    where ``identity`` is :func:`model_identity` of ``name_or_path``; the model is loaded from that identity."""
+    ident = model_identity(name_or_path)
+    return MODELS.get((kind, ident, *key), lambda: load(ident))
+
+
+# --------------------------------------------------------------------------------------------------
+# Cancellation: a per-request token that run_batched checks at every batch boundary
+# --------------------------------------------------------------------------------------------------
+
+class CancelToken:
+    """Set by whoever serves a request (the demo) and checked by :func:`run_batched` between batches."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason = "the request was cancelled"
+
+    def cancel(self, reason: str | None = None) -> None:
+        if reason:
+            self.reason = reason
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+_CANCEL: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("dialeval_cancel", default=None)
+
+
+@contextlib.contextmanager
+def cancellation(token: CancelToken | None = None) -> Iterator[CancelToken]:
+    """Run the block under ``token`` (a new one by default): :func:`check_cancelled` raises once it is set."""
+    token = token or CancelToken()
+    reset = _CANCEL.set(token)
+    try:
+        yield token
+    finally:
+        _CANCEL.reset(reset)
+
+
+def check_cancelled() -> None:
+    """Raise :class:`Cancelled` when the current request's token has been cancelled."""
+    token = _CANCEL.get()
+    if token is not None and token.cancelled:
+        raise Cancelled(token.reason)

@@ -310,7 +310,7 @@ class SemanticSpace:
             return self.encoder
         if check and encoder is not None:
             given = encoder.name if not isinstance(encoder, (str, os.PathLike)) else encoder_name(encoder)
-            if given != self.encoder_name:
+            if given not in (self.encoder_name, _canonical_encoder(self.encoder_name)):
                 raise ValueError(
                     f"this semantic space was fitted with encoder {self.encoder_name!r}, not {given!r}; embeddings "
                     "of another encoder are not comparable. Pass the same encoder, or fit a new space "
@@ -346,9 +346,20 @@ class SemanticSpace:
         return self.use_encoder().encode(texts, field=field, batch_size=batch_size, progress=progress)
 
     def assign(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = 32,
-               progress: bool | None = None) -> np.ndarray:
-        """Nearest-centroid cluster index of each response."""
-        return self.assign_embeddings(self.embed(responses, field=field, batch_size=batch_size, progress=progress))
+               progress: bool | None = None, chunk_size: int | None = None) -> np.ndarray:
+        """Nearest-centroid cluster index of each response, streamed: each distinct response is tokenized
+        and embedded once, chunk by chunk (embed → normalise → project → assign, then the chunk is dropped),
+        so memory beyond the model stays within a fixed chunk budget plus one label per response."""
+        from .encoders import CHUNK_SIZE, check_responses, iter_embeddings, unique_texts
+
+        texts = check_responses(responses, field)
+        unique, inverse = unique_texts(texts)
+        labels = np.empty(len(unique), dtype=np.int64)
+        for start, emb in iter_embeddings(self.use_encoder(), unique, texts=texts, field=field,
+                                          batch_size=batch_size, progress=progress,
+                                          chunk_size=chunk_size or CHUNK_SIZE):
+            labels[start:start + len(emb)] = self.assign_embeddings(emb)
+        return labels[inverse]
 
     def distribution(self, responses: Sequence[str], **kw: Any) -> np.ndarray:
         return cluster_distribution(self.assign(responses, **kw), self.k)
@@ -360,18 +371,23 @@ class SemanticSpace:
     # -- persistence
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``space.safetensors`` (arrays) and ``space.json`` (metadata) into ``directory``."""
-        from safetensors.numpy import save_file
+        from safetensors.numpy import save
+
+        from .files import atomic_write_bytes, atomic_write_json
 
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        save_file({
+        if out.exists() and not out.is_dir():
+            raise FileExistsError(f"{str(out)!r} is a file; a semantic space is saved into a folder.")
+        # Each file is written atomically, the arrays first and space.json last: an interrupted save leaves
+        # either no space.json or one whose fingerprint does not match, and load() refuses both.
+        atomic_write_bytes(out / ARRAYS_FILE, save({
             "pca_mean": np.ascontiguousarray(self.pca.mean, dtype=np.float32),
             "pca_components": np.ascontiguousarray(self.pca.components, dtype=np.float32),
             "explained_variance_ratio": np.ascontiguousarray(self.pca.explained_variance_ratio, dtype=np.float64),
             "centroids": np.ascontiguousarray(self.centroids, dtype=np.float32),
             "reference_labels": np.ascontiguousarray(self.reference_labels, dtype=np.int64),
             "reference_distribution": self.reference_distribution,
-        }, str(out / ARRAYS_FILE))
+        }))
         meta = {
             "format": "dialeval-semantic-space", "format_version": FORMAT_VERSION,
             "encoder": self.encoder_name, "encoder_revision": self.encoder_revision,
@@ -380,7 +396,7 @@ class SemanticSpace:
             "reference_sem_ent": self.reference_sem_ent,
             "reference_examples": self.reference_examples, "versions": self.versions,
         }
-        (out / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        atomic_write_json(out / META_FILE, meta)
         return out
 
     @classmethod
@@ -394,12 +410,20 @@ class SemanticSpace:
         if not (d / META_FILE).is_file() or not (d / ARRAYS_FILE).is_file():
             raise FileNotFoundError(f"{str(d)!r} is not a saved semantic space (needs {META_FILE} and {ARRAYS_FILE}); "
                                     "create one with `dialeval fit-space`.")
-        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
-        if meta.get("format") != "dialeval-semantic-space":
-            raise ValueError(f"{d / META_FILE} is not a dialeval semantic space.")
+        meta = _read_meta(d / META_FILE)
         if meta.get("format_version", 0) > FORMAT_VERSION:
             raise ValueError(f"{d} was written by a newer dialeval (format {meta['format_version']}); upgrade dialeval.")
-        arrays = load_file(str(d / ARRAYS_FILE))
+        try:
+            arrays = load_file(str(d / ARRAYS_FILE))
+        except Exception as exc:  # noqa: BLE001 - safetensors raises its own error type for a bad header
+            raise ValueError(f"{d / ARRAYS_FILE} is not a readable safetensors file ({exc}); it may be truncated. "
+                             "Fit the space again with `dialeval fit-space`.") from None
+        missing = [k for k in ("pca_mean", "pca_components", "explained_variance_ratio", "centroids",
+                               "reference_labels") if k not in arrays]
+        missing += [k for k in ("encoder", "encoder_revision", "config") if k not in meta]
+        if missing or not isinstance(meta["config"], dict):
+            raise ValueError(f"{d} is an incomplete semantic space (missing {missing or ['config object']}); "
+                             "fit it again with `dialeval fit-space`.")
         space = cls(encoder_name=meta["encoder"], encoder_revision=meta["encoder_revision"],
                     pca=PCAProjection(arrays["pca_mean"], arrays["pca_components"], arrays["explained_variance_ratio"]),
                     centroids=arrays["centroids"], reference_labels=arrays["reference_labels"],
@@ -410,6 +434,29 @@ class SemanticSpace:
         if encoder is not None or device is not None or dtype is not None:
             space.use_encoder(encoder, device=device, dtype=dtype)
         return space
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """``space.json`` as a dict, or a one-line error (invalid JSON, not an object, another format)."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc.__class__.__name__}); the space is corrupt.") from None
+    if not isinstance(meta, dict) or meta.get("format") != "dialeval-semantic-space":
+        raise ValueError(f"{path} is not a dialeval semantic space (expected a JSON object with "
+                         "format 'dialeval-semantic-space').")
+    return meta
+
+
+def _canonical_encoder(name: str) -> str:
+    """A saved space's encoder name as :func:`dialeval.encoders.encoder_name` spells it today (local paths
+    resolved), so a space saved with ``hf-last-token:P/`` accepts ``P``."""
+    from .encoders import encoder_name
+
+    try:
+        return encoder_name(name)
+    except (TypeError, ValueError):
+        return name
 
 
 def resolve_space(space: Any, *, encoder: Any = None, device: Any = None, dtype: Any = None) -> SemanticSpace:

@@ -10,11 +10,18 @@ Tokenizers (all keep case):
 
 from __future__ import annotations
 
+import multiprocessing
+import pickle
 import re
 import unicodedata
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
 
 Tokenizer = Callable[[str], list[str]]
+PARALLEL_MIN_TEXTS = 20_000  # fewer texts are tokenized here: starting workers costs about a second
+PARALLEL_CHUNK = 2_000  # texts per task sent to a worker
 
 
 def normalize_text(text: str, *, form: str = "NFC", strip: bool = True) -> str:
@@ -46,7 +53,7 @@ def _casual(text: str) -> list[str]:
         _CASUAL = TweetTokenizer(preserve_case=True, reduce_len=False, strip_handles=False,
                                  match_phone_numbers=True).tokenize
     if _SPANS_SPACES.search(text):
-        return _CASUAL(text)
+        return _casual_whole(text)
     cache = _CHUNK_CACHE
     if len(cache) > _CHUNK_CACHE_LIMIT:
         cache.clear()
@@ -59,6 +66,22 @@ def _casual(text: str) -> list[str]:
             hit = cache[chunk] = _CASUAL(chunk)
         tokens.extend(hit)
     return tokens
+
+
+_LONG_DIGITS = re.compile(r"\d{20000}")
+
+
+def _casual_whole(text: str) -> list[str]:
+    """``_CASUAL(text)``, with nltk's regex time limit (hit by long digit runs) turned into a clear error."""
+    hint = (f"the casual tokenizer cannot split the text starting {text[:30]!r} ({len(text):,} characters): "
+            "nltk's phone-number pattern times out on long runs of digits. Shorten that text or score with "
+            "tokenizer='whitespace'.")
+    if _LONG_DIGITS.search(text):  # would run into the time limit after seconds of CPU: refuse at once
+        raise ValueError(hint)
+    try:
+        return _CASUAL(text)
+    except TimeoutError:
+        raise ValueError(hint) from None
 
 
 def _whitespace(text: str) -> list[str]:
@@ -112,3 +135,83 @@ def tokenizer_name(tokenizer: str | Tokenizer) -> str:
     if isinstance(tokenizer, str):
         return tokenizer
     return f"custom:{getattr(tokenizer, '__name__', type(tokenizer).__name__)}"
+
+
+def check_num_workers(num_workers: Any) -> int:
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+        raise ValueError(f"`num_workers` must be a positive int (1 = tokenize in this process), got {num_workers!r}.")
+    return num_workers
+
+
+def _tokenize_chunk(tokenizer: str | Tokenizer, texts: list[str]) -> list[list[str]]:
+    """Worker side: the same registry tokenizer (or picklable callable) applied to each text."""
+    tokenize = get_tokenizer(tokenizer)
+    return [tokenize(t) for t in texts]
+
+
+class TokenizerPool:
+    """Tokenizes texts in order, in ``num_workers`` spawned worker processes for large inputs.
+
+    Tokens are exactly those of ``get_tokenizer(tokenizer)`` here (the workers run the same function);
+    inputs of fewer than ``min_texts`` texts, or ``num_workers=1``, are tokenized in this process.
+    At most ``2 × num_workers`` chunks are in flight, so memory stays bounded. A custom tokenizer must
+    be picklable (a module-level function) to be sent to the workers. Use as a context manager.
+    """
+
+    def __init__(self, tokenizer: str | Tokenizer, num_workers: int = 1, *, min_texts: int = PARALLEL_MIN_TEXTS,
+                 chunk_size: int = PARALLEL_CHUNK) -> None:
+        self.tokenizer = tokenizer
+        self._tokenize = get_tokenizer(tokenizer)
+        self.num_workers = check_num_workers(num_workers)
+        self.min_texts, self.chunk_size = min_texts, chunk_size
+        self._executor: ProcessPoolExecutor | None = None
+        if self.num_workers > 1 and not isinstance(tokenizer, str):
+            try:
+                pickle.dumps(tokenizer)
+            except Exception as exc:
+                raise ValueError(f"num_workers={num_workers} sends the tokenizer to worker processes, but "
+                                 f"{tokenizer_name(tokenizer)!r} cannot be pickled; pass a module-level "
+                                 "function or use num_workers=1.") from exc
+
+    def __enter__(self) -> TokenizerPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(cancel_futures=True)
+            self._executor = None
+
+    def map(self, texts: Sequence[str]) -> Iterator[list[str]]:
+        """Token list of each text of ``texts``, in order."""
+        if self.num_workers == 1 or len(texts) < self.min_texts:
+            tokenize = self._tokenize
+            return (tokenize(t) for t in texts)
+        return self._map_parallel(texts)
+
+    def _map_parallel(self, texts: Sequence[str]) -> Iterator[list[str]]:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(self.num_workers, mp_context=multiprocessing.get_context("spawn"))
+        starts = iter(range(0, len(texts), self.chunk_size))
+        pending: deque[Future] = deque()
+
+        def submit() -> None:
+            start = next(starts, None)
+            if start is not None:
+                chunk = list(texts[start:start + self.chunk_size])
+                pending.append(self._executor.submit(_tokenize_chunk, self.tokenizer, chunk))
+
+        for _ in range(2 * self.num_workers):
+            submit()
+        while pending:
+            tokens = pending.popleft().result()
+            submit()
+            yield from tokens
+
+
+def tokenize_all(texts: Sequence[str], tokenizer: str | Tokenizer = "casual", num_workers: int = 1) -> list[list[str]]:
+    """Token lists of ``texts`` (see :class:`TokenizerPool` for ``num_workers``)."""
+    with TokenizerPool(tokenizer, num_workers) as pool:
+        return list(pool.map(texts))

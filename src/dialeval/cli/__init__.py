@@ -9,7 +9,7 @@ import sys
 from .._version import __version__
 
 # One module per sub-command family (each defines ``register(subparsers)``).
-COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval")
+COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval", "coherence", "dialspk_baseline", "hub")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,13 +21,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: What a user can fix: bad input, options, files, models. Anything else is a bug and keeps its traceback.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, TypeError, OSError, KeyError, LookupError,
+                                                RecursionError)
+
+
+def _model_errors() -> tuple[type[BaseException], ...]:
+    """Model-loading errors of huggingface_hub / safetensors that derive from none of :data:`USER_ERRORS`."""
+    found: list[type[BaseException]] = []
+    for module, name in (("huggingface_hub.errors", "HfHubHTTPError"), ("safetensors", "SafetensorError")):
+        mod = sys.modules.get(module)
+        cls = getattr(mod, name, None) if mod is not None else None
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """True for errors that :func:`error_line` reports as one line (bad input, file, option or model)."""
+    from ..runtime import Cancelled
+
+    return isinstance(exc, USER_ERRORS + _model_errors() + (Cancelled,))
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for a user-facing error: its message with newlines folded (the CLI and the demo show it)."""
+    if isinstance(exc, KeyError) and exc.args:
+        text = str(exc.args[0])
+    elif isinstance(exc, RecursionError):
+        text = "the input is nested too deeply to read"
+    else:
+        text = str(exc) or type(exc).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError, KeyError) as exc:
-        print(f"dialeval {args.command}: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"dialeval {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - user errors become one line; others keep their traceback
+        if not is_user_error(exc):
+            raise
+        print(f"dialeval {args.command}: error: {error_line(exc)}", file=sys.stderr)
         return 2
 
 

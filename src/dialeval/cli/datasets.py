@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,8 @@ def register(sub: Any) -> None:
     ex.add_argument("--config", action="append", default=None, help="config to export (repeatable; default: all)")
     ex.add_argument("--format", choices=("parquet", "jsonl"), default="parquet", help="file format per split")
     ex.add_argument("--cache-dir", default=None, help="datasets cache folder for the intermediate build")
+    ex.add_argument("--allow-duplicates", action="store_true",
+                    help="keep rows that repeat an id (refused by default: they would be counted twice)")
     ex.set_defaults(func=run_export)
 
     mk = cmds.add_parser("dialstory-make", help="build DialGen examples from raw stories (paper's recipe)")
@@ -33,6 +34,12 @@ def register(sub: Any) -> None:
     mk.add_argument("--head", type=int, default=50, help="never mask inside the first HEAD tokens (default 50)")
     mk.add_argument("--tail", type=int, default=30, help="never mask inside the last TAIL tokens (default 30)")
     mk.add_argument("--min-turns", type=int, default=10, help="skip stories with fewer turns (default 10)")
+    mk.add_argument("--min-characters", type=int, default=5,
+                    help="skip stories mentioning fewer distinct characters (person names; default 5)")
+    mk.add_argument("--characters", choices=("jieba", "given"), default="jieba",
+                    help="characters found by jieba's person-name tags (paper's recipe; default) or the input's lists")
+    mk.add_argument("--mask-text", choices=("escape", "skip"), default="escape",
+                    help="a story already containing '[MASK': escape it as '[[MASK' (default) or skip the story")
     mk.add_argument("--unit", choices=("auto", "char", "word"), default="auto",
                     help="token unit for head/tail: char (Chinese), word, or auto (char when the text has CJK)")
     mk.set_defaults(func=run_dialstory_make)
@@ -50,25 +57,32 @@ def run_export(args: argparse.Namespace) -> int:
     from ..datasets import export
 
     counts = export(args.name, args.out, data_dir=args.data_dir, configs=args.config, file_format=args.format,
-                    cache_dir=args.cache_dir)
+                    cache_dir=args.cache_dir, allow_duplicates=args.allow_duplicates)
     for cfg, splits in counts.items():
         print(f"{cfg}: " + ", ".join(f"{split} {n} rows" for split, n in splits.items()))
     print(f"wrote {Path(args.out) / 'README.md'}; load with datasets.load_dataset({str(args.out)!r}, CONFIG)")
     return 0
 
 
+def write_jsonl_atomic(path: str | Path, rows: Any) -> Path:
+    """Write JSON Lines to a temporary file beside ``path``, then rename it into place."""
+    from ..files import atomic_write_lines
+
+    return atomic_write_lines(path, rows)
+
+
 def run_dialstory_make(args: argparse.Namespace) -> int:
     from ..datasets.dialstory import make_dialgen, read_raw_stories
+    from ..files import check_output_path
 
+    check_output_path(args.out, inputs=[args.input], option="--out")
     stories = read_raw_stories(args.input)
-    examples, skipped = make_dialgen(stories, seed=args.seed, mask_ratio=args.mask_ratio, head=args.head,
-                                     tail=args.tail, min_turns=args.min_turns, unit=args.unit)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        for ex in examples:
-            f.write(json.dumps(ex, ensure_ascii=False) + "\n")
+    examples, skipped = make_dialgen(stories, characters=args.characters, seed=args.seed,
+                                     mask_ratio=args.mask_ratio, head=args.head, tail=args.tail,
+                                     min_turns=args.min_turns, min_characters=args.min_characters,
+                                     unit=args.unit, mask_text=args.mask_text)
+    out = write_jsonl_atomic(args.out, examples)
     print(f"{len(examples)} of {len(stories)} stories written to {out}")
     for reason, n in skipped.items():
-        print(f"skipped {n}: {reason}", file=sys.stderr)
+        print(f"dropped {n}: {reason}", file=sys.stderr)
     return 0

@@ -10,7 +10,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="launch the Gradio demo (every metric at once) on this machine")
     p.add_argument("--port", type=int, default=None, help="port to serve on (default: Gradio's, 7860 or the next free)")
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (0.0.0.0 to serve the local network)")
-    p.add_argument("--examples", default="default", help="folder of example *.json files (default: spaces/demo/examples)")
+    p.add_argument("--examples", default="default", help="folder of example *.json files (default: the bundled dialeval/resources/examples)")
     p.add_argument("--concurrency", type=int, default=None, help="requests computed at once (default 2)")
     p.add_argument("--online", action="store_true",
                    help="allow downloading models from the Hugging Face Hub (default: offline, local models only)")

@@ -6,14 +6,18 @@ import argparse
 import json
 from typing import Any
 
+from .. import registry
+from ..files import atomic_write_json, check_output_path
 from ..io import read_texts
-
-SCORABLE = ("distinct_n", "ent_n", "low_frequency", "sem_ent")
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("score", help="score a file of responses with one or more metrics")
-    p.add_argument("--metric", action="append", required=True, help="metric name (repeatable), e.g. distinct_n")
+    decls = registry.declarations()
+    listing = "; ".join(f"{d.name}: {d.summary} [{d.inputs}]" for d in decls.values())
+    p = sub.add_parser("score", help="score a file of responses with one or more metrics",
+                       description=f"Metrics: {listing}.")
+    p.add_argument("--metric", action="append", required=True, choices=list(decls), metavar="METRIC",
+                   help=f"metric name (repeatable): {', '.join(decls)}")
     p.add_argument("--input", required=True, help="JSONL, CSV or plain text (one response per line)")
     p.add_argument("--field", default=None, help="record field holding the response (JSONL/CSV)")
     p.add_argument("--tokenizer", default=None, help="tokenizer for lexical metrics: casual, whitespace, char, tevet")
@@ -42,11 +46,14 @@ def run(args: argparse.Namespace) -> int:
     from ..loading import load
     from ..metaeval import parse_metric_args
 
-    other = [m for m in args.metric if m not in SCORABLE]
+    scorable = [d.name for d in registry.by_input("responses")]
+    other = [m for m in args.metric if m not in scorable]
     if other:
         raise ValueError(f"`dialeval score` scores one list of responses, which {other} do not take "
-                         f"(scorable here: {', '.join(SCORABLE)}). Use the Python API (dialeval.load) or "
+                         f"(scorable here: {', '.join(scorable)}). Use the Python API (dialeval.load) or "
                          "`dialeval meta-eval` for response sets, dialogues and speaker lists.")
+    if args.output:  # before any work: not the input, not a folder, writable
+        check_output_path(args.output, inputs=[args.input])
     texts = read_texts(args.input, args.field)
     extra = parse_metric_args(args.metric_arg)
     modules = {name: load(name) for name in args.metric}
@@ -60,7 +67,6 @@ def run(args: argparse.Namespace) -> int:
             options["tokenizer"] = args.tokenizer
         results[name] = module.compute(predictions=texts, **options)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=2, ensure_ascii=False)
+        atomic_write_json(args.output, results)
     print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
     return 0

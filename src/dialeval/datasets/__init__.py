@@ -92,9 +92,41 @@ def get_builder(name: str, config: str | None = None, *, data_dir: str | os.Path
     return cls(**kwargs)
 
 
+#: Columns that identify a row of each dataset (together): a repeated identity is refused by :func:`load`.
+ID_COLUMNS = {"contest": ("sample_id",), "dailydialog_plusplus": ("id",), "fed": ("id",),
+              "dailydialog": ("dialogue_id", "turn"), "dialstory": ("id",)}
+
+
+def duplicated_ids(name: str, ds: datasets.DatasetDict) -> dict[str, list[Any]]:
+    """``{split: [repeated ids]}`` of a built dataset (each id listed once; empty when all are unique)."""
+    cols = ID_COLUMNS.get(name, ())
+    out: dict[str, list[Any]] = {}
+    for split, part in ds.items():
+        if not cols or any(c not in part.column_names for c in cols):
+            continue
+        keys = list(zip(*(part[c] for c in cols)))
+        seen: set[Any] = set()
+        repeated = list(dict.fromkeys(k for k in keys if k in seen or seen.add(k)))
+        if repeated:
+            out[split] = [k[0] if len(k) == 1 else k for k in repeated]
+    return out
+
+
+def check_unique_ids(name: str, ds: datasets.DatasetDict, source: Any) -> None:
+    """Refuse a dataset whose rows repeat an id (a meta-evaluation would count them twice)."""
+    dups = duplicated_ids(name, ds)
+    if dups:
+        what = "; ".join(f"{split}: {len(v)} repeated id(s) {v[:5]}{' …' if len(v) > 5 else ''}"
+                         for split, v in dups.items())
+        raise MalformedDataError(f"{source}: {name} has duplicated {'/'.join(ID_COLUMNS[name])} ({what}); remove "
+                                 "the repeated rows, or pass allow_duplicates=True (--allow-duplicates) to keep them.")
+
+
 def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | None = None,
-         cache_dir: str | os.PathLike | None = None, data_files: Any = None) -> datasets.DatasetDict:
-    """Build (or reuse the cache of) ``name``/``config`` and return its ``DatasetDict``.
+         cache_dir: str | os.PathLike | None = None, data_files: Any = None,
+         allow_duplicates: bool = False) -> datasets.DatasetDict:
+    """Build (or reuse the cache of) ``name``/``config`` and return its ``DatasetDict``; rows repeating an id
+    are an error unless ``allow_duplicates``.
 
     >>> load("fed", "turn", data_dir="../shared/data/fed")["test"].num_rows  # doctest: +SKIP
     375
@@ -110,7 +142,10 @@ def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | 
         if isinstance(cause, (MalformedDataError, FileNotFoundError)):
             raise cause from None
         raise
-    return builder.as_dataset()
+    ds = builder.as_dataset()
+    if not allow_duplicates:
+        check_unique_ids(name, ds, data_files if data_files is not None else builder.config.data_dir)
+    return ds
 
 
 def _card_template(name: str) -> tuple[dict[str, Any], str]:
@@ -148,37 +183,54 @@ def render_card(name: str, infos: dict[str, datasets.DatasetInfo], files: dict[s
 
 def _write_jsonl(ds: datasets.Dataset, path: Path) -> None:
     # Written with the standard json module: floats keep their exact repr (pandas' writer rounds them).
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", newline="") as f:
         for row in ds:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+def _export_target(out: str | os.PathLike, data_dir: str | os.PathLike | None) -> Path:
+    """``out`` checked before any work: not the input folder, not a file, not a non-empty folder that is not
+    a previous export (it is replaced as a whole)."""
+    from ..files import check_output_path
+
+    target = check_output_path(out, inputs=[data_dir] if data_dir else [], kind="dir", option="--out")
+    if target.is_dir() and any(target.iterdir()) and not (target / "README.md").is_file():
+        raise FileExistsError(f"--out {str(target)!r} is a non-empty folder that is not a dataset export (no "
+                              "README.md); an export replaces its folder, so give a new or empty folder.")
+    return target
+
+
 def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | None = None,
            configs: list[str] | None = None, file_format: str = "parquet",
-           cache_dir: str | os.PathLike | None = None) -> dict[str, dict[str, int]]:
+           cache_dir: str | os.PathLike | None = None, allow_duplicates: bool = False) -> dict[str, dict[str, int]]:
     """Write ``name``'s configs in the Hub layout under ``out``: ``<config>/<split>.parquet`` (or
-    ``.jsonl``) and ``README.md``. Returns ``{config: {split: rows}}``."""
+    ``.jsonl``) and ``README.md``. Returns ``{config: {split: rows}}``.
+
+    The folder is written as a temporary sibling, its card last, and renamed into place when complete: an
+    interrupted export leaves no ``out`` (and no card, so ``datasets.load_dataset`` refuses the leftover)."""
+    from ..files import atomic_directory, atomic_write_text
+
     if file_format not in {"parquet", "jsonl"}:
         raise ValueError(f"file_format={file_format!r}; use 'parquet' or 'jsonl'.")
     configs = configs or config_names(name)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    target = _export_target(out, data_dir)
     infos, files, counts = {}, {}, {}
-    for cfg in configs:
-        ds = load(name, cfg, data_dir=data_dir, cache_dir=cache_dir)
-        (out / cfg).mkdir(exist_ok=True)
-        files[cfg], counts[cfg] = {}, {}
-        for split, part in ds.items():
-            rel = f"{cfg}/{split}.{file_format}"
-            if file_format == "parquet":
-                part.to_parquet(str(out / rel))
-            else:
-                _write_jsonl(part, out / rel)
-            files[cfg][split] = rel
-            counts[cfg][split] = part.num_rows
-        first = next(iter(ds.values()))
-        infos[cfg] = datasets.DatasetInfo(features=first.features, splits=first.info.splits)
-    default = _builder_class(name).DEFAULT_CONFIG_NAME
-    card = render_card(name, infos, files, default if default in files else configs[0])
-    (out / "README.md").write_text(card, encoding="utf-8")
+    with atomic_directory(target) as tmp:
+        for cfg in configs:
+            ds = load(name, cfg, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=allow_duplicates)
+            (tmp / cfg).mkdir(exist_ok=True)
+            files[cfg], counts[cfg] = {}, {}
+            for split, part in ds.items():
+                rel = f"{cfg}/{split}.{file_format}"
+                if file_format == "parquet":
+                    part.to_parquet(str(tmp / rel))
+                else:
+                    _write_jsonl(part, tmp / rel)
+                files[cfg][split] = rel
+                counts[cfg][split] = part.num_rows
+            first = next(iter(ds.values()))
+            infos[cfg] = datasets.DatasetInfo(features=first.features, splits=first.info.splits)
+        default = _builder_class(name).DEFAULT_CONFIG_NAME
+        card = render_card(name, infos, files, default if default in files else configs[0])
+        atomic_write_text(tmp / "README.md", card)  # last: a folder without its card is incomplete
     return counts

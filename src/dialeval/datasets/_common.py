@@ -3,6 +3,8 @@ JSON/JSONL readers, type checks, skipped-row accounting, and locating input file
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import json
 import logging
 import math
@@ -28,17 +30,38 @@ def where(path: str | os.PathLike, line: int | None = None, *, unit: str = "line
     return f"{path}, {unit} {line}" if line is not None else str(path)
 
 
+@contextlib.contextmanager
+def csv_limit(limit: int = 16 * 1024 * 1024) -> Iterator[None]:
+    """Raise the csv module's cell size limit (128 KiB by default) to ``limit`` for the block."""
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, limit))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
+def _loads(text: str, loc: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise MalformedDataError(f"{loc}: invalid JSON ({exc.msg}, column {exc.colno}).") from None
+    except RecursionError:
+        raise MalformedDataError(f"{loc}: JSON nested too deeply to read.") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not a number in standard JSON", name, 0)
+
+
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line_number, object)`` for every non-blank line of a JSON Lines file; a bad line raises
-    :class:`MalformedDataError` naming the file and line."""
-    with open(path, encoding="utf-8") as f:
+    """``(line_number, object)`` for every non-blank line of a JSON Lines file (split on ``\\n`` only, a BOM
+    dropped); a bad line raises :class:`MalformedDataError` naming the file and line."""
+    with open(path, encoding="utf-8-sig", newline="\n") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MalformedDataError(f"{where(path, lineno)}: invalid JSON ({exc.msg}, column {exc.colno}).") from exc
+            obj = _loads(line, where(path, lineno))
             if not isinstance(obj, dict):
                 raise MalformedDataError(f"{where(path, lineno)}: expected a JSON object, got {type(obj).__name__}.")
             yield lineno, obj
@@ -46,11 +69,14 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def read_json(path: str | os.PathLike) -> Any:
     """A whole JSON document, with the file and line in the error when it does not parse."""
+    with open(path, encoding="utf-8-sig") as f:
+        text = f.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise MalformedDataError(f"{where(path, exc.lineno)}: invalid JSON ({exc.msg}, column {exc.colno}).") from exc
+        raise MalformedDataError(f"{where(path, exc.lineno)}: invalid JSON ({exc.msg}, column {exc.colno}).") from None
+    except RecursionError:
+        raise MalformedDataError(f"{path}: JSON nested too deeply to read.") from None
 
 
 def require_keys(obj: dict[str, Any], keys: Sequence[str], loc: str) -> None:
@@ -76,9 +102,13 @@ def require_str_list(value: Any, field: str, loc: str, *, min_len: int = 0) -> l
     return list(value)
 
 
-def require_int(value: Any, field: str, loc: str) -> int:
+def require_int(value: Any, field: str, loc: str, *, bits: int = 64) -> int:
+    """An integer that fits the signed ``bits``-bit column it is stored in."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise MalformedDataError(f"{loc}: field {field!r} must be an integer, got {type(value).__name__} ({value!r:.40}).")
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise MalformedDataError(f"{loc}: field {field!r} is {str(value)[:30]}{'…' if len(str(value)) > 30 else ''}, "
+                                 f"out of range for a {bits}-bit integer.")
     return value
 
 

@@ -21,6 +21,7 @@ import datasets
 from ._common import (
     STRINGS,
     MalformedDataError,
+    csv_limit,
     find_file,
     parse_float,
     resolve_data_dir,
@@ -63,9 +64,11 @@ def contest_features(metric_columns: list[str]) -> datasets.Features:
 
 
 def read_header(path: str | os.PathLike) -> list[str]:
-    with open(path, encoding="utf-8", newline="") as f:
+    with open(path, encoding="utf-8-sig", newline="") as f, csv_limit():
         try:
             return next(csv.reader(f))
+        except csv.Error as exc:
+            raise MalformedDataError(f"{path}, line 1: malformed CSV header ({exc}).") from None
         except StopIteration:
             raise MalformedDataError(f"{path}: empty file (no header row).") from None
 
@@ -95,33 +98,41 @@ def response_columns(header: list[str], path: str | os.PathLike) -> list[str]:
 def read_contest_csv(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Parse one conTest/decTest CSV into rows of :func:`contest_features`; malformed input raises
     :class:`MalformedDataError` naming the file and the row (1 = first data row) and line."""
+    with open(path, encoding="utf-8-sig", newline="") as f, csv_limit():
+        reader = csv.DictReader(f, strict=True)
+        try:
+            return _contest_rows(reader, path)
+        except csv.Error as exc:
+            raise MalformedDataError(f"{path}, line {reader.line_num}: malformed CSV ({exc}); check for an "
+                                     "unterminated quote.") from None
+
+
+def _contest_rows(reader: csv.DictReader, path: str | os.PathLike) -> list[dict[str, Any]]:
     rows = []
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        header = list(reader.fieldnames or [])
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise MalformedDataError(f"{path}: missing column(s) {missing} in the header {header}.")
-        resp_cols = response_columns(header, path)
-        metric_cols = [c for c in header if c.startswith("metric_")]
-        for i, rec in enumerate(reader, 1):
-            loc = f"{where(path, i, unit='row')} (line {reader.line_num})"
-            if None in rec or any(rec[c] is None for c in header):
-                raise MalformedDataError(f"{loc}: has {len(header) + len(rec.get(None) or [])} cells for "
-                                         f"{len(header)} columns; check quoting and commas.")
-            metrics = {c[len("metric_"):]: parse_float(rec[c], c, loc, allow_empty=True) for c in metric_cols}
-            row = {
-                "sample_id": rec["sample_id"],
-                "context": rec["context"],
-                "responses": [rec[c] for c in resp_cols],
-                "label_value": parse_float(rec["label_value"], "label_value", loc),
-                "label_name": rec["label_name"],
-                "human_score_mean": metrics.get(HUMAN_MEAN[len("metric_"):]),
-                "human_score_std": metrics.get(HUMAN_STD[len("metric_"):]),
-            }
-            if metrics:
-                row["metrics"] = metrics
-            rows.append(row)
+    header = list(reader.fieldnames or [])
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise MalformedDataError(f"{path}: missing column(s) {missing} in the header {header}.")
+    resp_cols = response_columns(header, path)
+    metric_cols = [c for c in header if c.startswith("metric_")]
+    for i, rec in enumerate(reader, 1):
+        loc = f"{where(path, i, unit='row')} (line {reader.line_num})"
+        if None in rec or any(rec[c] is None for c in header):
+            cells = sum(rec[c] is not None for c in header) + len(rec.get(None) or [])
+            raise MalformedDataError(f"{loc}: has {cells} cells for {len(header)} columns; check quoting and commas.")
+        metrics = {c[len("metric_"):]: parse_float(rec[c], c, loc, allow_empty=True) for c in metric_cols}
+        row = {
+            "sample_id": rec["sample_id"],
+            "context": rec["context"],
+            "responses": [rec[c] for c in resp_cols],
+            "label_value": parse_float(rec["label_value"], "label_value", loc),
+            "label_name": rec["label_name"],
+            "human_score_mean": metrics.get(HUMAN_MEAN[len("metric_"):]),
+            "human_score_std": metrics.get(HUMAN_STD[len("metric_"):]),
+        }
+        if metrics:
+            row["metrics"] = metrics
+        rows.append(row)
     if not rows:
         raise MalformedDataError(f"{path}: no data rows.")
     return rows

@@ -7,14 +7,20 @@
   ``candidates`` (the story's character names).
 
 No public copy exists, so files are JSON Lines under ``<data_dir>/<config>/<split>.jsonl`` (split = train,
-validation or test). :func:`make_dialgen` builds DialGen examples from raw stories the way the paper did:
+validation or test). :func:`make_dialgen` builds DialGen examples from raw stories by the paper's four rules:
 dialogue turns are the spans inside quotation marks (“…”, 「…」, "…"); 30% of the turns are masked at random
-(seeded per story), never inside the first 50 or the last 30 tokens (characters for Chinese text); stories
-with fewer than 10 turns are skipped (and counted).
+(seeded per story); no masked turn lies inside the first 50 or the last 30 tokens (characters for Chinese
+text); every story mentions at least five characters (distinct person names, found by
+:func:`identify_characters`). Stories with fewer than 10 turns are skipped too; every drop is counted by rule.
+
+Mask convention (shared with the ``dialgen`` metric and :func:`fill_masks`): a placeholder replaces the text
+*inside* the quotation marks (``“[MASK1]”``); literal ``[MASK`` in the story text is escaped as ``[[MASK``
+(:func:`escape_mask_text`), so it is never read as a placeholder and :func:`fill_masks` restores it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import re
@@ -55,8 +61,13 @@ FEATURES = {
 
 #: The text inside a pair of quotation marks (no line breaks, not empty).
 QUOTED = re.compile(r"“([^“”\n]+)”|「([^「」\n]+)」|\"([^\"\n]+)\"")
-NUMBERED_MASK = re.compile(r"\[MASK(\d+)\]")
+#: A DialGen placeholder; ``[[MASK`` is escaped story text, not a placeholder.
+NUMBERED_MASK = re.compile(r"(?<!\[)\[MASK(\d+)\]")
 SPEAKER_MASK = "[MASK]"
+SPEAKER_MASK_RE = re.compile(r"(?<!\[)\[MASK\]")
+MASK_TEXT, ESCAPED_MASK_TEXT = "[MASK", "[[MASK"
+#: jieba.posseg tags for person names (Chinese, transliterated, Japanese).
+PERSON_TAGS = ("nr", "nrt", "nrfg")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -107,47 +118,123 @@ def number_to_mask(num_turns: int, ratio: float) -> int:
     return max(1, math.floor(ratio * num_turns + 0.5))
 
 
+def escape_mask_text(text: str) -> str:
+    """Literal ``[MASK`` in story text → ``[[MASK`` (never read as a placeholder; undone by
+    :func:`unescape_mask_text`)."""
+    return text.replace(MASK_TEXT, ESCAPED_MASK_TEXT)
+
+
+def unescape_mask_text(text: str) -> str:
+    """Inverse of :func:`escape_mask_text`."""
+    return text.replace(ESCAPED_MASK_TEXT, MASK_TEXT)
+
+
 def mask_turns(text: str, spans: Sequence[tuple[int, int]], chosen: Iterable[int]) -> tuple[str, list[str]]:
-    """Replace the chosen turns by ``[MASK1]``…``[MASKn]`` in text order; return the story and targets."""
+    """Replace the chosen turns by ``[MASK1]``…``[MASKn]`` in text order (the story text around them
+    escaped by :func:`escape_mask_text`); return the story and the targets (original text)."""
     chosen = sorted(set(chosen))
     pieces, targets, pos = [], [], 0
     for k, i in enumerate(chosen, 1):
         s, e = spans[i]
-        pieces += [text[pos:s], f"[MASK{k}]"]
+        pieces += [escape_mask_text(text[pos:s]), f"[MASK{k}]"]
         targets.append(text[s:e])
         pos = e
-    pieces.append(text[pos:])
+    pieces.append(escape_mask_text(text[pos:]))
     return "".join(pieces), targets
 
 
-def make_dialgen_example(story_id: str, text: str, characters: Sequence[str] = (), *, seed: int = 0,
-                         mask_ratio: float = 0.3, head: int = 50, tail: int = 30, min_turns: int = 10,
-                         unit: str = "auto") -> tuple[dict[str, Any] | None, str | None]:
-    """One DialGen example from a raw story, or ``(None, reason)`` when the story is skipped.
+def fill_masks(story: str, turns: Sequence[str]) -> str:
+    """The story with ``[MASKk]`` replaced by ``turns[k-1]`` and escaped text restored: the inverse of
+    :func:`mask_turns` (``fill_masks(*mask_turns(text, spans, chosen)) == text``)."""
+    pieces = NUMBERED_MASK.split(story)  # text, number, text, number, …, text
+    numbers = [int(x) for x in pieces[1::2]]
+    if numbers != list(range(1, len(turns) + 1)):
+        raise ValueError(f"story has placeholders {[f'[MASK{k}]' for k in numbers]} but {len(turns)} turn(s) "
+                         f"were given; pass one turn per placeholder [MASK1]…[MASK{len(turns)}], in order.")
+    out = [unescape_mask_text(pieces[0])]
+    for turn, text in zip(turns, pieces[2::2]):
+        out += [turn, unescape_mask_text(text)]
+    return "".join(out)
 
-    The random choice is seeded by ``f"{seed}:{story_id}"``, so it does not depend on story order.
+
+def identify_characters(text: str, *, min_mentions: int = 2, min_length: int = 2) -> list[str]:
+    """A story's characters: distinct person names by ``jieba.posseg`` (tags nr/nrt/nrfg, HMM on), kept
+    when they have ≥ ``min_length`` CJK characters and are tagged ≥ ``min_mentions`` times; in order of
+    first mention. The filters drop jieba's one-off false positives (“阳光”, “谢谢”)."""
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(logging.WARNING)
+    counts: dict[str, int] = {}
+    for pair in jieba.posseg.cut(text):
+        word = pair.word
+        if pair.flag in PERSON_TAGS and len(word) >= min_length and all(_CJK.match(c) for c in word):
+            counts[word] = counts.get(word, 0) + 1
+    return [w for w, c in counts.items() if c >= min_mentions]
+
+
+def rule_reasons(*, mask_ratio: float = 0.3, head: int = 50, tail: int = 30, min_turns: int = 10,
+                 min_characters: int = 5) -> dict[str, str]:
+    """The drop reason of each construction rule, in the order the rules are checked."""
+    return {
+        "mask_text": f"contains the mask text {MASK_TEXT} (mask_text='skip')",
+        "min_turns": f"fewer than {min_turns} dialogue turns",
+        "min_characters": f"fewer than {min_characters} characters (person names)",
+        "head_tail": f"fewer than {mask_ratio:.0%} of the turns outside the first {head} / last {tail} tokens",
+    }
+
+
+def make_dialgen_example(story_id: str, text: str, characters: Sequence[str] | None = None, *, seed: int = 0,
+                         mask_ratio: float = 0.3, head: int = 50, tail: int = 30, min_turns: int = 10,
+                         min_characters: int = 5, unit: str = "auto",
+                         mask_text: str = "escape") -> tuple[dict[str, Any] | None, str | None]:
+    """One DialGen example from a raw story, or ``(None, reason)`` for the first rule it breaks.
+
+    ``characters=None`` identifies them with :func:`identify_characters`. ``mask_text`` is ``"escape"``
+    (literal ``[MASK`` kept as ``[[MASK``) or ``"skip"``. Exactly ``round(mask_ratio · turns)`` turns are
+    masked, all outside the protected head/tail. The random choice is seeded by ``f"{seed}:{story_id}"``,
+    so it does not depend on story order.
     """
     if not 0 < mask_ratio <= 1:
         raise ValueError(f"mask_ratio must be in (0, 1], got {mask_ratio}.")
+    if mask_text not in {"escape", "skip"}:
+        raise ValueError(f"mask_text={mask_text!r} is not known; use 'escape' or 'skip'.")
+    reasons = rule_reasons(mask_ratio=mask_ratio, head=head, tail=tail, min_turns=min_turns,
+                           min_characters=min_characters)
+    if mask_text == "skip" and MASK_TEXT in text:
+        return None, reasons["mask_text"]
     spans = dialogue_turns(text)
     if len(spans) < min_turns:
-        return None, f"fewer than {min_turns} dialogue turns"
+        return None, reasons["min_turns"]
+    characters = identify_characters(text) if characters is None else list(characters)
+    if len(characters) < min_characters:
+        return None, reasons["min_characters"]
     eligible = maskable_turns(text, spans, head, tail, unit)
-    if not eligible:
-        return None, "no dialogue turn outside the protected head/tail"
-    k = min(number_to_mask(len(spans), mask_ratio), len(eligible))
+    k = number_to_mask(len(spans), mask_ratio)
+    if len(eligible) < k:
+        return None, reasons["head_tail"]
     chosen = random.Random(f"{seed}:{story_id}").sample(eligible, k)
     story, targets = mask_turns(text, spans, chosen)
-    return {"id": story_id, "story": story, "targets": targets, "characters": list(characters)}, None
+    return {"id": story_id, "story": story, "targets": targets, "characters": characters}, None
 
 
-def make_dialgen(stories: Iterable[dict[str, Any]], **kwargs: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """DialGen examples from ``{"id", "story", "characters"?}`` records, and skipped counts by reason."""
-    out, skipped = [], {}
+def make_dialgen(stories: Iterable[dict[str, Any]], *, characters: str = "jieba",
+                 **kwargs: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """DialGen examples from ``{"id", "story", "characters"?}`` records, and how many stories each rule
+    dropped (every rule listed, 0 included). ``characters``: ``"jieba"`` (identify person names, the
+    paper's recipe) or ``"given"`` (the records' ``characters`` lists)."""
+    if characters not in {"jieba", "given"}:
+        raise ValueError(f"characters={characters!r} is not known; use 'jieba' or 'given'.")
+    rule_kwargs = {k: kwargs[k] for k in ("mask_ratio", "head", "tail", "min_turns", "min_characters") if k in kwargs}
+    reasons = rule_reasons(**rule_kwargs)
+    if kwargs.get("mask_text", "escape") != "skip":
+        del reasons["mask_text"]
+    out, skipped = [], dict.fromkeys(reasons.values(), 0)
     for rec in stories:
-        ex, reason = make_dialgen_example(str(rec["id"]), rec["story"], rec.get("characters") or [], **kwargs)
+        given = list(rec.get("characters") or []) if characters == "given" else None
+        ex, reason = make_dialgen_example(str(rec["id"]), rec["story"], given, **kwargs)
         if ex is None:
-            skipped[reason] = skipped.get(reason, 0) + 1
+            skipped[reason] += 1
         else:
             out.append(ex)
     return out, skipped
@@ -204,7 +291,7 @@ def check_dialspk(obj: dict[str, Any], loc: str) -> dict[str, Any]:
     story = require_str(obj["story"], "story", loc)
     candidates = require_str_list(obj["candidates"], "candidates", loc, min_len=1)
     speakers = require_str_list(obj["speakers"], "speakers", loc, min_len=1)
-    n_masks = story.count(SPEAKER_MASK)
+    n_masks = len(SPEAKER_MASK_RE.findall(story))
     if n_masks != len(speakers):
         raise MalformedDataError(f"{loc}: story has {n_masks} [MASK] but {len(speakers)} speaker(s); "
                                  "give one gold speaker per [MASK].")

@@ -19,6 +19,7 @@ from ._common import (
     MalformedDataError,
     find_file,
     read_json,
+    require_int,
     require_keys,
     require_str,
     resolve_data_dir,
@@ -95,7 +96,7 @@ def parse_fed_entry(obj: Any, index: int, level: str, path: str | Path) -> dict[
         out: list[int | None] = []
         for a, v in enumerate(values):
             if isinstance(v, int) and not isinstance(v, bool):
-                out.append(v)
+                out.append(require_int(v, f"annotations[{q!r}][{a}]", loc, bits=32))
             elif isinstance(v, str) and v.startswith("N/A"):
                 out.append(None)
                 notes.append({"quality": q, "annotator": a, "text": v})

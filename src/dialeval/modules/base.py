@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
+from ..registry import MetricDeclaration
+
 
 def _kind(feature: Any) -> str | None:
     """``"str"`` for a string column, ``"list[str]"`` for a list-of-strings column, else ``None``."""
@@ -33,11 +35,21 @@ class DialevalMetric(evaluate.Metric):
     ``dialeval.load("distinct_n", tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
     a ``compute(..., tokenizer=...)`` still overrides it. Unknown option names are an error at load time
     and a warning at compute time (``evaluate.combine`` passes one set of options to every module).
-    ``OPTIONS`` maps each option to its default; ``CONFIG_NAMES`` lists the accepted configs.
+    ``OPTIONS`` maps each option to its default and ``CONFIG_NAMES`` lists the accepted configs, both
+    derived from ``DECLARATION`` (the metric's registry entry).
     """
 
+    DECLARATION: ClassVar[MetricDeclaration | None] = None
     OPTIONS: ClassVar[dict[str, Any]] = {}
     CONFIG_NAMES: ClassVar[tuple[str, ...]] = ("default",)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """``OPTIONS`` and ``CONFIG_NAMES`` come from the class's ``DECLARATION`` (one place for each)."""
+        super().__init_subclass__(**kwargs)
+        decl = cls.__dict__.get("DECLARATION")
+        if decl is not None:
+            cls.OPTIONS = decl.option_defaults()
+            cls.CONFIG_NAMES = decl.configs
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         config = kwargs.get("config_name", args[0] if args else None) or "default"

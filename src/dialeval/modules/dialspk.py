@@ -8,6 +8,7 @@ import datasets
 import evaluate
 
 from ..dialspk import speaker_accuracy
+from ..metrics.dialspk import METRIC
 from ..signature import make_signature
 from .base import DialevalMetric
 
@@ -21,7 +22,7 @@ _CITATION = """@article{yao2022dialstory,
 class DialSpkModule(DialevalMetric):
     """DAC = correct turns / turns; SAC = fully correct stories / stories."""
 
-    OPTIONS = {"candidates": None}
+    DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

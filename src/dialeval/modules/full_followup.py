@@ -20,7 +20,8 @@ from ..full import (
     full_scores,
 )
 from ..lm import load_lm
-from ..runtime import resolve_dtype
+from ..metrics.full_followup import METRIC
+from ..runtime import loaded_dtype
 from ..signature import make_signature
 from .base import DialevalMetric
 
@@ -59,10 +60,7 @@ def follow_up_set_name(follow_ups: Any, compat: str | None) -> str:
 class FullFollowupModule(DialevalMetric):
     """FULL = mean over negative follow-ups f of NLL(f | history) (De Bruyn et al. 2022); higher = better."""
 
-    OPTIONS = {"model": None, "follow_ups": None, "compat": None, "separator": "\n", "max_length": None,
-               "lookback": PACKAGE_LOOKBACK, "batch_size": 16, "max_tokens": None, "dtype": None, "device": None,
-               "progress": None}
-    CONFIG_NAMES = CONFIGS
+    DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
         level = self.config_name if self.config_name in CONFIGS else "turn"
@@ -81,22 +79,36 @@ class FullFollowupModule(DialevalMetric):
                              "Use dialeval.load('full_followup', 'turn') or ('full_followup', 'dialog').")
         return self.config_name
 
-    def compute(self, **kwargs: Any) -> dict[str, Any] | None:
-        """Validate inputs with item-level messages before ``evaluate`` converts them to Arrow."""
+    def _checked(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Item-level checks of the inputs given in this call (none given: ``add_batch`` filled the cache)."""
         if self.level == "turn":
-            if "dialogues" in kwargs:
+            if kwargs.get("dialogues") is not None:
                 raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations load "
                                  "dialeval.load('full_followup', 'dialog') and pass dialogues=.")
-            kwargs["contexts"], kwargs["predictions"] = check_turn_inputs(kwargs.get("contexts"),
-                                                                          kwargs.get("predictions"))
+            if kwargs.get("contexts") is not None or kwargs.get("predictions") is not None:
+                kwargs["contexts"], kwargs["predictions"] = check_turn_inputs(kwargs.get("contexts"),
+                                                                              kwargs.get("predictions"))
         else:
-            if "predictions" in kwargs or "contexts" in kwargs:
+            if kwargs.get("predictions") is not None or kwargs.get("contexts") is not None:
                 raise ValueError("config 'dialog' takes dialogues=; to rate responses load "
                                  "dialeval.load('full_followup', 'turn') and pass contexts= and predictions=.")
-            kwargs["dialogues"] = check_dialogues(kwargs.get("dialogues"))
+            if kwargs.get("dialogues") is not None:
+                kwargs["dialogues"] = check_dialogues(kwargs["dialogues"])
+        kwargs.pop("dialogues" if self.level == "turn" else "contexts", None)
+        return kwargs
+
+    def compute(self, **kwargs: Any) -> dict[str, Any] | None:
+        """Validate inputs with item-level messages before ``evaluate`` converts them to Arrow. Without inputs,
+        scores what ``add_batch`` collected (in ``num_process`` mode: process 0 returns every process's items,
+        in process order, and the others return ``None``)."""
+        kwargs = self._checked(kwargs)
         if kwargs.get("follow_ups") is not None:
             kwargs["follow_ups"] = list(check_follow_ups(kwargs["follow_ups"]))
         return super().compute(**kwargs)
+
+    def add_batch(self, **kwargs: Any) -> None:
+        """Add contexts and predictions (config ``turn``) or dialogues (``dialog``), checked item by item."""
+        return super().add_batch(**self._checked(kwargs))
 
     def _compute(self, contexts: Any = None, predictions: Any = None, dialogues: Any = None,
                  **kwargs: Any) -> dict[str, Any]:
@@ -118,7 +130,7 @@ def compute_full(histories: list[list[str]], *, level: str, model: Any = None, f
     out = full_scores(histories, level=level, lm=lm, follow_ups=follow_ups, compat=compat, separator=separator,
                       max_length=max_length, lookback=lookback, batch_size=batch_size, max_tokens=max_tokens,
                       progress=progress)
-    dtype_name = str(resolve_dtype(dtype)).replace("torch.", "")
+    dtype_name = str(loaded_dtype(lm.model)).replace("torch.", "")  # what ran, never the option re-resolved
     fields: dict[str, Any] = {"model": lm.name, "kind": lm.kind, "level": level,
                               "fu": follow_up_set_name(follow_ups, compat), "dtype": dtype_name}
     if compat:

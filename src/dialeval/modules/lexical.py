@@ -9,6 +9,9 @@ import datasets
 import evaluate
 
 from .. import lexical
+from ..metrics.distinct_n import METRIC as DISTINCT_N
+from ..metrics.ent_n import METRIC as ENT_N
+from ..metrics.low_frequency import METRIC as LOW_FREQUENCY
 from ..ngrams import count_ngrams
 from ..signature import make_signature
 from ..text import get_tokenizer, tokenizer_name
@@ -48,7 +51,7 @@ def _resolve_orders(tokenizer: Any, n: Any) -> tuple[int, ...]:
 class DistinctNModule(DialevalMetric):
     """Dist-n = distinct n-grams / total n-grams (Li et al. 2016); EAD-n with ``vocab_size``."""
 
-    OPTIONS = {"n": None, "tokenizer": "casual", "level": "corpus", "vocab_size": None}
+    DECLARATION = DISTINCT_N
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
@@ -95,7 +98,7 @@ def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual",
 class EntNModule(DialevalMetric):
     """Ent-n = −Σ p(g) log_base p(g) over the corpus n-gram distribution (base 2 by default)."""
 
-    OPTIONS = {"n": None, "tokenizer": "casual", "base": 2.0}
+    DECLARATION = ENT_N
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
@@ -123,7 +126,7 @@ def compute_ent(predictions: Any, n: Any = None, tokenizer: Any = "casual", base
 class LowFrequencyModule(DialevalMetric):
     """LF = share of unigram tokens whose count is ≤ threshold (Li et al. 2020; Sem-Ent reference)."""
 
-    OPTIONS = {"threshold": 100, "tokenizer": "casual", "reference_counts": None, "reference_texts": None}
+    DECLARATION = LOW_FREQUENCY
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

@@ -8,7 +8,9 @@ from typing import Any
 import datasets
 import evaluate
 
+from ..metrics.nli_diversity import METRIC
 from ..nli import DEFAULT_MODEL, NLIClassifier, check_variant, compute_nli_diversity
+from ..runtime import cached_model, resolve_device, resolve_dtype
 from ..signature import make_signature
 from .base import DialevalMetric
 
@@ -25,30 +27,25 @@ _DESCRIPTION = (
     "predicted class's probability (confidence). Higher = more semantically diverse."
 )
 
-# Loaded classifiers, keyed by (model, device, dtype, batch_size, max_tokens, max_length): loading
-# roberta-large once per process, not once per compute call.
-_LOADED: dict[tuple, NLIClassifier] = {}
-_MAX_LOADED = 2
-
-
 def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any = None, batch_size: int = 32,
                    max_tokens: int | None = None, max_length: int | None = None,
                    progress: bool | None = None) -> Any:
     """A ready classifier: ``model`` is a Hub id, a local path, or already a classifier object
-    (anything with ``id2label`` and ``__call__(pairs)``, e.g. :class:`dialeval.nli.NLIClassifier`)."""
+    (anything with ``id2label`` and ``__call__(pairs)``, e.g. :class:`dialeval.nli.NLIClassifier`).
+
+    The model and tokenizer come from the process-wide cache (:data:`dialeval.runtime.MODELS`, keyed by the
+    model's real path, device and dtype); each call gets its own light classifier around them, so calls
+    with other batch sizes or lengths neither reload the model nor change another call's settings."""
     if not isinstance(model, (str, os.PathLike)):
         if callable(model) and hasattr(model, "id2label"):
             return model
         raise TypeError(f"`model` must be a Hub id, a local path or an NLI classifier, got {type(model).__name__}.")
-    key = (str(model), str(device), str(dtype), batch_size, max_tokens, max_length)
-    if key not in _LOADED:
-        if len(_LOADED) >= _MAX_LOADED:
-            _LOADED.pop(next(iter(_LOADED)))
-        _LOADED[key] = NLIClassifier.from_pretrained(model, device=device, dtype=dtype, batch_size=batch_size,
-                                                     max_tokens=max_tokens, max_length=max_length)
-    classifier = _LOADED[key]
-    classifier.progress = progress
-    return classifier
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    base = cached_model("nli", model, lambda path: NLIClassifier.from_pretrained(path, device=dev, dtype=dt),
+                        str(dev), str(dt))
+    return NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, batch_size=batch_size,
+                         max_tokens=max_tokens, max_length=max_length, progress=progress)
 
 
 def nli_signature(classifier: Any, variant: str) -> str:
@@ -77,8 +74,7 @@ def compute(predictions: Any, model: Any = DEFAULT_MODEL, variant: str = "baseli
 class NLIDiversityModule(DialevalMetric):
     """NLI Diversity of response sets: Σ over ordered pairs of contradiction (+) / entailment (−)."""
 
-    OPTIONS = {"model": DEFAULT_MODEL, "variant": "baseline", "device": None, "dtype": None, "batch_size": 32,
-               "max_tokens": None, "max_length": None, "return_probabilities": False, "progress": None}
+    DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

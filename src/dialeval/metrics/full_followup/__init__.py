@@ -1,0 +1,40 @@
+"""FULL: likelihood of negative follow-ups after a response or dialogue (De Bruyn et al. 2022)."""
+
+from dialeval.registry import Option, declare
+
+METRIC = declare(
+    __name__,
+    name="full_followup",
+    title="FULL",
+    summary="likelihood of negative follow-ups after the dialogue (De Bruyn et al. 2022)",
+    papers=("De Bruyn et al. 2022",),
+    urls=("https://github.com/maximedb/full", "https://pypi.org/project/full/"),
+    inputs="dialogues",
+    module="dialeval.modules.full_followup:FullFollowupModule",
+    configs=("turn", "dialog"),
+    ui_config="dialog",
+    options=(
+        Option("model", None, "model", "LM: Hub id or local path (None = offline SmolLM2-135M-Instruct)"),
+        Option("follow_ups", None, "texts", "negative follow-ups (default: the paper's five)"),
+        Option("compat", None, "str", "None, or full-0.0.3 to reproduce the `full` package",
+               choices=(None, "full-0.0.3"), widget=True),
+        Option("separator", "\n", "str", "between turns"),
+        Option("max_length", None, "int", "left-truncate the history to this many tokens"),
+        Option("lookback", 50, "int", "turns kept in compat mode"),
+        Option("batch_size", 16, "int", "sequences per batch"),
+        Option("max_tokens", None, "int", "token budget per batch"),
+        Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
+        Option("device", None, "str", "cpu, cuda or None (auto)"),
+        Option("progress", None, "bool", "show progress bars"),
+    ),
+    model_option="model",
+    models=("smollm2-135m-instruct-gguf", "facebook/blenderbot-400M-distill", "facebook/blenderbot-1B-distill"),
+    probe="dialeval.probes:probe_lm",
+    plot="dialeval.ui.plots:plot_full",
+    settings=("max_length",),
+    example={"dialogues": [["Hi! How was your weekend?", "Great, I went hiking in the mountains.",
+                            "Oh nice, which trail did you take?", "The ridge trail, the views were amazing."]]},
+    emoji="💬",
+    tags=("dialogue", "quality", "language-model"),
+    order=70,
+)

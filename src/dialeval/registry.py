@@ -1,0 +1,235 @@
+"""The metric registry: each metric declares itself once, and everything else reads the declaration.
+
+A metric is a folder ``<package>/<name>/`` holding ``__init__.py`` (one :class:`MetricDeclaration`
+bound to ``METRIC``), the ``evaluate`` script ``<name>.py`` and its card ``README.md``. Built-in
+metrics live in :mod:`dialeval.metrics`; other packages add theirs through the ``dialeval.metrics``
+entry-point group (``name = "pkg.metrics.toy"``) or, without installing, through
+``DIALEVAL_METRIC_PACKAGES=pkg.metrics.toy,other.pkg`` (a module with ``METRIC``, or a package whose
+subpackages each have one). ``dialeval.load``, ``dialeval score``, the CLI help, the demo, the Space
+widgets, meta-evaluation and ``dialeval hub build`` all iterate :func:`declarations`.
+
+Declarations stay import-light: the module class, plot and probe are ``"module:attribute"`` strings
+resolved on first use, so listing metrics imports neither ``evaluate`` nor torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+INPUT_KINDS = {
+    "responses": "a list of responses",
+    "response_sets": "a list of response sets (each a list of responses)",
+    "dialogues": "a list of dialogues (each a list of turns)",
+    "turns": "contexts (lists of turns) with one response each",
+    "speakers": "predicted and gold speaker lists, one per story",
+}
+OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
+ENTRY_POINT_GROUP = "dialeval.metrics"
+PACKAGES_ENV = "DIALEVAL_METRIC_PACKAGES"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``compute``/load option: its default, its type (one of :data:`OPTION_TYPES`), a help line,
+    allowed ``choices`` and whether the per-metric widget exposes it (``widget=True``)."""
+
+    name: str
+    default: Any = None
+    type: str = "any"
+    help: str = ""
+    choices: tuple[Any, ...] = ()
+    widget: bool = False
+
+    def __post_init__(self) -> None:
+        if self.type not in OPTION_TYPES:
+            raise ValueError(f"Option {self.name!r}: type must be one of {OPTION_TYPES}, got {self.type!r}.")
+
+
+@dataclass(frozen=True)
+class MetricDeclaration:
+    """Everything dialeval needs to know about a metric, written once.
+
+    ``inputs`` is one of :data:`INPUT_KINDS`; ``module`` is ``"pkg.module:Class"`` (the
+    ``evaluate.Metric`` subclass); ``model_option`` names the option that takes a model and ``models``
+    the short list offered (first = offline default); ``probe`` is ``"pkg.module:function"`` returning
+    why a model cannot load here (or ``None``); ``plot`` is ``"pkg.module:function"`` drawing a result;
+    ``settings`` are result keys that are configuration (shown as settings, not scores); ``example``
+    maps the ``compute`` input names to a worked example; ``ui_options`` are fixed ``compute`` options
+    the UI passes (e.g. ``return_probabilities``); ``references_option`` is the option that takes the
+    UI's reference responses; ``resources`` maps options to packaged folders under
+    ``dialeval/resources/`` that the UI passes when no references are given (see :meth:`resource`).
+    """
+
+    name: str
+    title: str
+    summary: str
+    papers: tuple[str, ...]
+    urls: tuple[str, ...]
+    inputs: str
+    module: str
+    options: tuple[Option, ...] = ()
+    configs: tuple[str, ...] = ("default",)
+    ui_config: str | None = None
+    model_option: str | None = None
+    models: tuple[str, ...] = ()
+    probe: str | None = None
+    plot: str | None = None
+    settings: tuple[str, ...] = ()
+    example: dict[str, Any] = field(default_factory=dict)
+    ui_options: dict[str, Any] = field(default_factory=dict)
+    references_option: str | None = None
+    resources: dict[str, str] = field(default_factory=dict)
+    emoji: str = "📏"
+    tags: tuple[str, ...] = ()
+    order: int = 100
+    package: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"metric name {self.name!r} must be a Python identifier (it names the script).")
+        if self.inputs not in INPUT_KINDS:
+            raise ValueError(f"metric {self.name!r}: inputs must be one of {sorted(INPUT_KINDS)}, got {self.inputs!r}.")
+        names = [o.name for o in self.options]
+        if len(set(names)) != len(names):
+            raise ValueError(f"metric {self.name!r} declares an option twice: {names}.")
+        if self.model_option is not None and self.model_option not in names:
+            raise ValueError(f"metric {self.name!r}: model_option {self.model_option!r} is not among its options.")
+        for option in (self.references_option, *self.resources):
+            if option is not None and option not in names:
+                raise ValueError(f"metric {self.name!r}: {option!r} (references_option/resources) is not among "
+                                 "its options; declare it in options=.")
+
+    # -- derived facts --------------------------------------------------------------------------
+    def option_defaults(self) -> dict[str, Any]:
+        """``{option: default}``, the ``OPTIONS`` of the module class."""
+        return {o.name: o.default for o in self.options}
+
+    def option(self, name: str) -> Option:
+        for o in self.options:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    @property
+    def needs_model(self) -> bool:
+        return self.model_option is not None
+
+    @property
+    def script_dir(self) -> Path:
+        """The folder holding ``<name>.py`` and ``README.md`` (read through ``importlib.resources``)."""
+        folder = resources.files(self.package) if self.package else None
+        if folder is None:
+            raise FileNotFoundError(f"metric {self.name!r} has no package to read its script from.")
+        path = Path(str(folder))
+        if not (path / f"{self.name}.py").is_file():
+            raise FileNotFoundError(f"metric script {self.name}.py is missing from {path}; reinstall the package "
+                                    "that declares it.")
+        return path
+
+    def card(self) -> str:
+        """The metric card (``README.md``), front matter included."""
+        return (self.script_dir / "README.md").read_text(encoding="utf-8")
+
+    def resource(self, option: str) -> Path | None:
+        """The packaged folder the UI passes as ``option`` (``resources[option]`` under
+        ``dialeval/resources/``), or ``None`` when absent; ``$DIALEVAL_<NAME>_<OPTION>`` overrides it
+        (e.g. ``DIALEVAL_SEM_ENT_SPACE``)."""
+        from .resources import resource_path
+
+        env = os.environ.get(f"DIALEVAL_{self.name}_{option}".upper())
+        candidates = [Path(env)] if env else []
+        if option in self.resources:
+            candidates.append(resource_path(self.resources[option]))
+        return next((c for c in candidates if c.is_dir()), None)
+
+    def module_class(self) -> type:
+        return resolve(self.module)
+
+    def plot_function(self) -> Callable[[dict[str, Any]], Any] | None:
+        return resolve(self.plot) if self.plot else None
+
+    def probe_function(self) -> Callable[[str], str | None] | None:
+        return resolve(self.probe) if self.probe else None
+
+
+def resolve(target: str) -> Any:
+    """``"pkg.module:attr.sub"`` → the object."""
+    module_name, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split(".") if attr else []:
+        obj = getattr(obj, part)
+    return obj
+
+
+def declare(package: str, **fields: Any) -> MetricDeclaration:
+    """Build a declaration for the metric folder ``package`` (pass ``__name__`` from its ``__init__``)."""
+    return MetricDeclaration(package=package, **fields)
+
+
+# -- discovery ---------------------------------------------------------------------------------------
+_LOCK = threading.Lock()
+_CACHE: dict[str, MetricDeclaration] | None = None
+_CACHE_KEY: tuple[Any, ...] | None = None
+
+
+def _declarations_in(module_name: str) -> list[MetricDeclaration]:
+    """The ``METRIC`` of ``module_name``, or of each subpackage when it is a package of metrics."""
+    module = importlib.import_module(module_name)
+    found = getattr(module, "METRIC", None)
+    if isinstance(found, MetricDeclaration):
+        return [found]
+    out = []
+    for info in pkgutil.iter_modules(getattr(module, "__path__", [])):
+        if info.ispkg:
+            out.extend(_declarations_in(f"{module_name}.{info.name}"))
+    return out
+
+
+def _plugin_modules() -> list[str]:
+    names = [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    names += [n.strip() for n in os.environ.get(PACKAGES_ENV, "").split(",") if n.strip()]
+    return names
+
+
+def declarations() -> dict[str, MetricDeclaration]:
+    """Every known metric, ``{name: declaration}``, built-ins first (by ``order``), then plugins."""
+    global _CACHE, _CACHE_KEY
+    key = (os.environ.get(PACKAGES_ENV, ""),)
+    with _LOCK:
+        if _CACHE is not None and _CACHE_KEY == key:
+            return _CACHE
+        found: dict[str, MetricDeclaration] = {}
+        for module_name in ["dialeval.metrics", *_plugin_modules()]:
+            for decl in _declarations_in(module_name):
+                if decl.name in found and found[decl.name] != decl:
+                    raise ValueError(f"metric {decl.name!r} is declared twice ({found[decl.name].package} and "
+                                     f"{decl.package}); rename one.")
+                found[decl.name] = decl
+        _CACHE = dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+        _CACHE_KEY = key
+        return _CACHE
+
+
+def metric_names() -> tuple[str, ...]:
+    return tuple(declarations())
+
+
+def get(name: Any) -> MetricDeclaration:
+    """The declaration of ``name``; a clear ``ValueError`` listing the known metrics otherwise."""
+    decls = declarations()
+    if not isinstance(name, str) or name not in decls:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(decls)}.")
+    return decls[name]
+
+
+def by_input(kind: str) -> list[MetricDeclaration]:
+    """The metrics that read ``kind`` inputs (see :data:`INPUT_KINDS`)."""
+    return [d for d in declarations().values() if d.inputs == kind]

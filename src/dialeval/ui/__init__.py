@@ -1,0 +1,67 @@
+"""The shared Gradio UI layer, one file per concern; everything about a metric comes from its
+declaration in :mod:`dialeval.registry` (no metric is named here).
+
+- :mod:`.inputs`: :class:`Limits`, :class:`InputError`, the ``parse_*`` functions and :class:`UIInputs`;
+- :mod:`.uploads`: :func:`read_upload` (JSONL/JSON/CSV/TXT → the text boxes);
+- :mod:`.scoring`: ``compute`` arguments from a declaration's input kind, :func:`availability` through
+  its probe, and :func:`run_metric`;
+- :mod:`.cache`: :class:`ModuleCache`, one ``evaluate`` module per process shared by requests;
+- :mod:`.devices`: device/precision choice, the ZeroGPU decorator, the number of concurrent requests;
+- :mod:`.results`: table rows (scores apart from settings, shown rounded) and the full-precision JSON;
+- :mod:`.plots`: matplotlib figures of results; :mod:`.widgets`: the per-metric Space widget.
+
+The full demo's Blocks live in :mod:`dialeval.demo`. Gradio is imported only inside the functions that
+build Blocks, so parsing and scoring test without it. The names below are re-exported for callers of
+the former single-file ``dialeval.ui``.
+"""
+
+from __future__ import annotations
+
+from ..probes import probe_encoder, probe_lm, probe_model
+from .cache import MODULES, ModuleCache
+from .devices import concurrency, gpu_decorator, pick_precision
+from .inputs import (
+    BOXES,
+    KIND_BOXES,
+    InputError,
+    Limits,
+    UIInputs,
+    box_text,
+    boxes_for,
+    parse_dialogue,
+    parse_lines,
+    parse_sets,
+    parse_speakers,
+)
+from .plots import draw, plot_dialspk, plot_full, plot_lexical, plot_nli, plot_sem_ent
+from .results import (
+    TABLE_HEADERS,
+    format_value,
+    result_rows,
+    results_json,
+    results_table,
+    to_jsonable,
+    write_results_file,
+)
+from .scoring import (
+    INPUT_BUILDERS,
+    MetricOutcome,
+    availability,
+    compute_kwargs,
+    default_model,
+    device_options,
+    module_missing,
+    run_metric,
+)
+from .uploads import UPLOAD_SUFFIXES, ParsedUpload, read_upload
+from .widgets import example_boxes, metric_widget
+
+__all__ = [
+    "BOXES", "INPUT_BUILDERS", "KIND_BOXES", "MODULES", "TABLE_HEADERS", "UPLOAD_SUFFIXES", "InputError", "Limits",
+    "MetricOutcome", "ModuleCache", "ParsedUpload", "UIInputs", "availability", "box_text", "boxes_for",
+    "compute_kwargs", "concurrency", "default_model", "device_options", "draw", "example_boxes", "format_value",
+    "gpu_decorator", "metric_widget", "module_missing", "parse_dialogue", "parse_lines", "parse_sets",
+    "parse_speakers", "pick_precision", "plot_dialspk", "plot_full", "plot_lexical", "plot_nli", "plot_sem_ent",
+    "probe_encoder", "probe_lm", "probe_model", "read_upload", "result_rows", "results_json", "results_table",
+    "run_metric", "to_jsonable", "write_results_file",
+]

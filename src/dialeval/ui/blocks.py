@@ -1,0 +1,263 @@
+"""The full demo's Blocks: the input boxes, one checkbox (and model choice) per declared metric, the
+results table, one plot per metric that declares a plot, and the JSON download, all built from
+:func:`dialeval.registry.declarations` (no metric is named here).
+
+Endpoints (for ``gradio_client``): ``/evaluate`` (the boxes in :data:`INPUT_ORDER`, then for each metric
+in registry order its checkbox and its model, then whether to draw plots) → the outputs named by
+:func:`output_order`; ``/load_upload`` (a file → the text boxes) and ``/load_example`` (an example title
+→ the text boxes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import registry
+from .._version import __version__
+from ..registry import MetricDeclaration
+from .cache import ModuleCache
+from .devices import concurrency as default_concurrency
+from .devices import gpu_decorator, pick_precision
+from .inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
+from .plots import draw
+from .results import TABLE_HEADERS, result_rows, results_json, results_table, write_results_file
+from .scoring import MetricOutcome, availability, default_model, run_metric
+from .uploads import UPLOAD_SUFFIXES, read_upload
+
+INPUT_ORDER = tuple(BOXES)
+PRIMARY_BOXES = ("responses", "sets", "dialogue")  # shown open; the others sit in accordions
+
+
+def plotted() -> list[MetricDeclaration]:
+    """The metrics that declare a plot, in registry order (one plot panel each)."""
+    return [d for d in registry.declarations().values() if d.plot]
+
+
+def output_order() -> tuple[str, ...]:
+    """The ``/evaluate`` outputs: status, results, ``plot-<metric>`` per plotted metric, download."""
+    return ("status", "results", *(f"plot-{d.name}" for d in plotted()), "download")
+
+
+def example_texts(example: dict[str, Any]) -> list[str]:
+    """An example's fields as the text of the input boxes, in :data:`INPUT_ORDER`."""
+    return [box_text(box, example.get(box, [])) for box in INPUT_ORDER]
+
+
+def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limits: Limits | None = None,
+                   cache: ModuleCache | None = None) -> tuple[list[MetricOutcome], str]:
+    """Run the ``selected`` metrics (name → model or ``None``) on the text boxes' contents.
+
+    Returns the outcomes (one per selected metric, in registry order) and a Markdown status; an input
+    problem common to all metrics comes back as no outcomes and an ``Input problem`` status.
+    """
+    limits = limits or Limits.from_env()
+    if not selected:
+        return [], "**Nothing to do:** tick at least one metric."
+    try:
+        inputs = UIInputs.from_text(**{k: texts.get(k, "") for k in INPUT_ORDER}, limits=limits)
+    except InputError as exc:
+        return [], f"**Input problem:** {exc}"
+    outcomes = [run_metric(name, inputs, selected[name], cache, progress=True)
+                for name in registry.declarations() if name in selected]
+    lines = [f"- `{o.name}`: done" if o.status == "ok" else f"- `{o.name}`: **{o.status}**: {o.message}"
+             for o in outcomes]
+    done = sum(o.status == "ok" for o in outcomes)
+    return outcomes, f"**{done} of {len(outcomes)} metrics computed.**\n" + "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Layout
+
+
+def _readers(box: str) -> list[str]:
+    """Titles of the metrics that read ``box``."""
+    return [d.title for d in registry.declarations().values()
+            if box in boxes_for(d.inputs, d.references_option is not None)]
+
+
+def _input_boxes(initial: list[str]) -> dict[str, Any]:
+    import gradio as gr
+
+    boxes: dict[str, Any] = {}
+    for box, text in zip(INPUT_ORDER, initial):
+        label, hint = BOXES[box]
+        readers = _readers(box)
+        full = f"{label} ({hint})" + (f" — {', '.join(readers)}" if readers and box != "responses" else "")
+        if box in PRIMARY_BOXES:
+            boxes[box] = gr.Textbox(label=full, lines=8 if box != "dialogue" else 5, value=text, elem_id=box)
+            continue
+        with gr.Accordion(full, open=False):
+            boxes[box] = gr.Textbox(label=f"{label} ({hint})", lines=4, value=text, elem_id=box)
+    return boxes
+
+
+def _metric_choice(decl: MetricDeclaration) -> list[Any]:
+    """The checkbox and model dropdown of one metric (disabled with the reason when it cannot run)."""
+    import gradio as gr
+
+    ok, reason = availability(decl.name)
+    with gr.Group():
+        check = gr.Checkbox(value=ok, label=f"{decl.title} ({decl.name})", info=decl.summary, interactive=ok,
+                            elem_id=f"use-{decl.name}")
+        model = gr.Dropdown(list(decl.models), value=default_model(decl), allow_custom_value=True,
+                            label="model (Hub id or local path)", visible=decl.needs_model,
+                            elem_id=f"model-{decl.name}")
+        note = gr.Markdown("" if ok else f"*Disabled:* {reason}", elem_id=f"note-{decl.name}")
+    if decl.needs_model:
+        model.change(_recheck(decl.name), model, [check, note], api_name=False)
+    return [check, model]
+
+
+def _recheck(name: str) -> Any:
+    def recheck(model_name: str | None) -> tuple[Any, Any]:
+        import gradio as gr
+
+        ok, reason = availability(name, model_name)
+        return gr.update(interactive=ok, value=ok), gr.update(value="" if ok else f"*Disabled:* {reason}")
+
+    return recheck
+
+
+def _plot_panels() -> list[Any]:
+    import gradio as gr
+
+    decls = plotted()
+    panels = []
+    for start in range(0, len(decls), 2):
+        with gr.Row():
+            panels += [gr.Plot(label=d.title, elem_id=f"plot-{d.name}") for d in decls[start:start + 2]]
+    return panels
+
+
+# ---------------------------------------------------------------------------------------------------
+# Events
+
+
+def _selection(args: tuple[Any, ...]) -> tuple[dict[str, str], dict[str, str | None], bool]:
+    """``/evaluate``'s positional arguments → (box texts, selected metric → model, draw plots)."""
+    texts = dict(zip(INPUT_ORDER, args[: len(INPUT_ORDER)]))
+    *rest, draw_plots = args[len(INPUT_ORDER):]
+    selected = {}
+    for decl, use, model_name in zip(registry.declarations().values(), rest[0::2], rest[1::2]):
+        if use:
+            selected[decl.name] = (model_name or None) if decl.needs_model else None
+    return texts, selected, bool(draw_plots)
+
+
+def _plot_outputs(outcomes: list[MetricOutcome], draw_plots: bool) -> list[Any]:
+    """One figure per plot panel, or an empty panel whose label says why it is empty."""
+    import gradio as gr
+
+    by_name = {o.name: o for o in outcomes}
+    out = []
+    for decl in plotted():
+        outcome = by_name.get(decl.name)
+        figure, why = None, "plots off (tick Draw plots)"
+        if outcome is None:
+            why = "not run (tick it to compute)"
+        elif outcome.status != "ok":
+            why = f"not drawn: {outcome.status}"
+        elif draw_plots:
+            figure = draw(decl, outcome.result)
+            why = "nothing to draw for this result"
+        out.append(figure if figure is not None else gr.Plot(value=None, label=f"{decl.title}: {why}"))
+    return out
+
+
+def _evaluate_handler(limits: Limits) -> Any:
+    import gradio as gr
+
+    device, dtype = pick_precision()
+    # Only the scoring runs under spaces.GPU (ZeroGPU): plots and files are drawn on the CPU after.
+    compute_on_gpu = gpu_decorator()(evaluate_texts)
+
+    def on_evaluate(progress: Any = gr.Progress(track_tqdm=True), *args: Any) -> tuple[Any, ...]:  # noqa: B008
+        texts, selected, draw_plots = _selection(args)
+        outcomes, message = compute_on_gpu(texts, selected, limits)
+        if not outcomes:
+            return message, results_table([]), *_plot_outputs([], False), None
+        meta = {"version": __version__, "device": device, "dtype": dtype or "fp32",
+                "models": {k: v for k, v in selected.items() if v}}
+        path = write_results_file(results_json(outcomes, **meta))
+        return message, results_table(result_rows(outcomes)), *_plot_outputs(outcomes, draw_plots), path
+
+    return on_evaluate
+
+
+def _upload_handler(limits: Limits) -> Any:
+    def on_upload(path: str | None) -> tuple[Any, ...]:
+        import gradio as gr
+
+        if not path:
+            return "", gr.update(), gr.update(), gr.update()
+        try:
+            parsed = read_upload(path, limits)
+        except InputError as exc:
+            gr.Warning(f"Upload rejected: {exc}")
+            return f"**Upload rejected:** {exc}", gr.update(), gr.update(), gr.update()
+        return (f"**Loaded** {Path(path).name}: {parsed.summary()}.", box_text("responses", parsed.responses),
+                box_text("sets", parsed.sets), box_text("dialogue", parsed.dialogue))
+
+    return on_upload
+
+
+def _example_handler(examples: dict[str, dict[str, Any]]) -> Any:
+    def on_example(title: str | None) -> tuple[Any, ...]:
+        import gradio as gr
+
+        if not title or title not in examples:
+            return "**No example chosen.**", *[gr.update()] * len(INPUT_ORDER)
+        src = examples[title].get("source", "")
+        return f"**Example loaded:** {title}. {src}", *example_texts(examples[title])
+
+    return on_example
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Blocks
+
+
+def _intro(limits: Limits) -> str:
+    device, dtype = pick_precision()
+    return (f"# dialeval {__version__}: dialogue evaluation metrics\n"
+            "Paste responses (one per line), response sets (a blank line between sets) or a dialogue, or "
+            "upload a JSONL/CSV file; tick the metrics and press **Evaluate**. "
+            f"Models run on **{device}** ({dtype or 'fp32'}). Limits: {limits.describe()}.")
+
+
+def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency: int | None = None) -> Any:
+    """The full demo as a queued ``gr.Blocks`` (``concurrency`` workers, default ``$DIALEVAL_CONCURRENCY``)."""
+    import gradio as gr
+
+    first = next(iter(examples.values()), {})
+    initial = example_texts(first) if first else [""] * len(INPUT_ORDER)
+    with gr.Blocks(title="dialeval demo", analytics_enabled=False) as demo:
+        gr.Markdown(_intro(limits))
+        with gr.Row():
+            with gr.Column(scale=3):
+                with gr.Row():
+                    example = gr.Dropdown(list(examples), value=next(iter(examples), None), label="Bundled example",
+                                          scale=3, elem_id="example")
+                    load_example = gr.Button("Load example", scale=1)
+                upload = gr.File(label="Upload JSONL / CSV / TXT", file_types=list(UPLOAD_SUFFIXES), elem_id="upload")
+                boxes = _input_boxes(initial)
+            with gr.Column(scale=2):
+                gr.Markdown("### Metrics")
+                metric_inputs = [c for d in registry.declarations().values() for c in _metric_choice(d)]
+                draw_box = gr.Checkbox(value=True, label="Draw plots", elem_id="draw-plots",
+                                       info="untick for faster answers when only the numbers matter")
+                run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
+        status = gr.Markdown(elem_id="status")
+        results = gr.Dataframe(headers=TABLE_HEADERS, label="Results (rounded; the JSON keeps full precision)",
+                               interactive=False, wrap=True, max_height=1000, elem_id="results")
+        plots = _plot_panels()
+        download = gr.File(label="Results (JSON)", elem_id="download")
+        box_list = [boxes[k] for k in INPUT_ORDER]
+        run.click(_evaluate_handler(limits), [*box_list, *metric_inputs, draw_box],
+                  [status, results, *plots, download], api_name="evaluate")
+        upload.upload(_upload_handler(limits), upload, [status, *(boxes[k] for k in PRIMARY_BOXES)],
+                      api_name="load_upload")
+        load_example.click(_example_handler(examples), example, [status, *box_list], api_name="load_example")
+    demo.queue(default_concurrency_limit=concurrency or default_concurrency(), max_size=64)
+    return demo

@@ -1,0 +1,242 @@
+"""Running one metric for a request, driven by its declaration (:mod:`dialeval.registry`).
+
+- :func:`compute_kwargs` turns :class:`~dialeval.ui.inputs.UIInputs` into ``compute`` keyword arguments
+  from the declaration's input kind, ``references_option``/``resources`` and ``ui_options``;
+- :func:`availability` says, without touching the network, whether a metric can run here (module
+  installed, model present locally or fetchable, through the declaration's ``probe``);
+- :func:`run_metric` runs it through the module cache and reports instead of raising.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import registry
+from ..registry import MetricDeclaration
+from .cache import MODULES, ModuleCache
+from .devices import pick_precision
+from .inputs import InputError, UIInputs
+
+# ---------------------------------------------------------------------------------------------------
+# Inputs → compute keyword arguments, by input kind
+
+
+def _need(values: list[Any], decl: MetricDeclaration, box: str) -> None:
+    if not values:
+        raise InputError(f"{decl.name} needs {box}; fill that box (or upload a file) or untick {decl.name}.")
+
+
+def _responses(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
+    texts = inputs.corpus()
+    _need(texts, decl, "responses (one per line)")
+    return {"predictions": texts}
+
+
+def _response_sets(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
+    _need(inputs.sets, decl, "response sets (a blank line between sets)")
+    small = [i + 1 for i, s in enumerate(inputs.sets) if len(s) < 2]
+    if small:
+        raise InputError(f"{decl.name}: set {small[0]} has a single response; each set needs at least two.")
+    return {"predictions": inputs.sets}
+
+
+def _dialogue(decl: MetricDeclaration, inputs: UIInputs) -> list[str]:
+    _need(inputs.dialogue, decl, "a dialogue (one turn per line)")
+    if len(inputs.dialogue) < 2:
+        raise InputError(f"{decl.name}: the dialogue needs at least two turns.")
+    return inputs.dialogue
+
+
+def _dialogues(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
+    return {"dialogues": [_dialogue(decl, inputs)]}
+
+
+def _turns(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
+    """The dialogue's last turn as the response to the turns before it."""
+    turns = _dialogue(decl, inputs)
+    return {"contexts": [turns[:-1]], "predictions": [turns[-1]]}
+
+
+def _speakers(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
+    _need(inputs.speakers_predicted, decl, "predicted speakers (one story per line, comma-separated)")
+    _need(inputs.speakers_gold, decl, "gold speakers (one story per line, comma-separated)")
+    if len(inputs.speakers_predicted) != len(inputs.speakers_gold):
+        raise InputError(f"{decl.name}: {len(inputs.speakers_predicted)} predicted stories but "
+                         f"{len(inputs.speakers_gold)} gold stories; give one line per story in both boxes.")
+    return {"predictions": inputs.speakers_predicted, "references": inputs.speakers_gold}
+
+
+#: Input kind (:data:`dialeval.registry.INPUT_KINDS`) → the ``compute`` arguments it reads from the boxes.
+INPUT_BUILDERS: dict[str, Callable[[MetricDeclaration, UIInputs], dict[str, Any]]] = {
+    "responses": _responses,
+    "response_sets": _response_sets,
+    "dialogues": _dialogues,
+    "turns": _turns,
+    "speakers": _speakers,
+}
+
+
+def _check_built_with(decl: MetricDeclaration, option: str, folder: Path, model: str | None) -> None:
+    """A packaged resource records the model it was built with (its JSON manifest's ``model_option``
+    key); another model cannot use it."""
+    if not (decl.model_option and model):
+        return
+    for manifest in sorted(folder.glob("*.json")):
+        built = json.loads(manifest.read_text(encoding="utf-8")).get(decl.model_option)
+        if isinstance(built, str) and built != model.strip():
+            raise InputError(f"{decl.name}: the bundled {option} was fitted with {built!r}, not {model!r}; paste "
+                             f"reference responses to fit one with this {decl.model_option}, or choose {built!r}.")
+
+
+def _reference_kwargs(decl: MetricDeclaration, inputs: UIInputs, model: str | None) -> dict[str, Any]:
+    """The reference responses (when the metric takes them and some were given), else its packaged
+    ``resources``."""
+    if decl.references_option and inputs.references:
+        return {decl.references_option: list(inputs.references)}
+    out: dict[str, Any] = {}
+    for option in decl.resources:
+        folder = decl.resource(option)
+        if folder is None:
+            raise InputError(f"{decl.name} needs reference responses (one per line): no bundled {option} "
+                             "was found.")
+        _check_built_with(decl, option, folder, model)
+        out[option] = str(folder)
+    return out
+
+
+def compute_kwargs(decl: MetricDeclaration, inputs: UIInputs, model: str | None = None) -> dict[str, Any]:
+    """The ``compute`` keyword arguments of ``decl`` for ``inputs``; :class:`InputError` when a box it
+    needs is empty or malformed."""
+    kwargs = INPUT_BUILDERS[decl.inputs](decl, inputs)
+    kwargs.update(_reference_kwargs(decl, inputs, model))
+    kwargs.update(decl.ui_options)
+    return kwargs
+
+
+# ---------------------------------------------------------------------------------------------------
+# Availability
+
+
+def probe(decl: MetricDeclaration) -> Callable[[str], str | None]:
+    """The declaration's model probe (default: :func:`dialeval.probes.probe_model`)."""
+    from ..probes import probe_model
+
+    return decl.probe_function() or probe_model
+
+
+def default_model(decl: MetricDeclaration) -> str | None:
+    """The first model of the short list that can load here (offline: one that is present), else the
+    first of the list (shown disabled with its reason)."""
+    check = probe(decl)
+    for model in decl.models:
+        if check(model) is None:
+            return model
+    return decl.models[0] if decl.models else None
+
+
+def module_missing(name: str) -> str | None:
+    """Why the metric's code is not installed here, or ``None``."""
+    try:
+        decl = registry.get(name)
+    except ValueError:
+        return f"{name!r} is not a dialeval metric."
+    module_name = decl.module.partition(":")[0]
+    try:
+        found = importlib.util.find_spec(module_name) is not None
+    except ImportError:
+        found = False
+    if not found:
+        return f"the {name} module is not installed in this version of dialeval."
+    try:
+        _ = decl.script_dir
+    except FileNotFoundError as exc:
+        return str(exc)
+    return None
+
+
+def availability(name: str, model: str | None = None, cache: ModuleCache | None = None) -> tuple[bool, str]:
+    """(can run, reason or status line) for metric ``name`` with ``model`` (default: its first that loads)."""
+    missing = module_missing(name)
+    if missing:
+        return False, missing
+    decl = registry.get(name)
+    if not decl.needs_model:
+        return True, "ready"
+    model = (model or default_model(decl) or "").strip()
+    failed = (cache or MODULES).failure(name, model)
+    if failed:
+        return False, failed
+    reason = probe(decl)(model)
+    if reason:
+        return False, reason
+    return True, f"ready ({model})"
+
+
+def device_options(name: str) -> dict[str, Any]:
+    """``device``/``dtype`` load options for a metric whose declaration has them."""
+    declared = {o.name for o in registry.get(name).options}
+    device, dtype = pick_precision()
+    out: dict[str, Any] = {}
+    if "device" in declared:
+        out["device"] = device
+    if "dtype" in declared and dtype is not None:
+        out["dtype"] = dtype
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass
+class MetricOutcome:
+    """One metric's result (or why it did not run)."""
+
+    name: str
+    status: str  # "ok" | "skipped" | "unavailable" | "error"
+    result: dict[str, Any] | None = None
+    message: str = ""
+
+
+def _load_options(decl: MetricDeclaration, model: str | None) -> dict[str, Any]:
+    if not decl.needs_model:
+        return {}
+    options: dict[str, Any] = {decl.model_option: model} if model else {}
+    options.update(device_options(decl.name))
+    return options
+
+
+def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: ModuleCache | None = None,
+               *, options: dict[str, Any] | None = None, progress: bool = False) -> MetricOutcome:
+    """Run one metric on parsed inputs; never raises for input, model or metric errors. ``options`` are
+    extra ``compute`` options (the widget's); ``progress`` turns on the metric's progress bars (when it
+    has a ``progress`` option) for the browser to follow."""
+    from ..runtime import ModelNotAvailableError
+
+    cache = cache or MODULES
+    decl = registry.get(name)
+    model = ((model or default_model(decl) or "").strip() or None) if decl.needs_model else None
+    ok, reason = availability(name, model, cache)
+    if not ok:
+        return MetricOutcome(name, "unavailable", message=reason)
+    try:
+        kwargs = compute_kwargs(decl, inputs, model)
+    except InputError as exc:
+        return MetricOutcome(name, "skipped", message=str(exc))
+    kwargs.update(options or {})
+    if progress and any(o.name == "progress" for o in decl.options):
+        kwargs["progress"] = True
+    try:
+        result = cache.compute(name, kwargs, decl.ui_config, **_load_options(decl, model))
+    except ModelNotAvailableError as exc:
+        if model:
+            cache.record_failure(name, model, str(exc))
+        return MetricOutcome(name, "unavailable", message=str(exc))
+    except Exception as exc:  # noqa: BLE001 - bad options, CUDA OOM…: one failing metric must not stop the others
+        return MetricOutcome(name, "error", message=f"{type(exc).__name__}: {exc}")
+    return MetricOutcome(name, "ok", result=result)

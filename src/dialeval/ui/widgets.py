@@ -1,0 +1,156 @@
+"""The per-metric Space widget (:func:`metric_widget`), built from the metric's declaration: its input
+boxes opened on the declaration's worked ``example``, its model choice, the options marked
+``widget=True``, a Compute button with progress, the results table, its plot and the raw JSON.
+
+Replaces evaluate 0.4.6's ``launch_gradio_widget`` (broken on Gradio 6) in each metric Space's ``app.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import registry
+from ..registry import MetricDeclaration, Option
+from .devices import concurrency, gpu_decorator
+from .inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
+from .plots import draw
+from .results import TABLE_HEADERS, result_rows, results_table, to_jsonable
+from .scoring import availability, default_model, run_metric
+
+DEFAULT_CHOICE = "(default)"
+
+
+def example_boxes(decl: MetricDeclaration) -> dict[str, str]:
+    """The declaration's worked ``example`` (``compute`` arguments) as the text of its input boxes."""
+    ex = decl.example
+    values: dict[str, Any] = {}
+    if decl.inputs == "responses":
+        values["responses"] = ex.get("predictions", [])
+    elif decl.inputs == "response_sets":
+        values["sets"] = ex.get("predictions", [])
+    elif decl.inputs == "dialogues":
+        values["dialogue"] = (ex.get("dialogues") or [[]])[0]
+    elif decl.inputs == "turns":
+        values["dialogue"] = [*(ex.get("contexts") or [[]])[0], *(ex.get("predictions") or [])[:1]]
+    elif decl.inputs == "speakers":
+        values.update(speakers_predicted=ex.get("predictions", []), speakers_gold=ex.get("references", []))
+    if decl.references_option:
+        values["references"] = ex.get(decl.references_option) or []
+    return {box: box_text(box, value) for box, value in values.items()}
+
+
+def option_component(option: Option) -> Any:
+    """A Gradio component for one ``widget=True`` option (choices → dropdown, numbers → number box,
+    flags → checkbox, n-gram orders and text → text box; empty = the metric's default)."""
+    import gradio as gr
+
+    label = f"{option.name}: {option.help}" if option.help else option.name
+    if option.choices:
+        choices = [DEFAULT_CHOICE if c is None else str(c) for c in option.choices]
+        value = DEFAULT_CHOICE if option.default is None else str(option.default)
+        return gr.Dropdown(choices, value=value, label=label, elem_id=f"option-{option.name}")
+    if option.type in ("int", "float"):
+        return gr.Number(value=option.default, label=label, precision=0 if option.type == "int" else None,
+                         elem_id=f"option-{option.name}")
+    if option.type == "bool":
+        return gr.Checkbox(value=bool(option.default), label=label, elem_id=f"option-{option.name}")
+    value = "" if option.default is None else ",".join(map(str, option.default)) if option.type == "ints" \
+        else str(option.default)
+    return gr.Textbox(value=value, label=label, placeholder="empty: the default", elem_id=f"option-{option.name}")
+
+
+def option_value(option: Option, raw: Any) -> Any:
+    """What a widget option's component holds, as the ``compute`` option value (``None`` = default)."""
+    if raw is None or (isinstance(raw, str) and raw.strip() in ("", DEFAULT_CHOICE)):
+        return None
+    if option.type == "ints":
+        try:
+            return [int(p) for p in str(raw).replace(" ", ",").split(",") if p]
+        except ValueError:
+            raise InputError(f"{option.name}: {raw!r} is not a list of integers; write e.g. 1,2,3.") from None
+    if option.type == "int":
+        return int(raw)
+    if option.type == "float":
+        return float(raw)
+    return raw
+
+
+def _widget_options(decl: MetricDeclaration) -> list[Option]:
+    return [o for o in decl.options if o.widget]
+
+
+def _header(decl: MetricDeclaration, limits: Limits) -> str:
+    links = " · ".join(f"[{paper}]({url})" for paper, url in zip(decl.papers, decl.urls))
+    return (f"# {decl.emoji} {decl.title} (`{decl.name}`)\n{decl.summary}.\n\n{links}\n\n"
+            f"Opens on a worked example; edit it and press **Compute**. Limits: {limits.describe()}.")
+
+
+def _input_boxes(decl: MetricDeclaration) -> list[Any]:
+    import gradio as gr
+
+    example = example_boxes(decl)
+    boxes = []
+    for box in boxes_for(decl.inputs, decl.references_option is not None):
+        label, hint = BOXES[box]
+        if box == "references" and decl.resources:
+            hint += "; empty: the bundled " + ", ".join(decl.resources)
+        boxes.append(gr.Textbox(label=f"{label} ({hint})", lines=4 if box == "references" else 8,
+                                value=example.get(box, ""), elem_id=f"{decl.name}-{box}"))
+    return boxes
+
+
+def _compute_function(decl: MetricDeclaration, limits: Limits, n_boxes: int) -> Any:
+    import gradio as gr
+
+    names = boxes_for(decl.inputs, decl.references_option is not None)
+    options = _widget_options(decl)
+    run_on_gpu = gpu_decorator()(run_metric)  # only the scoring needs the GPU (ZeroGPU)
+
+    def compute(progress: Any = gr.Progress(track_tqdm=True), *args: Any) -> tuple[Any, ...]:  # noqa: B008
+        texts, model_name, raw_options = args[:n_boxes], args[n_boxes], args[n_boxes + 1:]
+        try:
+            inputs = UIInputs.from_text(**dict(zip(names, texts)), limits=limits)
+            chosen = {o.name: option_value(o, v) for o, v in zip(options, raw_options)}
+        except (InputError, ValueError) as exc:
+            return f"**Input problem:** {exc}", results_table([]), None, None
+        chosen = {k: v for k, v in chosen.items() if v is not None}
+        outcome = run_on_gpu(decl.name, inputs, model_name if decl.needs_model else None, options=chosen,
+                             progress=True)
+        if outcome.status != "ok":
+            message = f"**{outcome.status.capitalize()}:** {outcome.message}"
+            return message, results_table(result_rows([outcome])), None, None
+        return "Done.", results_table(result_rows([outcome])), draw(decl, outcome.result), \
+            to_jsonable(outcome.result)
+
+    return compute
+
+
+def metric_widget(name: str, limits: Limits | None = None) -> Any:
+    """A small ``gr.Blocks`` for one metric, built from its declaration (see the module docstring)."""
+    import gradio as gr
+
+    decl = registry.get(name)
+    limits = limits or Limits.from_env()
+    ok, reason = availability(name)
+    with gr.Blocks(title=f"dialeval: {decl.title}", analytics_enabled=False) as demo:
+        gr.Markdown(_header(decl, limits))
+        boxes = _input_boxes(decl)
+        model = gr.Dropdown(list(decl.models), value=default_model(decl), allow_custom_value=True,
+                            label="Model (Hub id or local path)", visible=decl.needs_model)
+        with gr.Row():
+            option_boxes = [option_component(o) for o in _widget_options(decl)]
+        status = gr.Markdown("" if ok else f"**Unavailable:** {reason}", elem_id=f"{name}-status")
+        button = gr.Button("Compute", variant="primary", interactive=ok)
+        table = gr.Dataframe(headers=TABLE_HEADERS, label="Results", interactive=False, elem_id=f"{name}-results")
+        plot = gr.Plot(label=f"{decl.title} plot", visible=decl.plot is not None)
+        raw = gr.JSON(label="compute() output (full precision)", open=False, max_height=400)
+        button.click(_compute_function(decl, limits, len(boxes)), [*boxes, model, *option_boxes],
+                     [status, table, plot, raw], api_name="compute")
+
+        def recheck(model_name: str) -> tuple[Any, Any]:
+            ok2, reason2 = availability(name, model_name)
+            return gr.update(value="" if ok2 else f"**Unavailable:** {reason2}"), gr.update(interactive=ok2)
+
+        model.change(recheck, model, [status, button], api_name=False)
+    demo.queue(default_concurrency_limit=concurrency())
+    return demo
