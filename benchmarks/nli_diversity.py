@@ -1,31 +1,51 @@
-"""NLI Diversity throughput: dialeval's batched, deduplicated classifier vs a transformers ``pipeline``
-classifying pair by pair, on the same roberta-base-shaped random model, in one run.
+"""NLI Diversity throughput against the strongest peers at the same precision and thread count.
 
-Input: the first ``--sets`` response sets of conTest resp_gen (../shared/data/diversity_eval), i.e. real
-response lengths; each set of 5 gives 20 ordered pairs. Both sides truncate to the model's 512 tokens.
-Reported: ordered pairs per second of input (dialeval also classifies each distinct pair only once),
-the speed-up, and the largest probability difference between the two (they must agree).
+    python benchmarks/nli_diversity.py --quick                 # 4 sets (80 pairs), 2 rounds, fp32 + bf16
+    python benchmarks/nli_diversity.py --sets 8 --repeats 3 --threads 2 [--per-pair]
 
-    python benchmarks/nli_diversity.py                       # CPU, 8 sets = 160 pairs
-    python benchmarks/nli_diversity.py --sets 200 --device cuda --dtype bf16
+Input: the first ``--sets`` response sets of conTest resp_gen (../shared/data/diversity_eval): real
+response lengths, 20 ordered pairs per set of 5. Model: roberta-base's shape with random weights (speed does
+not depend on the weights; the Hub is offline here). Interleaved in one process, per precision:
+
+- dialeval ``compute_nli_diversity`` with ``NLIClassifier`` (tokenize once, token-length-sorted batches
+  of 32, each distinct pair once);
+- sentence-transformers ``CrossEncoder.predict(pairs, batch_size=32)`` on the same saved model;
+- transformers ``pipeline("text-classification")(pairs, batch_size=32)``;
+- reference column (``--per-pair``): the same pipeline called pair by pair, as naive reference code does.
+
+Printed: pairs/s, ratio to dialeval, useful and executed GFLOP per pair (see ``_common.forward_flops``),
+the matmul peak at that precision and thread count, the share of it reached, and the argmax-class
+agreement of every peer with dialeval (and of dialeval bf16 with fp32).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("DIALEVAL_PROGRESS", "0")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    batched_flops,
+    fixed_batches,
+    interleaved,
+    machine_line,
+    matmul_peak,
+    non_embedding_params,
+    offline,
+    table,
+)
+
+offline()
 
 REPO = Path(__file__).resolve().parents[1]
 CONTEST = REPO.parent / "shared" / "data" / "diversity_eval" / "raw" / "conTest" / "con_test_200_with_hds_resp_gen.csv"
+DIALEVAL = "dialeval NLIClassifier"
+CROSS = "sentence-transformers CrossEncoder.predict(batch_size=32)"
+PIPE = "transformers pipeline(batch_size=32)"
+PER_PAIR = "reference: pipeline pair by pair"
 
 
 def load_sets(n: int) -> list[list[str]]:
@@ -34,69 +54,104 @@ def load_sets(n: int) -> list[list[str]]:
     return [[row[k] for k in sorted(row) if k.startswith("resp_")] for row in rows]
 
 
-def run_pipeline(model, tokenizer, pairs, device) -> tuple[float, list[list[float]]]:
-    """The naive way: one pipeline call per (premise, hypothesis) pair."""
+def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool):
+    import numpy as np
+    from sentence_transformers import CrossEncoder
     from transformers import pipeline
 
-    pipe = pipeline("text-classification", model=model, tokenizer=tokenizer, device=device, top_k=None)
-    labels = [model.config.id2label[i] for i in range(model.config.num_labels)]
-    start = time.perf_counter()
+    from dialeval.nli import NLIClassifier, compute_nli_diversity
+
+    clf = NLIClassifier(model, tokenizer, device="cpu", dtype=dtype, batch_size=32, progress=False)
+    cross = CrossEncoder(model_dir, device="cpu")
+    cross.to(clf.dtype)
+    pipe = pipeline("text-classification", model=clf.model, tokenizer=tokenizer, device="cpu", top_k=None)
+    labels = [clf.model.config.id2label[i] for i in range(clf.model.config.num_labels)]
+    as_dicts = [{"text": p, "text_pair": h} for p, h in pairs]
+
+    def ours():
+        res = compute_nli_diversity(sets, clf, "confidence", return_probabilities=True)
+        return np.array([[m[c][i][j] for c in ("contradiction", "neutral", "entailment")]
+                         for m, s in zip(res["probabilities"], sets) for i in range(len(s)) for j in range(len(s)) if i != j])
+
+    def scores(out):
+        return np.array([[{d["label"]: d["score"] for d in o}[name] for name in labels] for o in out])
+
+    runs = {DIALEVAL: ours,
+            CROSS: lambda: np.asarray(cross.predict(pairs, batch_size=32, show_progress_bar=False)),
+            PIPE: lambda: scores(pipe(as_dicts, batch_size=32, truncation=True))}
+    if per_pair:
+        runs[PER_PAIR] = lambda: scores([pipe(d, truncation=True) for d in as_dicts])
+    return runs, clf
+
+
+def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> tuple[list[list[str]], object]:
+    import numpy as np
+
+    from dialeval.runtime import length_sorted_batches
+
+    runs, clf = runners(model_dir, model, tokenizer, pairs, sets, dtype, args.per_pair)
+    lengths = [len(e["input_ids"]) for e in clf.encode(pairs)]
+    cfg = clf.model.config
+    shape = (non_embedding_params(clf.model), cfg.num_hidden_layers, cfg.hidden_size)
+    batches = {DIALEVAL: length_sorted_batches(lengths, 32),
+               CROSS: fixed_batches(np.argsort([-(len(p) + len(h)) for p, h in pairs], kind="stable"), 32),
+               PIPE: fixed_batches(range(len(pairs)), 32), PER_PAIR: [[i] for i in range(len(pairs))]}
+    for fn in runs.values():
+        fn()  # warm-up
+    peak = matmul_peak(clf.dtype)
+    secs, outs = interleaved(runs, args.repeats)
+    ours = outs[DIALEVAL].argmax(1)
     rows = []
-    for premise, hypothesis in pairs:
-        out = pipe({"text": premise, "text_pair": hypothesis}, truncation=True)
-        by_label = {d["label"]: d["score"] for d in out}
-        rows.append([by_label[name] for name in labels])
-    return time.perf_counter() - start, rows
+    for name in runs:
+        useful, executed = batched_flops(lengths, batches[name], *shape)
+        agree = float((np.asarray(outs[name]).argmax(1) == ours).mean())  # every runner's columns: C, N, E
+        rows.append([f"{dtype}: {name}", f"{len(pairs) / secs[name]:.1f}", f"{secs[DIALEVAL] / secs[name]:.2f}",
+                     f"{useful / len(pairs) / 1e9:.2f}", f"{executed / len(pairs) / 1e9:.2f}", f"{peak / 1e9:.0f}",
+                     f"{100 * useful / secs[name] / peak:.0f}%", f"{100 * executed / secs[name] / peak:.0f}%",
+                     f"{100 * agree:.1f}%"])
+    print(f"{dtype}: dialeval / CrossEncoder = {secs[CROSS] / secs[DIALEVAL]:.2f}x, dialeval / pipeline(batch 32) = "
+          f"{secs[PIPE] / secs[DIALEVAL]:.2f}x", flush=True)
+    return rows, outs[DIALEVAL]
 
 
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
 
-    from dialeval.nli import NLIClassifier, compute_nli_diversity, ordered_pairs
+    from dialeval.nli import ordered_pairs
     from dialeval.testing.roberta import roberta_base_shaped_nli
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", type=int, default=8, help="conTest response sets to score (20 pairs each)")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default=None, help="dialeval side only: fp32 (default) or bf16")
-    parser.add_argument("--batch-size", type=int, default=32)
-    args = parser.parse_args(argv)
-
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sets", type=int, default=8, help="conTest response sets (20 ordered pairs each)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--dtypes", nargs="+", default=["fp32", "bf16"])
+    p.add_argument("--per-pair", action="store_true", help="also time the per-pair pipeline (reference column)")
+    p.add_argument("--quick", action="store_true", help="--sets 4 --repeats 2")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.sets, args.repeats = 4, 2
+    torch.set_num_threads(args.threads)
     sets = load_sets(args.sets)
     pairs = [(s[i], s[j]) for s in sets for i, j in ordered_pairs(len(s))]
+    rows, probs = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         model, tokenizer = roberta_base_shaped_nli(tmp)
-    model = model.to(args.device).eval()
-    print(f"{len(sets)} conTest sets, {len(pairs)} ordered pairs, roberta-base-shaped random model "
-          f"({sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params), device={args.device}, "
-          f"torch threads={torch.get_num_threads()}", flush=True)
-
-    base_s, base_rows = run_pipeline(model, tokenizer, pairs, torch.device(args.device))
-
-    clf = NLIClassifier(model, tokenizer, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                        progress=False)
-    start = time.perf_counter()
-    result = compute_nli_diversity(sets, clf, "confidence", return_probabilities=True)
-    ours_s = time.perf_counter() - start
-
-    ours_rows = []
-    for matrices, s in zip(result["probabilities"], sets):
-        for i, j in ordered_pairs(len(s)):
-            ours_rows.append([matrices[name][i][j] for name in ("contradiction", "neutral", "entailment")])
-    diff = float(np.abs(np.array(ours_rows) - np.array(base_rows)).max())  # model is C,N,E: same columns
-
-    table = [("implementation", "seconds", "pairs/s", "forward passes"),
-             ("transformers pipeline, pair by pair", f"{base_s:.2f}", f"{len(pairs) / base_s:.1f}", str(len(pairs))),
-             (f"dialeval NLIClassifier (batch {args.batch_size}, {clf.dtype})".replace("torch.", ""),
-              f"{ours_s:.2f}", f"{len(pairs) / ours_s:.1f}", str(clf.forward_calls))]
-    widths = [max(len(r[i]) for r in table) for i in range(4)]
-    for k, row in enumerate(table):
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
-        if k == 0:
-            print("  ".join("-" * w for w in widths))
-    print(f"speed-up: {base_s / ours_s:.2f}x   distinct pairs classified: {result['num_distinct_pairs']} of "
-          f"{result['num_pairs']}   max |Δprob| vs pipeline: {diff:.2e}")
+        model.save_pretrained(f"{tmp}/model")
+        tokenizer.save_pretrained(f"{tmp}/model")
+        for dtype in args.dtypes:
+            model32, _ = roberta_base_shaped_nli(tmp)  # a fresh fp32 copy per precision (the classifier casts it)
+            r, probs[dtype] = measure(args, dtype, sets, pairs, f"{tmp}/model", model32, tokenizer)
+            rows += r
+    print(f"\n{len(sets)} conTest sets, {len(pairs)} ordered pairs ({len(set(pairs))} distinct), roberta-base shape "
+          f"({sum(x.numel() for x in model.parameters()) / 1e6:.0f}M params, random weights)")
+    print(machine_line(args.threads))
+    print(table(["configuration", "pairs/s", "vs dialeval", "useful GFLOP/pair", "executed GFLOP/pair",
+                 "peak GFLOP/s", "useful % peak", "executed % peak", "same class as dialeval"], rows))
+    if "fp32" in probs and "bf16" in probs:
+        same = float((probs["fp32"].argmax(1) == probs["bf16"].argmax(1)).mean())
+        print(f"dialeval bf16 vs fp32: same NLI class on {100 * same:.1f}% of pairs, max |Δprob| "
+              f"{np.abs(probs['fp32'] - probs['bf16']).max():.3f}")
     return 0
 
 

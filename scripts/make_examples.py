@@ -105,7 +105,7 @@ def build(data_dir: Path) -> dict[str, dict]:
         "3_fed": {
             "title": "FED: a Meena conversation (dialog level) and 30 system responses (turn level)",
             "source": (f"Mehri & Eskenazi 2020, FED dialog-level entry {fed[0]['id']} "
-                       f"(system {fed[0]['system']}, Overall {fed[0]['annotation_means']['Overall']:.1f}/4) and "
+                       f"(system {fed.features['system'].int2str(fed[0]['system'])}, Overall {fed[0]['annotation_means']['Overall']:.1f}/4) and "
                        "the first 30 turn-level responses."),
             "responses": fed_responses,
             "sets": [fed_responses[i:i + 5] for i in range(0, 20, 5)],

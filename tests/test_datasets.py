@@ -21,7 +21,10 @@ from dialeval.datasets import (
 )
 from dialeval.datasets.contest import read_contest_csv
 from dialeval.datasets.dialstory import (
+    check_dialgen,
     dialogue_turns,
+    fill_masks,
+    identify_characters,
     insert_speaker_masks,
     make_dialgen,
     make_dialgen_example,
@@ -29,9 +32,10 @@ from dialeval.datasets.dialstory import (
     maskable_turns,
     number_to_mask,
 )
+from dialeval.resources import resource_path
 
 REPO = Path(__file__).resolve().parents[1]
-CARDS = REPO / "datasets_scripts"
+CARDS = resource_path("datasets")  # card templates and the DialStory sample are package data
 SAMPLE = CARDS / "dialstory" / "sample"
 
 
@@ -87,8 +91,9 @@ def test_contest_without_human_scores_and_any_csv(shared_data, cache):
 
 def test_dailydialog_plusplus(shared_data, cache):
     ds = load("dailydialog_plusplus", data_dir=shared_data / "dailydialog_plusplus", cache_dir=cache)
-    assert {k: v.num_rows for k, v in ds.items()} == {"dev": 1028, "test": 1142}
-    row = ds["dev"][0]
+    # the original dev split is exported under the standard name `validation`
+    assert {k: v.num_rows for k, v in ds.items()} == {"validation": 1028, "test": 1142}
+    row = ds["validation"][0]
     assert row["id"] == 0
     assert row["context"][0] == "Am I too abrupt? Did I scare you? Or you don't want ..."
     assert row["positive_responses"][0] == "So nice of you."
@@ -107,7 +112,7 @@ def test_fed_turn_and_dialog(shared_data, cache):
     assert first["context"][:2] == [{"speaker": "User", "text": "Hi!"}, {"speaker": "System", "text": "Hi! What's up?"}]
     assert len(first["context"]) == 9
     assert first["response"] == "It's probably boring, isn't it?" and first["response_speaker"] == "System"
-    assert first["system"] == "Meena"
+    assert turn.features["system"].int2str(first["system"]) == "Meena"  # a ClassLabel
     assert first["annotations"]["Overall"] == [2, 1, 3, 3, 4]
     assert first["annotation_means"]["Overall"] == pytest.approx(13 / 5, abs=0)
     d0 = dialog[0]
@@ -125,18 +130,21 @@ def test_dailydialog_pairs(shared_data, cache):
     assert {k: v.num_rows for k, v in ds.items()} == {"validation": 7069, "test": 6740}
     row = ds["test"][0]
     assert row["context"] == ["Hey man , you wanna buy some weed ?"]
-    assert row["response"] == "Some what ?" and row["emotion"] == "surprise" and row["act"] == "question"
+    assert row["response"] == "Some what ?"
+    features = ds["test"].features  # ClassLabel columns
+    assert features["emotion"].int2str(row["emotion"]) == "surprise" and features["act"].int2str(row["act"]) == "question"
 
 
 def test_dialstory_sample(cache):
     gen = load("dialstory", "dialgen", data_dir=SAMPLE, cache_dir=cache)["test"]
     spk = load("dialstory", "dialspk", data_dir=SAMPLE, cache_dir=cache)["test"]
-    assert gen.num_rows == 2 and spk.num_rows == 3
+    assert gen.num_rows == 1 and spk.num_rows == 4  # only story-004 has five characters
     for row in gen:
         assert row["story"].count("[MASK") == len(row["targets"])
     s3 = spk[2]
     assert s3["speakers"] == ["豆豆", "花花", "豆豆", "花花"]
     assert s3["story"].count("[MASK]") == 4
+    assert spk[3]["speakers"] == ["张伟", "王丽", "刘洋", "刘洋", "陈静", "王丽"]
     assert config_names("dialstory") == ["dialgen", "dialspk"]
 
 
@@ -245,9 +253,9 @@ def test_dialstory_malformed(tmp_path):
 def test_dailydialog_malformed_and_skipped_counted(tmp_path, caplog):
     (tmp_path / "dd").mkdir()
     dialogues = [
-        {"fold": "test", "topic": "t", "dialogue": [{"emotion": "e", "act": "a", "text": "hi"},
-                                                   {"emotion": "e", "act": "a", "text": "hello"}]},
-        {"fold": "test", "topic": "t", "dialogue": [{"emotion": "e", "act": "a", "text": "alone"}]},
+        {"fold": "test", "topic": "work", "dialogue": [{"emotion": "anger", "act": "inform", "text": "hi"},
+                                                      {"emotion": "fear", "act": "question", "text": "hello"}]},
+        {"fold": "test", "topic": "work", "dialogue": [{"emotion": "anger", "act": "inform", "text": "alone"}]},
     ]
     (tmp_path / "dd" / "test.json").write_text(json.dumps(dialogues), encoding="utf-8")
     with caplog.at_level("WARNING", logger="dialeval.datasets"):
@@ -258,6 +266,10 @@ def test_dailydialog_malformed_and_skipped_counted(tmp_path, caplog):
     (tmp_path / "dd" / "test.json").write_text(json.dumps(dialogues), encoding="utf-8")
     with pytest.raises(MalformedDataError, match=r"test\.json, dialogue 0 \(0-based\), turn 1: field 'text' must be a string"):
         load("dailydialog", data_dir=tmp_path / "dd", cache_dir=tmp_path / "c2")
+    dialogues[0]["dialogue"][1].update(text="hello", emotion="joy")  # not a DailyDialog emotion label
+    (tmp_path / "dd" / "test.json").write_text(json.dumps(dialogues), encoding="utf-8")
+    with pytest.raises(MalformedDataError, match=r"dialogue 0 \(0-based\), turn 1: emotion 'joy' is not one of"):
+        load("dailydialog", data_dir=tmp_path / "dd", cache_dir=tmp_path / "c3")
 
 
 def test_unknown_names_and_missing_dir(tmp_path):
@@ -374,20 +386,74 @@ def test_mask_turns_and_speaker_masks():
 def test_make_dialgen_seeded_order_free_and_skips_counted():
     body = "".join(f"第{i}句说：“台词{i}”。" for i in range(12))
     story = "序" * 50 + body + "尾" * 30
-    a, _ = make_dialgen_example("s1", story, ["甲"], seed=7)
-    b, _ = make_dialgen_example("s1", story, ["甲"], seed=7)
+    five = ["甲", "乙", "丙", "丁", "戊"]
+    a, _ = make_dialgen_example("s1", story, five, seed=7)
+    b, _ = make_dialgen_example("s1", story, five, seed=7)
     assert a == b
     assert len(a["targets"]) == 4  # round(0.3 · 12)
-    assert a["story"].count("[MASK") == 4 and a["characters"] == ["甲"]
-    seeds = {tuple(make_dialgen_example("s1", story, seed=s)[0]["targets"]) for s in range(20)}
+    assert a["story"].count("[MASK") == 4 and a["characters"] == five
+    seeds = {tuple(make_dialgen_example("s1", story, five, seed=s)[0]["targets"]) for s in range(20)}
     assert len(seeds) > 1
     for targets in seeds:
         assert all(t.startswith("台词") for t in targets)
-    short = {"id": "s2", "story": "“一”“二”"}
-    out, skipped = make_dialgen([{"id": "s1", "story": story}, short], seed=7)
-    out_rev, _ = make_dialgen([short, {"id": "s1", "story": story}], seed=7)
-    assert out == out_rev == [dict(a, characters=[])]
-    assert skipped == {"fewer than 10 dialogue turns": 1}
+    short = {"id": "s2", "story": "“一”“二”", "characters": five}
+    rec = {"id": "s1", "story": story, "characters": five}
+    out, skipped = make_dialgen([rec, short], characters="given", seed=7)
+    out_rev, _ = make_dialgen([short, rec], characters="given", seed=7)
+    assert out == out_rev == [a]
+    assert skipped == {"fewer than 10 dialogue turns": 1, "fewer than 5 characters (person names)": 0,
+                       "fewer than 30% of the turns outside the first 50 / last 30 tokens": 0}
+
+
+def test_make_dialgen_five_character_and_head_tail_rules():
+    body = "".join(f"第{i}句说：“台词{i}”。" for i in range(12))
+    story = "序" * 50 + body + "尾" * 30
+    four = {"id": "s4", "story": story, "characters": ["甲", "乙", "丙", "丁"]}
+    five = {"id": "s5", "story": story, "characters": ["甲", "乙", "丙", "丁", "戊"]}
+    # turn i (i < 10) is "第i句说：“台词i”。" (11 characters), so its text starts at 50 + 11·i + 6; turns 10 and 11
+    # start at 160 + 7 = 167 and 173 + 7 = 180, and the story is 216 characters long (all turns end ≥ 30 before its end). With a
+    # head of 150 only turns 9, 10, 11 are maskable, but round(0.3 · 12) = 4 must be masked.
+    crowded = {"id": "s6", "story": story, "characters": five["characters"]}
+    spans = dialogue_turns(story)
+    assert len(story) == 216 and spans[9][0] == 155 and spans[10][0] == 167
+    assert maskable_turns(story, spans, head=150) == [9, 10, 11]
+    out, skipped = make_dialgen([four, five], characters="given")
+    assert [ex["id"] for ex in out] == ["s5"]
+    assert skipped == {"fewer than 10 dialogue turns": 0, "fewer than 5 characters (person names)": 1,
+                       "fewer than 30% of the turns outside the first 50 / last 30 tokens": 0}
+    out, skipped = make_dialgen([crowded], characters="given", head=150)
+    assert out == [] and skipped["fewer than 30% of the turns outside the first 150 / last 30 tokens"] == 1
+    out, _ = make_dialgen([four], characters="given", min_characters=4)
+    assert [ex["id"] for ex in out] == ["s4"]
+
+
+def test_identify_characters_with_jieba():
+    raw = {json.loads(line)["id"]: json.loads(line)
+           for line in (SAMPLE / "raw" / "stories.jsonl").read_text(encoding="utf-8").splitlines()}
+    found = identify_characters(raw["story-004"]["story"])
+    assert set(raw["story-004"]["characters"]) <= set(found)  # the five hand-listed names
+    assert len(found) <= 6  # one false positive at most (小树林, tagged nr twice)
+    # one-off person-name tags are dropped (阳光 in story-001, 谢谢 in story-002); kinship terms are no names
+    assert identify_characters(raw["story-001"]["story"]) == ["小明"]
+    assert sorted(identify_characters(raw["story-002"]["story"])) == sorted(["李老师", "王芳", "张强"])
+
+
+def test_mask_text_in_the_story_is_escaped_and_restored():
+    body = "".join(f"第{i}句说：“台词{i}”。" for i in range(12))
+    text = "旁白写着[MASK1]和[MASK]，" + "序" * 50 + body.replace("台词3", "台词[MASK2]") + "尾" * 30
+    five = ["甲", "乙", "丙", "丁", "戊"]
+    ex, _ = make_dialgen_example("m", text, five, seed=1)
+    assert ex["story"].startswith("旁白写着[[MASK1]和[[MASK]，")
+    check_dialgen(ex, "here")  # the builder accepts it: placeholders [MASK1]…[MASKn] once each
+    assert fill_masks(ex["story"], ex["targets"]) == text
+    skipped_ex, reason = make_dialgen_example("m", text, five, mask_text="skip")
+    assert skipped_ex is None and reason.startswith("contains the mask text")
+    _, counts = make_dialgen([{"id": "m", "story": text, "characters": five}], characters="given", mask_text="skip")
+    assert counts["contains the mask text [MASK (mask_text='skip')"] == 1
+    spans = dialogue_turns(text)
+    assert fill_masks(*mask_turns(text, spans, [0, 3, 5])) == text
+    with pytest.raises(ValueError, match="2 turn"):
+        fill_masks("“[MASK1]”", ["a", "b"])
 
 
 def test_dialstory_make_cli_rebuilds_the_sample(tmp_path, capsys):
@@ -396,10 +462,35 @@ def test_dialstory_make_cli_rebuilds_the_sample(tmp_path, capsys):
                "--seed", "0"])
     assert rc == 0
     captured = capsys.readouterr()
-    assert "2 of 3 stories written" in captured.out
-    assert "skipped 1: fewer than 10 dialogue turns" in captured.err
+    assert "1 of 4 stories written" in captured.out
+    assert "dropped 1: fewer than 10 dialogue turns" in captured.err
+    assert "dropped 2: fewer than 5 characters (person names)" in captured.err
+    assert "dropped 0: fewer than 30% of the turns outside the first 50 / last 30 tokens" in captured.err
     assert out.read_text(encoding="utf-8") == (SAMPLE / "dialgen" / "test.jsonl").read_text(encoding="utf-8")
     for line in out.read_text(encoding="utf-8").splitlines():
         ex = json.loads(line)
         turns = ex["story"].count("“")  # masked turns keep their quotation marks
         assert len(ex["targets"]) == math.floor(0.3 * turns + 0.5)
+        assert len(ex["characters"]) >= 5
+    # the hand-listed characters instead of jieba's: the same stories pass
+    rc = main(["datasets", "dialstory-make", "--input", str(SAMPLE / "raw" / "stories.jsonl"), "--out", str(out),
+               "--characters", "given"])
+    assert rc == 0 and "1 of 4 stories written" in capsys.readouterr().out
+
+
+def test_dialspk_baseline_nearest_mention(capsys):
+    from dialeval.dialspk import nearest_mention_speakers
+
+    story = "王芳走进来。[MASK]“早！”芳芳和小明都笑了，小明说：[MASK]“你好。”[MASK]“再见。”"
+    # nearest before mask 1: 王芳; mask 2: 小明 (its last mention ends right before); mask 3: still 小明
+    assert nearest_mention_speakers(story, ["小明", "王芳"]) == ["王芳", "小明", "小明"]
+    # a longer name ending at the same place wins over its suffix
+    assert nearest_mention_speakers("老王芳说：[MASK]“嗯”", ["王芳", "老王芳"]) == ["老王芳"]
+    # nobody mentioned before: the most mentioned candidate
+    assert nearest_mention_speakers("[MASK]“嗯”小红小红小明", ["小明", "小红"]) == ["小红"]
+    rc = main(["dialspk-baseline", "--data", str(SAMPLE)])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    # every annotated turn in the hand-written sample names its speaker right before the quote
+    assert out["num_turns"] == 23 and out["dac"] == 1.0 and out["sac"] == 1.0
+    assert "predictor:nearest-mention" in out["signature"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dialeval import lexical
-from dialeval.modules.lexical import compute_distinct, compute_ent, compute_low_frequency
+from dialeval.lexical_metrics import compute_distinct, compute_ent, compute_low_frequency
 from dialeval.ngrams import NgramCounts, count_ngrams
 from dialeval.text import get_tokenizer
 

@@ -13,6 +13,7 @@ from scipy.stats import spearmanr
 from dialeval.cli import main
 from dialeval.metaeval import (
     Target,
+    auc,
     average_ranks,
     best_threshold_accuracy,
     bootstrap_interval,
@@ -147,6 +148,33 @@ def test_our_distinct_n_reproduces_tevet(contest_rows):
     assert again["configs"] == report["configs"]  # seeded: identical intervals
 
 
+# Spearman ρ (scipy) and brute-force OCA computed with pandas straight from Tevet's CSVs, 3 decimals
+@pytest.mark.parametrize("config, column, rho, oca", [
+    ("dec_test_200_resp_gen", "AveragedDistinctNgrams", 0.893, None),
+    ("dec_test_200_resp_gen", "SentBert", 0.764, None),
+    ("dec_test_200_resp_gen", "abs_hds_mean", 0.807, None),
+    ("dec_test_1000_resp_gen", "BertScore", 0.874, None),
+    ("con_test_200_resp_gen", "SentBert", 0.591, 0.791),
+    ("con_test_200_resp_gen", "abs_hds_mean", 0.631, 0.809),
+])
+def test_dectest_and_oca_from_stored_columns(shared_data, tmp_path_factory, config, column, rho, oca):
+    report = meta_evaluate("contest", f"column:{column}", config=config, data_dir=shared_data / "diversity_eval",
+                           cache_dir=tmp_path_factory.mktemp("c"), n_resamples=20)
+    res = {(r["target"], r["statistic"]): r["value"] for r in report["configs"][config]["results"]}
+    assert round(res[("label_value", "spearman")], 3) == rho
+    assert round(res[("label_value", "oca")], 3) == oca if oca else ("label_value", "oca") not in res
+    assert (("human_score_mean", "spearman") in res) == ("1000" not in config)
+
+
+def test_auc_by_hand():
+    # pairs (3,2) (3,0) (1,0) are ordered, (1,2) is not: 3/4; a tie counts one half
+    assert auc([3.0, 1.0], [2.0, 0.0]) == 0.75
+    assert auc([1.0, 2.0], [1.0]) == 0.75
+    assert auc([0.0], [5.0, 6.0]) == 0.0
+    with pytest.raises(ValueError, match="positives and negatives"):
+        auc([], [1.0])
+
+
 def test_ent_n_adapter_by_hand():
     rows = [{"responses": ["a b", "a b"]}, {"responses": ["a b", "c d"]}]
     # n=1, base 2: set 1 has p(a)=p(b)=1/2 → 1 bit; set 2 has four unigrams at 1/4 → 2 bits
@@ -205,11 +233,18 @@ def test_model_adapters_pass_options_and_inputs(monkeypatch):
         "scores": [0.0, 1.0], "signature": "fake|version:0"}
     assert loads[-1] == ("nli_diversity", None, {"model": "/m"}) and calls[-1] == {"predictions": [["a", "b"], ["c", "d"]]}
     rows = _fed_rows([1, 2], [1, 2])
+    # default: the FULL paper's protocol, speaker tags stripped
     make_adapter("full_followup", "fed", "turn", {"model": "/f"})(rows)
     assert loads[-1] == ("full_followup", "turn", {"model": "/f"})
-    assert calls[-1] == {"contexts": [["User: hi 0"], ["User: hi 1"]], "predictions": ["System: r0", "System: r1"]}
-    make_adapter("full_followup", "fed", "dialog", {"speaker_prefix": False})(rows)
+    assert calls[-1] == {"contexts": [["hi 0"], ["hi 1"]], "predictions": ["r0", "r1"]}
+    make_adapter("full_followup", "fed", "dialog", {})(rows)
     assert loads[-1] == ("full_followup", "dialog", {}) and calls[-1] == {"dialogues": [["hi 0"], ["hi 1"]]}
+    # the earlier texts, behind an explicit option
+    make_adapter("full_followup", "fed", "turn", {"speaker_prefix": True})(rows)
+    assert loads[-1] == ("full_followup", "turn", {})
+    assert calls[-1] == {"contexts": [["User: hi 0"], ["User: hi 1"]], "predictions": ["System: r0", "System: r1"]}
+    with pytest.raises(ValueError, match="speaker_prefix='yes'"):
+        make_adapter("full_followup", "fed", "turn", {"speaker_prefix": "yes"})
 
 
 def test_adapter_errors():

@@ -15,7 +15,7 @@ import pytest
 import dialeval
 from dialeval.cli import main as cli_main
 from dialeval.dialspk import speaker_accuracy
-from dialeval.modules.lexical import compute_distinct, compute_ent
+from dialeval.lexical_metrics import compute_distinct, compute_ent
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = ["I don't know .", "Hello , how are you ?", "I don't know either !", "", "Fine , thanks ."]
@@ -23,7 +23,7 @@ TEXTS = ["I don't know .", "Hello , how are you ?", "I don't know either !", "",
 
 def test_load_bare_names_and_paths():
     by_name = dialeval.load("distinct_n")
-    by_path = evaluate.load(str(REPO / "metrics" / "distinct_n"))
+    by_path = evaluate.load(str(dialeval.declaration("distinct_n").script_dir))  # the packaged script folder
     assert by_name.compute(predictions=TEXTS) == by_path.compute(predictions=TEXTS) == compute_distinct(TEXTS)
 
 
@@ -163,31 +163,6 @@ def test_console_script_runs():
     assert proc.stdout.strip() == f"dialeval {dialeval.__version__}"
 
 
-def test_wheel_ships_metric_scripts_and_load_finds_them(tmp_path, monkeypatch):
-    """The wheel carries metrics/<name>/<name>.py as data files; load() finds them under <prefix>/share."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path), str(REPO)], check=True, capture_output=True)
-    wheel = next(tmp_path.glob("dialeval-*.whl"))
-    import zipfile
-
-    names = zipfile.ZipFile(wheel).namelist()
-    for metric in dialeval.METRICS:
-        assert any(n.endswith(f".data/data/share/dialeval/metrics/{metric}/{metric}.py") for n in names), metric
-    # Simulate the installed layout: scripts under <prefix>/share/dialeval/metrics and no checkout.
-    prefix = tmp_path / "prefix"
-    with zipfile.ZipFile(wheel) as zf:
-        for n in names:
-            if "/share/dialeval/metrics/" in n:
-                rel = n.split(".data/data/", 1)[1]
-                (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
-                (prefix / rel).write_bytes(zf.read(n))
-    from dialeval import loading
-
-    monkeypatch.setattr(loading, "metric_search_path", lambda: [prefix / "share" / "dialeval" / "metrics"])
-    assert loading.metric_dir("ent_n") == prefix / "share" / "dialeval" / "metrics" / "ent_n"
-    assert loading.load("ent_n").compute(predictions=TEXTS) == compute_ent(TEXTS)
-
-
 def test_cli_metric_args_reach_the_metric_and_unknown_ones_fail(tmp_path, capsys):
     txt = tmp_path / "r.txt"
     txt.write_text("a b\nb c\n", encoding="utf-8")
@@ -246,7 +221,7 @@ def test_custom_tokenizer_must_return_a_list_of_strings():
 def test_numeric_options_accept_numpy_ints_and_reject_non_finite():
     import numpy as np
 
-    from dialeval.modules.lexical import compute_low_frequency
+    from dialeval.lexical_metrics import compute_low_frequency
 
     assert compute_distinct(["a b c"], tokenizer="whitespace", n=np.int64(2))["distinct_2"] == 1.0
     assert "ead_1" in compute_distinct(["a"], tokenizer="whitespace", n=1, vocab_size=np.int64(10))

@@ -178,7 +178,7 @@ def test_sem_ent_uses_references_else_the_bundled_space(monkeypatch):
 
 
 def test_compute_kwargs_follow_the_input_kind():
-    by_kind = {d.inputs: d for d in registry.declarations().values()}
+    by_kind = {d.inputs: d for d in reversed(registry.declarations().values())}  # the first of each kind
     dialogue = ui.UIInputs(dialogue=["User: hi", "System: hello", "User: bye"])
     assert ui.compute_kwargs(by_kind["dialogues"], dialogue) == {"dialogues": [["User: hi", "System: hello",
                                                                                 "User: bye"]]}
@@ -277,13 +277,15 @@ def test_module_cache_loads_once_under_concurrent_requests(monkeypatch):
     assert calls == [("distinct_n", {"keep_in_memory": True})]
 
 
-def test_every_metric_has_a_widget():
-    for name in registry.declarations():
-        demo = ui.metric_widget(name)
+def test_every_metric_has_a_widget(tmp_path):
+    from dialeval import hub
+
+    for decl in registry.declarations().values():
+        demo = ui.metric_widget(decl.name)
         assert demo._queue.default_concurrency_limit == 2
-        app = REPO / "metrics" / name / "app.py"
-        if app.is_file():  # each metric's Space builds its widget from the shared helper
-            assert f'metric_widget("{name}")' in app.read_text(encoding="utf-8")
+        # each metric's Space (written by `dialeval hub build`) builds its widget from the shared helper
+        folder = hub.write_metric_space(decl, tmp_path / decl.name, "acme", hub.Install(None)).folder
+        assert f'metric_widget("{decl.name}")' in (folder / "app.py").read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="unknown metric 'bleu'"):
         ui.metric_widget("bleu")
 
@@ -383,8 +385,12 @@ def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool
 
 
 def output(result, name: str):
-    """The /evaluate output ``name`` (see dialeval.demo.output_order)."""
-    return result[output_order().index(name)]
+    """The /evaluate output ``name`` (see dialeval.demo.output_order); an empty plot panel comes as an
+    update whose label says why, and is returned as its value (None)."""
+    value = result[output_order().index(name)]
+    if isinstance(value, dict) and value.get("__type__") == "update":
+        return value.get("value")
+    return value
 
 
 def table(result) -> dict[tuple[str, str], tuple]:
@@ -513,7 +519,8 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
     result = app.predict(*evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
                          api_name="/evaluate")
     assert table(result)[("distinct_n", "distinct_1")][0] == 1.0
-    assert output(result, "plot-distinct_n") is None  # plots off
+    assert output(result, "plot-distinct_n") is None  # plots off, and the empty panel says so
+    assert "plots off" in result[output_order().index("plot-distinct_n")]["label"]
 
 
 def test_api_load_example(app):
@@ -541,21 +548,25 @@ def test_metric_widget_computes(tiny_nli):
         widget.close()
 
 
-def test_space_app_builds_from_its_own_folder(monkeypatch):
+def test_space_app_builds_from_its_own_folder(monkeypatch, tmp_path):
     import os
     import runpy
+
+    from dialeval import hub
+
+    folder = hub.write_demo_space(tmp_path / "demo", "acme", hub.Install(None)).folder  # as `hub build` writes it
 
     for key in ("DIALEVAL_EXAMPLES_DIR", "DIALEVAL_SEM_ENT_SPACE"):
         monkeypatch.delenv(key, raising=False)
     saved = dict(os.environ)
     try:
-        namespace = runpy.run_path(str(REPO / "spaces" / "demo" / "app.py"), run_name="space_app")
-        assert os.environ["DIALEVAL_SEM_ENT_SPACE"] == str(SPACE)
-        assert registry.get("sem_ent").resource("space") == Path(os.environ["DIALEVAL_SEM_ENT_SPACE"])
+        namespace = runpy.run_path(str(folder / "app.py"), run_name="space_app")
+        assert "DIALEVAL_SEM_ENT_SPACE" not in os.environ  # the bundled space is package data of the wheel
+        assert registry.get("sem_ent").resource("space") == SPACE
     finally:
         os.environ.clear()
         os.environ.update(saved)
     demo = namespace["demo"]
     assert demo.title == "dialeval demo" and demo._queue.default_concurrency_limit == 2
-    readme = (REPO / "spaces" / "demo" / "README.md").read_text(encoding="utf-8")
+    readme = (folder / "README.md").read_text(encoding="utf-8")
     assert "sdk: gradio" in readme and "app_file: app.py" in readme and "suggested_hardware:" in readme

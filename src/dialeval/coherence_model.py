@@ -12,8 +12,6 @@ import json
 import math
 import os
 import re
-import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -69,10 +67,12 @@ def resolve_encoder(name_or_path: str) -> str:
     return name_or_path
 
 
-def load_for_training(encoder: str) -> tuple[Any, Any]:
-    """A 2-label sequence classifier on ``encoder`` (Hub id or folder; the head is new) and its tokenizer."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+def load_for_training(encoder: str, seed: int = 0) -> tuple[Any, Any]:
+    """A 2-label sequence classifier on ``encoder`` (Hub id or folder; the head is new, initialised
+    under ``seed``) and its tokenizer."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
 
+    set_seed(seed)
     path = resolve_encoder(encoder)
     tokenizer = load_pretrained(AutoTokenizer, path, what="coherence encoder tokenizer")
     model = load_pretrained(AutoModelForSequenceClassification, path, what="coherence encoder", num_labels=2,
@@ -183,26 +183,14 @@ def train(model: Any, tokenizer: Any, train_pairs: Sequence[Pair], val_pairs: Se
 
 
 def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any]) -> Path:
-    """Save weights (safetensors), tokenizer and ``coherence.json`` to ``out`` atomically."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    """Save weights (safetensors), tokenizer and ``coherence.json`` (last) to ``out`` atomically."""
+    from .files import atomic_directory, atomic_write_json
+
+    with atomic_directory(out) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        old = None
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+        atomic_write_json(tmp / META_FILE, meta)
+    return Path(out)
 
 
 class CoherenceScorer:

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import ui
 from .ui.blocks import INPUT_ORDER, demo_blocks, evaluate_texts, example_texts, output_order
+from .ui.serving import ServerPolicy
 
 __all__ = ["INPUT_ORDER", "build_demo", "evaluate_texts", "example_texts", "launch", "launch_options", "load_examples",
            "output_order"]
@@ -69,23 +70,27 @@ def _theme() -> Any:
 
 
 def build_demo(examples_dir: str | os.PathLike | None = "default", limits: ui.Limits | None = None,
-               concurrency: int | None = None) -> Any:
+               concurrency: int | None = None, policy: ServerPolicy | None = None) -> Any:
     """The full demo as a ``gr.Blocks`` (:func:`dialeval.ui.blocks.demo_blocks`, queued with
-    ``concurrency`` workers, default ``$DIALEVAL_CONCURRENCY`` or 2) on the examples of ``examples_dir``."""
+    ``concurrency`` workers, default ``$DIALEVAL_CONCURRENCY`` or 2) on the examples of ``examples_dir``,
+    under the server ``policy`` (default: :meth:`ServerPolicy.from_env`, public on a Space)."""
     examples = load_examples(default_examples_dir() if examples_dir == "default" else examples_dir)
-    return demo_blocks(examples, limits or ui.Limits.from_env(), concurrency)
+    return demo_blocks(examples, limits or ui.Limits.from_env(), concurrency, policy)
 
 
 def launch(port: int | None = None, host: str = "127.0.0.1", *, share: bool = False, block: bool = True,
            examples_dir: str | os.PathLike | None = "default", limits: ui.Limits | None = None,
-           concurrency: int | None = None, offline: bool = True) -> Any:
+           concurrency: int | None = None, offline: bool = True, allow_local_models: bool | None = None) -> Any:
     """Serve the demo (``dialeval demo``). ``offline`` sets the Hub/Gradio offline defaults first
-    (unless already set), so launching makes no network request."""
+    (unless already set), so launching makes no network request. Served beyond this machine (``host``
+    not loopback, or on a Space) the model fields accept only the offered models unless
+    ``allow_local_models`` (``--allow-local-models``)."""
     if offline:
         for key, value in OFFLINE_DEFAULTS.items():
             os.environ.setdefault(key, value)
     limits = limits or ui.Limits.from_env()
-    demo = build_demo(examples_dir, limits, concurrency)
+    policy = ServerPolicy.from_env(host, allow_local_models)
+    demo = build_demo(examples_dir, limits, concurrency, policy)
     demo.launch(**launch_options(port, host, limits), share=share, prevent_thread_lock=not block)
     return demo
 

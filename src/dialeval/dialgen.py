@@ -33,11 +33,20 @@ BLEU_ORDERS = (1, 2)
 DIST_ORDERS = (2, 3, 4)
 
 
+def _require(module: str) -> Any:
+    """Import ``module`` (sacrebleu or jieba) or say how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"the dialgen metric needs `{module}`: pip install 'dialeval[models]' "
+                                  f"(or pip install {module}).") from exc
+
+
 @lru_cache(maxsize=1)
 def _zh() -> Callable[[str], str]:
-    from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
-
-    return TokenizerZh()
+    return _require("sacrebleu.tokenizers.tokenizer_zh").TokenizerZh()
 
 
 def char_tokens(text: str) -> list[str]:
@@ -47,8 +56,7 @@ def char_tokens(text: str) -> list[str]:
 
 def jieba_tokens(text: str) -> list[str]:
     """Word-level tokens by ``jieba.lcut`` (precise mode, HMM on), whitespace tokens dropped."""
-    import jieba
-
+    jieba = _require("jieba")
     jieba.setLogLevel(logging.WARNING)
     return [w for w in jieba.lcut(text) if w.strip()]
 
@@ -65,9 +73,7 @@ def get_tokenization(name: str) -> Callable[[str], list[str]]:
 def tokenization_label(name: str) -> str:
     """``char`` or ``jieba-<version>`` for signatures (jieba's dictionary changes with its version)."""
     if name == "jieba":
-        import jieba
-
-        return f"jieba-{jieba.__version__}"
+        return f"jieba-{_require('jieba').__version__}"
     return name
 
 
@@ -103,7 +109,7 @@ def _turns(value: Any, field: str) -> list[str]:
 
 def sentence_bleu(hypothesis: Sequence[str], reference: Sequence[str], order: int, smooth: str = "none") -> float:
     """sacrebleu sentence BLEU-``order`` of two token lists, in [0, 1] (uniform weights 1/order)."""
-    from sacrebleu.metrics import BLEU
+    BLEU = _require("sacrebleu.metrics").BLEU  # noqa: N806
 
     if smooth not in SMOOTHING:
         raise ValueError(f"`smooth`={smooth!r} is not known; use one of {list(SMOOTHING)}.")
@@ -157,7 +163,6 @@ def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "ch
 
 
 def dialgen_signature(tokenization: str, smooth: str, coherence_model: str | None) -> str:
-    import sacrebleu
-
-    return make_signature("dialgen", tok=tokenization_label(tokenization), bleu=f"sacrebleu-{sacrebleu.__version__}",
+    version = _require("sacrebleu").__version__
+    return make_signature("dialgen", tok=tokenization_label(tokenization), bleu=f"sacrebleu-{version}",
                           smooth=smooth, bleu_n=BLEU_ORDERS, avg="turn", dist_n=DIST_ORDERS, coherence=coherence_model)

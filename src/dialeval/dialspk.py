@@ -59,13 +59,16 @@ def speaker_accuracy(
         total_turns += len(ref)
         correct_stories += hits == len(ref)
         per_story.append(hits / len(ref))
-    return {
-        "dac": correct_turns / total_turns,
-        "sac": correct_stories / len(references),
-        "num_turns": total_turns,
-        "num_stories": len(references),
-        "story_scores": per_story,
-    }
+    return {**accuracy_from_counts(correct_turns, total_turns, correct_stories, len(references)),
+            "story_scores": per_story}
+
+
+def accuracy_from_counts(correct_turns: int, total_turns: int, correct_stories: int, num_stories: int) -> dict[str, Any]:
+    """DAC and SAC from correct/total counts (a mergeable state: counts of chunks add up)."""
+    if total_turns <= 0 or num_stories <= 0:
+        raise ValueError("DialSpk needs at least one story with one specified turn.")
+    return {"dac": correct_turns / total_turns, "sac": correct_stories / num_stories,
+            "num_turns": total_turns, "num_stories": num_stories}
 
 
 def nearest_mention_speakers(story: str, candidates: Sequence[str]) -> list[str]:

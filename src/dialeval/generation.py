@@ -116,8 +116,7 @@ def nli_scorer(model: Any = "roberta-large-mnli", variant: str = "contradictions
     ``model``: Hub id, local path or a classifier object; ``variant``: ``"contradictions"`` (count of
     contradiction pairs, the paper's threshold criterion), ``"baseline"``, ``"neutral"`` or ``"confidence"``.
     """
-    from .modules.nli_diversity import get_classifier
-    from .nli import NLISetScorer
+    from .nli import NLISetScorer, get_classifier
 
     return NLISetScorer(get_classifier(model, **classifier_kwargs), variant)
 

@@ -7,7 +7,8 @@ Layout of ``OUT``::
                             script, its card, app.py, requirements.txt and the vendored wheel
     spaces/dialeval-demo/   the demo Space (every metric at once)
     datasets/<name>/        the dataset repos (the ``dialeval datasets export`` layout)
-    upload.sh               the ``huggingface-cli upload`` commands, also printed
+    upload.sh               the ``hf upload`` commands (``huggingface-cli upload`` in huggingface_hub < 1),
+                            also printed
 
 Each Space's ``requirements.txt`` installs the wheel copied into that folder
 (``./dialeval-<version>-py3-none-any.whl``), or ``dialeval==<version>`` from an index with
@@ -16,6 +17,7 @@ Each Space's ``requirements.txt`` installs the wheel copied into that folder
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -47,7 +49,9 @@ class HubRepo:
     folder: Path
 
     def upload_command(self) -> str:
-        return f"huggingface-cli upload {self.repo_id} {self.folder} . --repo-type {self.repo_type}"
+        """``hf upload`` (huggingface_hub >= 1; ``huggingface-cli upload`` before) creates the repo when
+        missing (a Space with the gradio SDK) and pushes the folder as its root."""
+        return f"hf upload {self.repo_id} {self.folder} . --repo-type {self.repo_type}"
 
 
 @dataclass(frozen=True)
@@ -181,9 +185,13 @@ def hub_usage(decl: registry.MetricDeclaration, repo_id: str, install: Install, 
 def metric_card(decl: registry.MetricDeclaration, repo_id: str, install: Install, extras: Sequence[str],
                 index: int) -> str:
     """The metric's packaged card with complete Space front matter and the Hub install/usage filled in."""
-    source, body = split_front_matter(decl.card())
+    try:
+        source, body = split_front_matter(decl.card())
+    except FileNotFoundError:  # a plugin without a card: one from its declaration
+        refs = "".join(f"- {paper}\n" for paper in decl.papers) + "".join(f"- <{url}>\n" for url in decl.urls)
+        source, body = {}, f"# Metric Card for {decl.title}\n\n{decl.summary}.\n\n## References\n{refs}"
     org = repo_id.split("/", 1)[0]
-    body = body.replace('evaluate.load("metrics/', f'evaluate.load("{org}/')
+    body = body.replace('evaluate.load("<org>/', f'evaluate.load("{org}/')
     usage = hub_usage(decl, repo_id, install, [e for e in extras if e != "space"])  # evaluate.load needs no UI
     heading = re.search(r"^# .*\n", body, flags=re.M)
     at = heading.end() if heading else 0
@@ -202,8 +210,10 @@ def _vendor(folder: Path, install: Install) -> None:
 
 
 def metric_extras(decl: registry.MetricDeclaration) -> list[str]:
-    """The dialeval extras a metric's Space needs: ``space`` always, ``models`` for model metrics."""
-    return ["models", "space"] if decl.needs_model else ["space"]
+    """The dialeval extras a metric's Space needs: its declared ``extras``, ``models`` for model metrics,
+    and ``space`` (the widget) always."""
+    extras = set(decl.extras) | ({"models"} if decl.needs_model else set()) | {"space"}
+    return sorted(extras)
 
 
 def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str, install: Install,
@@ -219,7 +229,7 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     _write(folder / "README.md", metric_card(decl, repo_id, install, extras, index))
     app = resource_path("hub", "metric_app.py").read_text(encoding="utf-8")
     app = app.replace("__METRIC__", decl.name).replace("__REPO_ID__", repo_id)
-    _write(folder / "app.py", app.replace("RESOURCES: dict[str, str] = {}", f"RESOURCES: dict[str, str] = {decl.resources!r}"))
+    _write(folder / "app.py", app.replace("RESOURCES: dict[str, str] = {}", f"RESOURCES: dict[str, str] = {json.dumps(decl.resources)}"))
     _write(folder / "requirements.txt", install.requirement(extras) + "\n")
     _vendor(folder, install)
     for rel in decl.resources.values():
@@ -258,6 +268,9 @@ def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None
     if not data_dir.is_dir():
         return f"{name}: {data_dir} is missing"
     export(name, folder, data_dir=data_dir, cache_dir=cache_dir)
+    card = folder / "README.md"
+    card.write_text(card.read_text(encoding="utf-8").replace('load_dataset("<org>/', f'load_dataset("{org}/'),
+                    encoding="utf-8")
     return HubRepo(f"{org}/{name}", "dataset", folder)
 
 

@@ -165,3 +165,75 @@ def read_texts(path: str | Path, field: str | None = None) -> list[str]:
             raise ValueError(f"{path}, record {i}: field {field!r} is {type(value).__name__}, not a string.")
         out.append(check_unicode(value, f"{path}, record {i}, field {field!r}"))
     return out
+
+
+# ---------------------------------------------------------------------------------------- tables
+# (Parquet, `dialeval datasets export` folders and stdin, for `dialeval score` over any input kind)
+
+TABLE_SUFFIXES = (".parquet", ".jsonl")
+
+
+def export_file(folder: str | Path, config: str | None = None, split: str | None = None) -> Path:
+    """The file of ``config``/``split`` in a folder written by ``dialeval datasets export`` (``CONFIG/SPLIT.parquet``
+    or ``.jsonl``); either may be left out when the folder holds only one."""
+    root = Path(folder)
+    configs = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if config is None:
+        if len(configs) != 1:
+            raise ValueError(f"{root} holds configs {configs}; choose one with --dataset-config.")
+        config = configs[0]
+    files = sorted(f for f in (root / config).glob("*") if f.suffix in TABLE_SUFFIXES) if config in configs else []
+    if not files:
+        raise ValueError(f"{root} has no config {config!r} with Parquet/JSONL files; its configs are {configs}.")
+    if split is None:
+        if len(files) != 1:
+            raise ValueError(f"{root / config} holds splits {[f.stem for f in files]}; choose one with --split.")
+        return files[0]
+    for f in files:
+        if f.stem == split:
+            return f
+    raise ValueError(f"{root / config} has no split {split!r}; its splits are {[f.stem for f in files]}.")
+
+
+def is_export_folder(path: str | Path) -> bool:
+    p = Path(path)
+    return p.is_dir() and (p / "README.md").is_file() and any(d.is_dir() for d in p.iterdir())
+
+
+def read_parquet_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a Parquet file, or of every Parquet file in a folder (in name order), as dicts."""
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    files = sorted(p.glob("*.parquet")) if p.is_dir() else [p]
+    if not files:
+        raise ValueError(f"{p}: no .parquet files in this folder.")
+    rows: list[dict[str, Any]] = []
+    for f in files:
+        try:
+            rows.extend(pq.read_table(f).to_pylist())
+        except Exception as exc:  # pyarrow raises its own error types for a damaged file
+            raise ValueError(f"{f}: not a readable Parquet file ({exc}).") from None
+    return rows
+
+
+def read_stdin_rows(stream: Any = None) -> list[dict[str, Any]] | list[str]:
+    """``-``: JSON Lines when the first non-blank line is a JSON object, else one response per line."""
+    text = (stream or sys.stdin).read()
+    first = next((line for line in split_lines(text) if line.strip()), "")
+    if first.lstrip().startswith("{"):
+        return read_jsonl_text(text, "<stdin>")
+    return split_lines(text)
+
+
+def read_rows(path: str | Path, *, config: str | None = None, split: str | None = None) -> list[Any]:
+    """Records of any input ``dialeval score`` takes: Parquet (a file or a folder of files), a folder from
+    ``dialeval datasets export`` (``config``/``split``), ``-`` (stdin), or JSONL/CSV/text (:func:`read_records`)."""
+    if str(path) == "-":
+        return read_stdin_rows()
+    p = Path(path)
+    if is_export_folder(p):
+        p = export_file(p, config, split)
+    if p.suffix.lower() == ".parquet" or p.is_dir() and any(p.glob("*.parquet")):
+        return read_parquet_rows(p)
+    return read_records(p)

@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 
 from .signature import make_signature
-from .text import get_tokenizer, tokenizer_name
 
 # --------------------------------------------------------------------------------------------------
 # Pure statistics
@@ -223,50 +222,40 @@ def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
     return [list(r["responses"]) for r in rows]
 
 
-def _lexical_options(options: dict[str, Any], allowed: set[str]) -> tuple[Any, tuple[int, ...], dict[str, Any]]:
-    """Tokenizer (default ``tevet``: Tevet's preset), n-gram orders (1..5 for tevet, else 1..3) and the rest."""
-    from .validation import check_positive_ints
+def _lexical_options(options: dict[str, Any], metric: str) -> dict[str, Any]:
+    """The metric's declared options (scoring is per set), checked before any scoring; the tokenizer
+    defaults to ``tevet`` (Tevet's preset, n = 1..5), the meta-evaluation protocol."""
+    from . import registry
+    from .lexical_metrics import resolve_orders
 
-    unknown = sorted(set(options) - allowed - {"tokenizer", "n"})
+    allowed = {o.name for o in registry.get(metric).options} - {"level"}
+    unknown = sorted(set(options) - allowed)
     if unknown:
-        raise ValueError(f"unknown option(s) {unknown}; known: {sorted(allowed | {'tokenizer', 'n'})}.")
-    tok = options.get("tokenizer", "tevet")
-    get_tokenizer(tok)
-    n = options.get("n")
-    orders = check_positive_ints((1, 2, 3, 4, 5) if n is None and tok == "tevet" else (n or (1, 2, 3)), "n")
-    return tok, orders, {k: v for k, v in options.items() if k in allowed}
+        raise ValueError(f"unknown option(s) {unknown}; known: {sorted(allowed)}.")
+    opts = {"tokenizer": "tevet", **options}
+    resolve_orders(opts["tokenizer"], opts.get("n"))
+    return opts
+
+
+def _set_scores(result: dict[str, Any]) -> dict[str, Any]:
+    return {"scores": result["scores"], "signature": result["signature"]}
 
 
 def _distinct_adapter(options: dict[str, Any]) -> Adapter:
     """Per-set Dist-n averaged over n (``distinct_n`` with ``level="set"``; with the ``tevet`` tokenizer this
-    is Tevet's AveragedDistinctNgrams). Uses the metric's pure core, so no ``evaluate`` import is needed."""
-    from .lexical import distinct_n_per_set
-    from .validation import check_text_sets
+    is Tevet's AveragedDistinctNgrams). Uses the metric's core, so no ``evaluate`` import is needed."""
+    from .lexical_metrics import compute_distinct
 
-    tok, orders, rest = _lexical_options(options, {"vocab_size"})
-    vocab = rest.get("vocab_size")
-    signature = make_signature("distinct_n", tok=tokenizer_name(tok), n=orders, level="set", vocab=vocab)
-    return lambda rows: {"scores": [s["distinct_mean"] for s in distinct_n_per_set(
-        check_text_sets(_sets(rows), "responses"), orders, tok, vocab)], "signature": signature}
+    opts = _lexical_options(options, "distinct_n")
+    return lambda rows: _set_scores(compute_distinct(_sets(rows), level="set", **opts))
 
 
 def _ent_adapter(options: dict[str, Any]) -> Adapter:
     """Per-set Ent-n averaged over n (entropy of the set's pooled n-gram distribution)."""
-    from .lexical import ent_n
-    from .validation import check_text_sets
+    from .lexical_metrics import compute_ent
 
-    tok, orders, rest = _lexical_options(options, {"base"})
-    base = float(rest.get("base", 2.0))
-
-    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        out = []
-        for responses in check_text_sets(_sets(rows), "responses"):
-            ents = ent_n(responses, orders, tok, base)
-            out.append(math.fsum(ents.values()) / len(ents))
-        return {"scores": out, "signature": make_signature("ent_n", tok=tokenizer_name(tok), n=orders, base=base,
-                                                           level="set")}
-
-    return score
+    opts = _lexical_options(options, "ent_n")
+    return lambda rows: _set_scores(compute_ent(_sets(rows), level="set", **opts))
 
 
 def _loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:

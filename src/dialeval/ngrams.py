@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .text import Tokenizer, get_tokenizer, tokenizer_name
+from .text import Tokenizer, TokenizerPool, get_tokenizer, tokenizer_name
 
 
 def iter_ngrams(tokens: list[str], n: int) -> Iterable[Any]:
@@ -47,13 +47,18 @@ class NgramCounts:
     def tokenizer_id(self) -> str:
         return tokenizer_name(self.tokenizer)
 
-    def update(self, texts: Iterable[str]) -> NgramCounts:
-        """Add ``texts`` (already validated strings). Returns ``self``."""
+    def update(self, texts: Iterable[str], *, num_workers: int = 1, pool: TokenizerPool | None = None) -> NgramCounts:
+        """Add ``texts`` (already validated strings). Returns ``self``.
+
+        ``num_workers`` > 1 tokenizes large inputs in worker processes (identical tokens, see
+        :class:`~dialeval.text.TokenizerPool`); ``pool`` reuses an open pool across calls.
+        """
+        if pool is None:
+            with TokenizerPool(self.tokenizer, num_workers) as own:
+                return self.update(texts, pool=own)
         distinct = Counter(texts)
         self.num_texts += sum(distinct.values())
-        tokenize = self._tokenize
-        for text, mult in distinct.items():
-            tokens = tokenize(text)
+        for mult, tokens in zip(distinct.values(), pool.map(list(distinct))):
             for n in self.orders:
                 k = len(tokens) - n + 1
                 if k <= 0:
@@ -116,16 +121,18 @@ class NgramCounts:
 
 def count_ngrams(
     texts: Iterable[str], orders: Iterable[int] = (1, 2, 3), tokenizer: str | Tokenizer = "casual",
-    chunk_size: int = 200_000,
+    chunk_size: int = 200_000, num_workers: int = 1,
 ) -> NgramCounts:
-    """Count ``texts`` in chunks of ``chunk_size`` (bounded working memory for streams)."""
+    """Count ``texts`` in chunks of ``chunk_size`` (bounded working memory for streams); ``num_workers`` > 1
+    tokenizes in that many worker processes (one pool for all chunks; identical tokens and counts)."""
     state = NgramCounts(tuple(orders), tokenizer)
-    chunk: list[str] = []
-    for text in texts:
-        chunk.append(text)
-        if len(chunk) >= chunk_size:
-            state.update(chunk)
-            chunk = []
-    if chunk:
-        state.update(chunk)
+    with TokenizerPool(tokenizer, num_workers) as pool:
+        chunk: list[str] = []
+        for text in texts:
+            chunk.append(text)
+            if len(chunk) >= chunk_size:
+                state.update(chunk, pool=pool)
+                chunk = []
+        if chunk:
+            state.update(chunk, pool=pool)
     return state

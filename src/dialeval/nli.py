@@ -376,3 +376,26 @@ class NLISetScorer:
         if self.variant == "contradictions":
             return float(class_counts(table)["contradiction"])
         return variant_score(table, self.variant)
+
+
+def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any = None, batch_size: int = 32,
+                   max_tokens: int | None = None, max_length: int | None = None,
+                   progress: bool | None = None) -> Any:
+    """A ready classifier: ``model`` is a Hub id, a local path, or already a classifier object
+    (anything with ``id2label`` and ``__call__(pairs)``, e.g. :class:`dialeval.nli.NLIClassifier`).
+
+    The model and tokenizer come from the process-wide cache (:data:`dialeval.runtime.MODELS`, keyed by the
+    model's real path, device and dtype); each call gets its own light classifier around them, so calls
+    with other batch sizes or lengths neither reload the model nor change another call's settings."""
+    from .runtime import cached_model, resolve_device, resolve_dtype
+
+    if not isinstance(model, (str, os.PathLike)):
+        if callable(model) and hasattr(model, "id2label"):
+            return model
+        raise TypeError(f"`model` must be a Hub id, a local path or an NLI classifier, got {type(model).__name__}.")
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    base = cached_model("nli", model, lambda path: NLIClassifier.from_pretrained(path, device=dev, dtype=dt),
+                        str(dev), str(dt))
+    return NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, batch_size=batch_size,
+                         max_tokens=max_tokens, max_length=max_length, progress=progress)

@@ -65,7 +65,9 @@ class MetricDeclaration:
     maps the ``compute`` input names to a worked example; ``ui_options`` are fixed ``compute`` options
     the UI passes (e.g. ``return_probabilities``); ``references_option`` is the option that takes the
     UI's reference responses; ``resources`` maps options to packaged folders under
-    ``dialeval/resources/`` that the UI passes when no references are given (see :meth:`resource`).
+    ``dialeval/resources/`` that the UI passes when no references are given (see :meth:`resource`);
+    ``extras`` are the dialeval extras ``compute`` needs beyond the core install (``models`` is implied by
+    ``model_option``), which the metric's Hub Space installs.
     """
 
     name: str
@@ -91,6 +93,7 @@ class MetricDeclaration:
     tags: tuple[str, ...] = ()
     order: int = 100
     package: str = ""
+    extras: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_int(value: Any) -> bool:
@@ -19,6 +22,8 @@ def check_list(values: Any, field: str, *, item: str = "item", allow_empty: bool
         raise ValueError(f"`{field}` is None; pass a list of {item}s.")
     if isinstance(values, str):
         raise TypeError(f"`{field}` is a single string; pass a list of {item}s, e.g. [{values[:30]!r}].")
+    if isinstance(values, Mapping):
+        raise TypeError(f"`{field}` is a {type(values).__name__}; pass a list of {item}s (e.g. list(d.values())).")
     if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
         raise TypeError(f"`{field}` must be a list of {item}s, got {type(values).__name__}.")
     out = list(values)
@@ -39,6 +44,7 @@ def check_texts(values: Any, field: str, *, allow_empty_list: bool = False) -> l
                 f"`{field}[{i}]` is {type(v).__name__} ({v!r:.40}), not a string; "
                 "convert or drop it before scoring."
             )
+    check_valid_unicode(out, field)
     return out
 
 
@@ -75,6 +81,8 @@ def check_positive_ints(values: Any, field: str) -> tuple[int, ...]:
         raise TypeError(f"`{field}` must be a positive int or a list of them, got a bool.")
     if is_int(values):
         values = (values,)
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"`{field}` must be a positive int or a list of them, got the string {values!r:.40}.")
     try:
         out = tuple(values)
     except TypeError:
@@ -85,3 +93,15 @@ def check_positive_ints(values: Any, field: str) -> tuple[int, ...]:
         if not is_int(v) or v < 1:
             raise ValueError(f"`{field}` must hold integers ≥ 1, got {v!r}.")
     return tuple(sorted({int(v) for v in out}))
+
+
+def check_valid_unicode(values: Any, field: str) -> None:
+    """Raise a clear error when a string in ``values`` (strings or lists of strings) holds a lone surrogate,
+    which no encoder, tokenizer or file can take."""
+    for i, v in enumerate(values):
+        items = [v] if isinstance(v, str) else v if isinstance(v, (list, tuple)) else []
+        for j, t in enumerate(items):
+            if isinstance(t, str) and not t.isascii() and _SURROGATE.search(t):
+                where = f"{field}[{i}]" if isinstance(v, str) else f"{field}[{i}][{j}]"
+                raise ValueError(f"`{where}` holds a lone surrogate (U+D800–U+DFFF), which is not valid Unicode "
+                                 "text; fix how it was decoded (e.g. a broken '\\ud83d' escape) before scoring.")

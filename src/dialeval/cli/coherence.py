@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
                       freeze_layers=args.freeze_layers)
     kind, items = read_sources(args.data, args.split)
     items = _subsample(items, args.max_sources, args.seed)
-    model, tokenizer = load_for_training(args.encoder)
+    model, tokenizer = load_for_training(args.encoder, args.seed)
     model.to(resolve_device(args.device))
     sep = f" {tokenizer.sep_token} " if kind == "dialogue" and tokenizer.sep_token else "\n"
     pairs, unusable = build_pairs(kind, items, args.seed, sep)

@@ -64,16 +64,9 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_jsonl_atomic(path: str | Path, rows: Any) -> Path:
-    """Write JSON Lines to a temporary file beside ``path``, then rename it into place."""
-    from ..files import atomic_write_lines
-
-    return atomic_write_lines(path, rows)
-
-
 def run_dialstory_make(args: argparse.Namespace) -> int:
     from ..datasets.dialstory import make_dialgen, read_raw_stories
-    from ..files import check_output_path
+    from ..files import atomic_write_lines, check_output_path
 
     check_output_path(args.out, inputs=[args.input], option="--out")
     stories = read_raw_stories(args.input)
@@ -81,7 +74,7 @@ def run_dialstory_make(args: argparse.Namespace) -> int:
                                      mask_ratio=args.mask_ratio, head=args.head, tail=args.tail,
                                      min_turns=args.min_turns, min_characters=args.min_characters,
                                      unit=args.unit, mask_text=args.mask_text)
-    out = write_jsonl_atomic(args.out, examples)
+    out = atomic_write_lines(args.out, examples)
     print(f"{len(examples)} of {len(stories)} stories written to {out}")
     for reason, n in skipped.items():
         print(f"dropped {n}: {reason}", file=sys.stderr)

@@ -14,6 +14,9 @@ def register(sub: Any) -> None:
     p.add_argument("--concurrency", type=int, default=None, help="requests computed at once (default 2)")
     p.add_argument("--online", action="store_true",
                    help="allow downloading models from the Hugging Face Hub (default: offline, local models only)")
+    p.add_argument("--allow-local-models", action="store_true",
+                   help="on a public server (a non-loopback --host, or a Space) also accept model ids and local "
+                        "paths beyond each metric's offered models (default: refused)")
     p.set_defaults(func=run)
 
 
@@ -24,6 +27,21 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--concurrency must be ≥ 1, got {args.concurrency}.")
     from ..demo import launch
 
+    if args.port is not None:
+        _check_port_free(args.host, args.port)
     launch(port=args.port, host=args.host, examples_dir=args.examples, concurrency=args.concurrency,
-           offline=not args.online)
+           offline=not args.online, allow_local_models=args.allow_local_models or None)
     return 0
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """A one-line error before Gradio starts when ``host:port`` is taken (Gradio's own error is a traceback)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise OSError(f"port {port} on {host} is not available ({exc.strerror or exc}); choose another with "
+                          "--port, or stop the program using it.") from None

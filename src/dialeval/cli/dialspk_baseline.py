@@ -33,14 +33,16 @@ def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     from ..dialspk import baseline_predictions, speaker_accuracy
+    from ..files import atomic_write_lines, check_output_path
     from ..signature import make_signature
-    from .datasets import write_jsonl_atomic
 
+    if args.out:
+        check_output_path(args.out, inputs=[args.data], option="--out")
     rows = read_dialspk(args.data, args.split)
     preds = baseline_predictions([r["story"] for r in rows], [r["candidates"] for r in rows])
     out = speaker_accuracy(preds, [r["speakers"] for r in rows], [r["candidates"] for r in rows])
     out["signature"] = make_signature("dialspk", candidates="given", level="story", predictor="nearest-mention")
     if args.out:
-        write_jsonl_atomic(args.out, ({"id": r["id"], "predictions": p} for r, p in zip(rows, preds)))
+        atomic_write_lines(args.out, ({"id": r["id"], "predictions": p} for r, p in zip(rows, preds)))
     print(json.dumps({k: v for k, v in out.items() if k != "story_scores"}, indent=2, ensure_ascii=False))
     return 0

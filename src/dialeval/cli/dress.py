@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
+from collections.abc import Iterator
 from typing import Any
 
+from ..files import atomic_write_lines, check_output_path
 from ..io import read_texts
 
 
@@ -25,13 +26,34 @@ def register(sub: Any) -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--device", default=None)
     p.add_argument("--dtype", default=None)
+    ray = p.add_argument_group("Ray engine (pip install 'dialeval[distributed]')",
+                               "--engine ray reads --train/--generated as Parquet/JSONL/CSV (column --field, "
+                               "default text) and writes --out as a Parquet folder per split: OUT/train/, "
+                               "OUT/generated/ (the input columns plus cluster and weight)")
+    ray.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
+    ray.add_argument("--address", default=None, help="Ray cluster: auto, HOST:PORT or ray://HOST:10001")
+    ray.add_argument("--concurrency", type=int, default=None, help="encoder actors (default: one per GPU, else CPUs/2)")
+    ray.add_argument("--rows-per-batch", type=int, default=None, help="rows per Ray batch")
     p.set_defaults(func=run)
+
+
+def _rows(res: dict[str, Any], train: list[str] | None, gen: list[str] | None) -> Iterator[dict[str, Any]]:
+    for i, (label, w) in enumerate(zip(res["training_labels"], res["training_weights"])):
+        row = {"split": "train", "index": i, "cluster": label, "weight": w}
+        if train is not None:
+            row["text"] = train[i]
+        yield row
+    for i, (label, w) in enumerate(zip(res.get("generated_labels", []), res.get("generated_weights", []))):
+        yield {"split": "generated", "index": i, "cluster": label, "weight": w, "text": gen[i] if gen else None}
 
 
 def run(args: argparse.Namespace) -> int:
     from ..dress import dress_from_space
     from ..semantic import SemanticSpace
 
+    if args.engine == "ray":
+        return run_ray(args)
+    check_output_path(args.out, inputs=[args.space, args.train, args.generated], option="--out")
     space = SemanticSpace.load(args.space)
     if args.device is not None or args.dtype is not None:
         space.use_encoder(None, device=args.device, dtype=args.dtype)
@@ -39,15 +61,7 @@ def run(args: argparse.Namespace) -> int:
     gen = read_texts(args.generated, args.field) if args.generated else None
     res = dress_from_space(space, train, gen, gamma=args.gamma, threshold=args.threshold,
                            batch_size=args.batch_size)
-    with open(args.out, "w", encoding="utf-8") as f:
-        for i, (label, w) in enumerate(zip(res["training_labels"], res["training_weights"])):
-            row = {"split": "train", "index": i, "cluster": label, "weight": w}
-            if train is not None:
-                row["text"] = train[i]
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        for i, (label, w) in enumerate(zip(res.get("generated_labels", []), res.get("generated_weights", []))):
-            f.write(json.dumps({"split": "generated", "index": i, "cluster": label, "weight": w,
-                                "text": gen[i]}, ensure_ascii=False) + "\n")
+    atomic_write_lines(args.out, _rows(res, train, gen))
     n_train = len(res["training_weights"])
     print(f"gamma={res['gamma']:g}: weighted {n_train} training responses "
           f"(min {min(res['training_weights']):.4g}, max {max(res['training_weights']):.4g})")
@@ -56,4 +70,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"head clusters (share > {res['threshold']:g}): {res['head_clusters']}; "
               f"{flagged} of {len(gen)} generated responses flagged -1")
     print(f"wrote {args.out}")
+    return 0
+
+
+def run_ray(args: argparse.Namespace) -> int:
+    """Both splits through :func:`dialeval.distributed.dress_weights` (labels on an actor pool)."""
+    from ..distributed import dress_weights
+
+    if args.train is None and args.generated is None:
+        raise ValueError("--engine ray weights files: give --train and/or --generated (the space's own reference "
+                         "responses are weighted without Ray: drop --engine).")
+    check_output_path(args.out, inputs=[args.space, args.train, args.generated], kind="dir", option="--out")
+    for split, path in (("train", args.train), ("generated", args.generated)):
+        if path is None:
+            continue
+        res = dress_weights(path, args.space, split=split, output=f"{args.out}/{split}", column=args.field or "text",
+                            gamma=args.gamma, threshold=args.threshold, address=args.address,
+                            concurrency=args.concurrency, rows_per_batch=args.rows_per_batch, device=args.device,
+                            dtype=args.dtype, batch_size=args.batch_size)
+        if split == "generated":
+            print(f"head clusters (share > {res['threshold']:g}): {res['head_clusters']}; "
+                  f"{res['flagged']} of {res['num_rows']} generated responses flagged -1")
+        print(f"wrote {res['output']}")
     return 0

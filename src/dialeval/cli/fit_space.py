@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..files import check_output_path
 from ..io import read_texts
 
 
@@ -48,13 +49,21 @@ def plot_distribution(distribution: Any, path: Any, title: str, other: Any = Non
     ax.set_ylabel("share of responses")
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    import io
+
+    from ..files import atomic_write_bytes
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def run(args: argparse.Namespace) -> int:
     from ..semantic import SemanticSpace
 
+    # --out is checked before the (long) fit: a folder, new or existing, that is not the input.
+    check_output_path(args.out, inputs=[args.reference], kind="dir", option="--out")
     texts = read_texts(args.reference, args.field)
     space = SemanticSpace.fit(texts, encoder=args.encoder, k=args.k, device=args.device, dtype=args.dtype,
                               batch_size=args.batch_size)

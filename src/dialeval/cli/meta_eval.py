@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
+
+from ..files import atomic_write_json, check_output_path
 
 
 def register(sub: Any) -> None:
@@ -54,6 +55,9 @@ def _parse_round(value: str) -> int | None | str:
 def run(args: argparse.Namespace) -> int:
     from ..metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
 
+    for option in ("out", "plot"):
+        if getattr(args, option):
+            check_output_path(getattr(args, option), inputs=[args.data_dir], option=f"--{option}")
     config: Any = args.config
     if config and len(config) == 1:
         config = config[0]
@@ -64,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(format_report(report))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump(_json_safe(report), f, indent=2, ensure_ascii=False)
+        atomic_write_json(args.out, _json_safe(report))
     if args.plot:
         plot_report(report, args.plot)
     return 0

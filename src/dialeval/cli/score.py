@@ -1,30 +1,52 @@
-"""``dialeval score``: metrics that take one list of responses (lexical, Sem-Ent) over a file."""
+"""``dialeval score``: any metric over a file, a Parquet dataset, an export folder or stdin; ``--engine ray``
+runs it on a Ray cluster (``dialeval[distributed]``) with the same numbers and signatures.
+
+Inputs reach a metric through column mapping: ``--column ROLE=COLUMN`` where ROLE is a ``compute`` input
+(``predictions``, ``references``, ``contexts``, ``dialogues``, ``candidates``); by default each role reads the
+column of the same name (``--field NAME`` is short for ``--column predictions=NAME``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from .. import registry
 from ..files import atomic_write_json, check_output_path
-from ..io import read_texts
+from ..io import read_rows
 
 
 def register(sub: Any) -> None:
     decls = registry.declarations()
     listing = "; ".join(f"{d.name}: {d.summary} [{d.inputs}]" for d in decls.values())
-    p = sub.add_parser("score", help="score a file of responses with one or more metrics",
-                       description=f"Metrics: {listing}.")
+    p = sub.add_parser("score", help="score a file or dataset with one or more metrics (optionally on Ray)",
+                       description=f"Metrics: {listing}. Inputs are mapped from columns with --column ROLE=COLUMN.")
     p.add_argument("--metric", action="append", required=True, choices=list(decls), metavar="METRIC",
                    help=f"metric name (repeatable): {', '.join(decls)}")
-    p.add_argument("--input", required=True, help="JSONL, CSV or plain text (one response per line)")
-    p.add_argument("--field", default=None, help="record field holding the response (JSONL/CSV)")
+    p.add_argument("--input", required=True,
+                   help="Parquet file or folder, a `dialeval datasets export` folder, JSONL, CSV, text, or - (stdin)")
+    p.add_argument("--column", action="append", default=[], metavar="ROLE=COLUMN",
+                   help="input role → column (repeatable): predictions, references, contexts, dialogues, candidates")
+    p.add_argument("--field", default=None, help="record field holding the response (= --column predictions=FIELD)")
+    p.add_argument("--metric-config", default=None, help="metric config, e.g. turn or dialog for full_followup "
+                                                         "(default: turn when a contexts column is mapped)")
+    p.add_argument("--dataset-config", default=None, help="config folder of an export folder input")
+    p.add_argument("--split", default=None, help="split of an export folder input (e.g. test)")
     p.add_argument("--tokenizer", default=None, help="tokenizer for lexical metrics: casual, whitespace, char, tevet")
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
-                   help="load option for the metrics that know it (repeatable), e.g. space=DIR or model=PATH")
-    p.add_argument("--output", default=None, help="write the results as JSON to this file")
+                   help="option for the metrics that know it (repeatable), e.g. space=DIR or model=PATH")
+    p.add_argument("--output", default=None,
+                   help="results JSON file; with --engine ray a folder: per-item Parquet in OUTPUT/<metric>/ "
+                        "and the results in OUTPUT/results.json")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ray = p.add_argument_group("Ray engine (pip install 'dialeval[distributed]')")
+    ray.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
+    ray.add_argument("--address", default=None, help="Ray cluster: auto, HOST:PORT or ray://HOST:10001 "
+                                                     "(default: a running cluster, else a local one)")
+    ray.add_argument("--concurrency", type=int, default=None, help="model actors (default: one per GPU, else CPUs/2)")
+    ray.add_argument("--rows-per-batch", type=int, default=None, help="rows per Ray batch")
     p.set_defaults(func=run)
 
 
@@ -34,7 +56,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
         for key, value in res.items():
             if isinstance(value, float):
                 rows.append((metric, key, f"{value:.6f}"))
-            elif key == "signature":
+            elif key in ("signature", "output"):
                 rows.append((metric, key, str(value)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
@@ -42,31 +64,160 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..loading import load
+def _options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Per metric, the ``--metric-arg`` (and ``--tokenizer``) options it knows; an option no metric knows is an error."""
     from ..metaeval import parse_metric_args
 
-    scorable = [d.name for d in registry.by_input("responses")]
-    other = [m for m in args.metric if m not in scorable]
-    if other:
-        raise ValueError(f"`dialeval score` scores one list of responses, which {other} do not take "
-                         f"(scorable here: {', '.join(scorable)}). Use the Python API (dialeval.load) or "
-                         "`dialeval meta-eval` for response sets, dialogues and speaker lists.")
-    if args.output:  # before any work: not the input, not a folder, writable
-        check_output_path(args.output, inputs=[args.input])
-    texts = read_texts(args.input, args.field)
     extra = parse_metric_args(args.metric_arg)
-    modules = {name: load(name) for name in args.metric}
-    unused = sorted(set(extra) - {k for m in modules.values() for k in m.OPTIONS})
+    decls = {name: registry.get(name) for name in args.metric}
+    known = {name: set(d.option_defaults()) for name, d in decls.items()}
+    unused = sorted(set(extra) - set().union(*known.values()))
     if unused:
         raise ValueError(f"--metric-arg {unused} is not an option of {args.metric}.")
+    out = {}
+    for name in args.metric:
+        opts = {k: v for k, v in extra.items() if k in known[name]}
+        if args.tokenizer and "tokenizer" in known[name]:
+            opts["tokenizer"] = args.tokenizer
+        out[name] = opts
+    return out
+
+
+def _columns(args: argparse.Namespace) -> dict[str, str]:
+    from ..distributed.columns import parse_column_args
+
+    columns = parse_column_args(args.column)
+    if args.field:
+        if columns.get("predictions", args.field) != args.field:
+            raise ValueError("--field and --column predictions=... disagree; give one of them.")
+        columns["predictions"] = args.field
+    return columns
+
+
+def _for_metric(columns: dict[str, str], kind: str) -> dict[str, str]:
+    from ..distributed.columns import ROLES
+
+    return {r: c for r, c in columns.items() if r in {role.name for role in ROLES[kind]}}
+
+
+def _check_roles(columns: dict[str, str], kinds: list[str]) -> None:
+    from ..distributed.columns import ROLES
+
+    roles = {role.name for kind in kinds for role in ROLES[kind]}
+    stray = sorted(set(columns) - roles)
+    if stray:
+        raise ValueError(f"--column {stray[0]}=... is not an input of the chosen metrics (inputs: {sorted(roles)}).")
+
+
+def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, columns: dict[str, str],
+                 source: str = "input") -> dict[str, Any]:
+    """The ``compute`` inputs of ``decl`` from in-memory rows (records, or plain lines = responses)."""
+    from ..distributed.columns import (
+        TURNS,
+        as_texts,
+        describe_value,
+        resolve_columns,
+        schema_of_rows,
+    )
+    from ..io import check_unicode
+
+    if not rows:
+        raise ValueError(f"{source}: no rows found (the input is empty).")
+    if all(isinstance(r, str) for r in rows):
+        if kind != "responses":
+            raise ValueError(f"{decl.name} reads {registry.INPUT_KINDS[kind]}; a text file holds one response per "
+                             "line. Give JSONL or Parquet with a column per input (see --column), or use the "
+                             "Python API (dialeval.load).")
+        return {"predictions": [check_unicode(r, f"{source}, record {i}") for i, r in enumerate(rows, 1)]}
+    bad = next((i for i, r in enumerate(rows, 1) if not isinstance(r, dict)), None)
+    if bad is not None:
+        raise ValueError(f"{source}, record {bad}: expected an object or a string, got {type(rows[bad - 1]).__name__}.")
+    schema = schema_of_rows(rows)
+    if kind == "responses" and "predictions" not in columns and "predictions" not in schema:
+        text_fields = [k for k, v in schema.items() if v == "string"]
+        if len(text_fields) != 1:
+            raise ValueError(f"{source}: records have fields {sorted(map(str, schema))}; choose the response field "
+                             "with --field (or --column predictions=FIELD).")
+        columns = {**columns, "predictions": text_fields[0]}
+    cols = resolve_columns(decl, kind, columns, schema)
+    inputs: dict[str, Any] = {}
+    for role, column in cols.items():
+        want = describe_value(rows[0][column])
+        if want == TURNS:
+            rows = [{**r, column: as_texts(r.get(column))} if isinstance(r.get(column), list) else r for r in rows]
+            want = describe_value(rows[0][column])
+        values = []
+        for i, row in enumerate(rows, 1):
+            if column not in row:
+                raise ValueError(f"{source}, record {i}: no field {column!r} (fields: {sorted(map(str, row))}).")
+            value = row[column]
+            if describe_value(value) != want:
+                raise ValueError(f"{source}, record {i}: field {column!r} ({role}) is {describe_value(value)}, not a "
+                                 f"{want}; fix the record or map another column with --column.")
+            values.append(check_unicode(value, f"{source}, record {i}, field {column!r}") if want == "string"
+                          else value)
+        inputs[role] = values
+    return inputs
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..distributed.columns import default_config, input_kind
+
+    columns = _columns(args)
+    options = _options(args)
+    decls = [registry.get(name) for name in args.metric]
+    if args.engine == "ray":
+        return run_ray(args, columns, options)
+    if args.output:  # before any work: not the input, not a folder, writable
+        check_output_path(args.output, inputs=[args.input if args.input != "-" else None])
+    rows = read_rows(args.input, config=args.dataset_config, split=args.split)
+    available = set(rows[0]) if rows and isinstance(rows[0], dict) else set()
+    plans = []
+    for decl in decls:
+        config = args.metric_config if args.metric_config in decl.configs else default_config(decl, columns, available)
+        plans.append((decl, config, input_kind(decl, config)))
+    _check_roles(columns, [kind for _, _, kind in plans])
     results: dict[str, dict[str, Any]] = {}
-    for name, module in modules.items():
-        options = {k: v for k, v in extra.items() if k in module.OPTIONS}
-        if args.tokenizer and "tokenizer" in module.OPTIONS:
-            options["tokenizer"] = args.tokenizer
-        results[name] = module.compute(predictions=texts, **options)
+    from ..loading import load
+
+    for decl, config, kind in plans:
+        inputs = local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
+        module = load(decl.name, config) if config else load(decl.name)
+        results[decl.name] = module.compute(**inputs, **options[decl.name])
     if args.output:
         atomic_write_json(args.output, results)
     print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
     return 0
+
+
+def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str, dict[str, Any]]) -> int:
+    """Each metric through :func:`dialeval.distributed.score`; per-item columns to ``OUTPUT/<metric>/``."""
+    from ..distributed import score
+    from ..distributed.api import ITEM_COLUMNS
+    from ..distributed.columns import ROLES
+
+    if args.input == "-":
+        raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV or an export folder), "
+                         "not stdin; write stdin to a file first.")
+    out = Path(args.output) if args.output else None
+    if out is not None:
+        check_output_path(out, inputs=[args.input], kind="dir")
+    _check_roles(columns, [k for name in args.metric for k in _kinds(registry.get(name))])
+    results: dict[str, dict[str, Any]] = {}
+    for name in args.metric:
+        decl = registry.get(name)
+        roles = {r.name for kind in _kinds(decl) for r in ROLES[kind]}
+        config = args.metric_config if args.metric_config in decl.configs else None
+        target = out / name if out is not None and name in ITEM_COLUMNS else None
+        results[name] = score(args.input, name, {r: c for r, c in columns.items() if r in roles}, output=target,
+                              config=config, address=args.address, concurrency=args.concurrency,
+                              rows_per_batch=args.rows_per_batch, dataset_config=args.dataset_config,
+                              split=args.split, **options[name])
+    if out is not None:
+        atomic_write_json(out / "results.json", results)
+    print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
+    return 0
+
+
+def _kinds(decl: registry.MetricDeclaration) -> list[str]:
+    return ["turns", decl.inputs] if "turn" in decl.configs else [decl.inputs]

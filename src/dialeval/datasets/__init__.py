@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +45,6 @@ BUILDERS: dict[str, type[datasets.GeneratorBasedBuilder]] = {
 #: Dataset name → the folder name of its original files under ``$DIALEVAL_DATA_DIR``.
 DATA_FOLDERS = {"contest": "diversity_eval", "dailydialog_plusplus": "dailydialog_plusplus", "fed": "fed",
                 "dailydialog": "dailydialog", "dialstory": "dialstory"}
-#: Dataset cards: ``datasets_scripts/`` of a source checkout, else the wheel's ``share/dialeval/datasets_scripts``.
-CARDS_DIRS = [Path(__file__).resolve().parents[3] / "datasets_scripts",
-              Path(sys.prefix) / "share" / "dialeval" / "datasets_scripts"]
 
 
 def _builder_class(name: str) -> type[datasets.GeneratorBasedBuilder]:
@@ -93,22 +89,24 @@ def get_builder(name: str, config: str | None = None, *, data_dir: str | os.Path
 
 
 #: Columns that identify a row of each dataset (together): a repeated identity is refused by :func:`load`.
-ID_COLUMNS = {"contest": ("sample_id",), "dailydialog_plusplus": ("id",), "fed": ("id",),
+#: A conTest ``sample_id`` names a context, shared by its response sets (one per label), so a conTest row is
+#: identified by the id, the label and the responses together.
+ID_COLUMNS = {"contest": ("sample_id", "label_value", "responses"), "dailydialog_plusplus": ("id",), "fed": ("id",),
               "dailydialog": ("dialogue_id", "turn"), "dialstory": ("id",)}
 
 
 def duplicated_ids(name: str, ds: datasets.DatasetDict) -> dict[str, list[Any]]:
-    """``{split: [repeated ids]}`` of a built dataset (each id listed once; empty when all are unique)."""
+    """``{split: [first id column of each repeated row identity]}`` (empty when every row is unique)."""
     cols = ID_COLUMNS.get(name, ())
     out: dict[str, list[Any]] = {}
     for split, part in ds.items():
         if not cols or any(c not in part.column_names for c in cols):
             continue
-        keys = list(zip(*(part[c] for c in cols)))
+        keys = [tuple(tuple(v) if isinstance(v, list) else v for v in key) for key in zip(*(part[c] for c in cols))]
         seen: set[Any] = set()
         repeated = list(dict.fromkeys(k for k in keys if k in seen or seen.add(k)))
         if repeated:
-            out[split] = [k[0] if len(k) == 1 else k for k in repeated]
+            out[split] = [k[0] for k in repeated]
     return out
 
 
@@ -118,7 +116,7 @@ def check_unique_ids(name: str, ds: datasets.DatasetDict, source: Any) -> None:
     if dups:
         what = "; ".join(f"{split}: {len(v)} repeated id(s) {v[:5]}{' …' if len(v) > 5 else ''}"
                          for split, v in dups.items())
-        raise MalformedDataError(f"{source}: {name} has duplicated {'/'.join(ID_COLUMNS[name])} ({what}); remove "
+        raise MalformedDataError(f"{source}: {name} has duplicated rows ({'/'.join(ID_COLUMNS[name])}: {what}); remove "
                                  "the repeated rows, or pass allow_duplicates=True (--allow-duplicates) to keep them.")
 
 
@@ -149,26 +147,41 @@ def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | 
 
 
 def _card_template(name: str) -> tuple[dict[str, Any], str]:
-    """Front matter (minus generated keys) and body of ``datasets_scripts/<name>/README.md``."""
+    """Front matter (minus generated keys) and body of the card template ``<name>/README.md``, package data
+    under ``dialeval/resources/datasets/`` (read with ``importlib.resources``)."""
     from huggingface_hub import DatasetCard
 
-    path = next((d / name / "README.md" for d in CARDS_DIRS if (d / name / "README.md").is_file()), None)
-    if path is None:
+    from ..resources import dataset_card_dir
+
+    path = dataset_card_dir(name) / "README.md"
+    if not path.is_file():
         return {"pretty_name": name}, f"# {name}\n\nExported by `dialeval datasets export {name}`.\n"
     card = DatasetCard(path.read_text(encoding="utf-8"))
     data = {k: v for k, v in card.data.to_dict().items() if k not in {"configs", "dataset_info"}}
     return data, card.text
 
 
+#: The Hub's ``size_categories`` buckets (upper bound exclusive → label).
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))
+
+
+def size_category(infos: dict[str, datasets.DatasetInfo]) -> str:
+    """The Hub size bucket of the largest exported config (rows over all its splits)."""
+    rows = max((sum(s.num_examples for s in (info.splits or {}).values()) for info in infos.values()), default=0)
+    return next((label for bound, label in SIZE_CATEGORIES if rows < bound), "n>100M")
+
+
 def render_card(name: str, infos: dict[str, datasets.DatasetInfo], files: dict[str, dict[str, str]],
                 default_config: str | None = None) -> str:
     """A dataset card whose YAML declares ``configs`` (data files per split) and ``dataset_info``
-    (features and split sizes) for each exported config; the prose comes from ``datasets_scripts/<name>``."""
+    (features and split sizes) for each exported config; the prose comes from the packaged card template."""
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
 
     meta, body = _card_template(name)
     card_data = DatasetCardData(**meta)
+    card_data["size_categories"] = [size_category(infos)]
     card_data["configs"] = [
         {"config_name": cfg, **({"default": True} if cfg == default_config else {}),
          "data_files": [{"split": split, "path": path} for split, path in files[cfg].items()]}

@@ -142,7 +142,7 @@ def resolve_data_dir(data_dir: str | os.PathLike | None, dataset: str) -> Path:
         if not root:
             raise ValueError(
                 f"no data_dir given for {dataset!r}: pass data_dir=<folder holding the original files> "
-                f"(see datasets_scripts/{dataset}/README.md) or set ${DATA_ENV} to the folder that holds {dataset}/."
+                f"(see the {dataset} dataset card) or set ${DATA_ENV} to the folder that holds {dataset}/."
             )
         data_dir = Path(root) / dataset
     path = Path(data_dir).expanduser()

@@ -3,6 +3,11 @@
 Each file is a JSON array of ``{"fold", "topic", "dialogue": [{"emotion", "act", "text"}, ...]}``.
 Every turn after the first becomes one example: the preceding turns are the ``context`` and the turn is
 the ``response`` (with its emotion and dialogue act). Sem-Ent fits its clusters on such responses.
+
+``topic``, ``emotion`` and ``act`` are ``ClassLabel`` columns whose ids follow the original release's
+numbering (shifted to start at 0): emotions 0 no_emotion … 6 surprise, acts 0 inform … 3 commissive,
+topics 0 ordinary_life … 9 finance. ParlAI's ``culture_and_educastion`` is read as ``culture_and_education``;
+a missing label is -1, an unknown one is an error.
 """
 
 from __future__ import annotations
@@ -29,16 +34,31 @@ CITATION = """@inproceedings{li-etal-2017-dailydialog,
   booktitle = {Proceedings of IJCNLP}, year = {2017}, pages = {986--995}}
 """
 
+EMOTIONS = ("no_emotion", "anger", "disgust", "fear", "happiness", "sadness", "surprise")
+ACTS = ("inform", "question", "directive", "commissive")
+TOPICS = ("ordinary_life", "school_life", "culture_and_education", "attitude_and_emotion", "relationship",
+          "tourism", "health", "work", "politics", "finance")
+ALIASES = {"culture_and_educastion": "culture_and_education"}  # ParlAI's spelling
 FEATURES = datasets.Features({
     "dialogue_id": datasets.Value("int32"),
     "turn": datasets.Value("int32"),
-    "topic": datasets.Value("string"),
+    "topic": datasets.ClassLabel(names=list(TOPICS)),
     "context": STRINGS,
     "response": datasets.Value("string"),
-    "emotion": datasets.Value("string"),
-    "act": datasets.Value("string"),
+    "emotion": datasets.ClassLabel(names=list(EMOTIONS)),
+    "act": datasets.ClassLabel(names=list(ACTS)),
 })
 SPLIT_FILES = {"train": ["train.json"], "validation": ["validation.json", "valid.json"], "test": ["test.json"]}
+
+
+def label(value: Any, names: tuple[str, ...], field: str, loc: str) -> int:
+    """The class id of ``value`` among ``names`` (-1 when missing); an unknown label is malformed."""
+    if value is None or value == "":
+        return -1
+    name = ALIASES.get(str(value), str(value))
+    if name not in names:
+        raise MalformedDataError(f"{loc}: {field} {value!r} is not one of {list(names)}.")
+    return names.index(name)
 
 
 def dialogue_pairs(dialogues: Any, path: str | Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -63,11 +83,13 @@ def dialogue_pairs(dialogues: Any, path: str | Path) -> tuple[list[dict[str, Any
             texts.append(require_str(turn["text"], "text", tloc))
         if len(texts) < 2:
             skipped["dialogues with fewer than 2 turns"] += 1
+        topic = label(dialog.get("topic"), TOPICS, "topic", loc)
         for t in range(1, len(texts)):
+            tloc = f"{loc}, turn {t}"
             pairs.append({
-                "dialogue_id": d, "turn": t, "topic": str(dialog.get("topic", "")),
-                "context": texts[:t], "response": texts[t],
-                "emotion": str(turns[t].get("emotion", "")), "act": str(turns[t].get("act", "")),
+                "dialogue_id": d, "turn": t, "topic": topic, "context": texts[:t], "response": texts[t],
+                "emotion": label(turns[t].get("emotion"), EMOTIONS, "emotion", tloc),
+                "act": label(turns[t].get("act"), ACTS, "act", tloc),
             })
     return pairs, skipped
 
@@ -76,7 +98,7 @@ class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
     """DailyDialog context/response pairs; ``data_dir`` holds ParlAI's ``train/validation/test.json``
     (splits whose file is missing are left out; at least one must exist)."""
 
-    VERSION = datasets.Version("1.0.0")
+    VERSION = datasets.Version("1.1.0")  # 1.1: ClassLabel columns / standard split names
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="pairs", version=VERSION, description="context/response pairs")]
     DEFAULT_CONFIG_NAME = "pairs"
 

@@ -45,7 +45,8 @@ FEATURES = {
     }),
 }
 SPLIT_FILES = {
-    "default": {"dev": ["dev.json", "dev.jsonl"], "test": ["test.json", "test.jsonl"]},
+    # the original `dev` split is exported under the standard name `validation` (recorded in the card)
+    "default": {"validation": ["dev.json", "dev.jsonl"], "test": ["test.json", "test.jsonl"]},
     "positives": {"train": ["data_positives.json", "data_positives.jsonl"]},
 }
 
@@ -64,7 +65,7 @@ def parse_record(obj: dict[str, Any], config: str, loc: str) -> dict[str, Any]:
 class DailyDialogPlusPlusBuilder(datasets.GeneratorBasedBuilder):
     """DailyDialog++ builder; ``data_dir`` holds ``dev.json``, ``test.json`` (and ``data_positives.json``)."""
 
-    VERSION = datasets.Version("1.0.0")
+    VERSION = datasets.Version("1.1.0")  # 1.1: ClassLabel columns / standard split names
     BUILDER_CONFIGS = [
         datasets.BuilderConfig(name="default", version=VERSION, description="dev/test with positives and negatives"),
         datasets.BuilderConfig(name="positives", version=VERSION, description="data_positives.json (5 positives)"),

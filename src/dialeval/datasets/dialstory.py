@@ -306,7 +306,7 @@ CHECKS = {"dialgen": check_dialgen, "dialspk": check_dialspk}
 
 class DialStoryBuilder(datasets.GeneratorBasedBuilder):
     """DialStory builder; ``data_dir`` holds ``dialgen/<split>.jsonl`` and/or ``dialspk/<split>.jsonl``
-    (``datasets_scripts/dialstory/sample`` is a small hand-written example)."""
+    (``dialeval/resources/datasets/dialstory/sample`` is a small hand-written example)."""
 
     VERSION = datasets.Version("1.0.0")
     BUILDER_CONFIGS = [

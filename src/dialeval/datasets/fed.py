@@ -37,6 +37,7 @@ QUALITIES = {
     "dialog": ("Coherent", "Error recovery", "Consistent", "Diverse", "Depth", "Likeable", "Understanding",
                "Flexible", "Informative", "Inquisitive", "Overall"),
 }
+SYSTEMS = ("Human", "Meena", "Mitsuku")  # ClassLabel names of the `system` column
 SPEAKER_LINE = re.compile(r"^(User|System): ?(.*)$", re.DOTALL)
 _TURN = {"speaker": datasets.Value("string"), "text": datasets.Value("string")}
 _NOTE = {"quality": datasets.Value("string"), "annotator": datasets.Value("int32"), "text": datasets.Value("string")}
@@ -47,7 +48,7 @@ def fed_features(level: str) -> datasets.Features:
     if level == "turn":
         feats["response"] = datasets.Value("string")
         feats["response_speaker"] = datasets.Value("string")
-    feats["system"] = datasets.Value("string")
+    feats["system"] = datasets.ClassLabel(names=list(SYSTEMS))
     feats["annotations"] = {q: datasets.List(datasets.Value("int32")) for q in QUALITIES[level]}
     feats["annotation_means"] = {q: datasets.Value("float64") for q in QUALITIES[level]}
     feats["na_notes"] = datasets.List(_NOTE)
@@ -80,6 +81,8 @@ def parse_fed_entry(obj: Any, index: int, level: str, path: str | Path) -> dict[
         resp = split_speaker(require_str(obj["response"], "response", loc), loc + " response")
         row["response"], row["response_speaker"] = resp["text"], resp["speaker"]
     row["system"] = require_str(obj["system"], "system", loc)
+    if row["system"] not in SYSTEMS:
+        raise MalformedDataError(f"{loc}: system {row['system']!r} is not one of {list(SYSTEMS)}.")
     ann = obj["annotations"]
     if not isinstance(ann, dict):
         raise MalformedDataError(f"{loc}: 'annotations' must be an object, got {type(ann).__name__}.")
@@ -124,7 +127,7 @@ def fed_rows(data: Any, level: str, path: str | Path) -> list[dict[str, Any]]:
 class FedBuilder(datasets.GeneratorBasedBuilder):
     """FED builder; ``data_dir`` holds ``fed_data.json``. Configs ``turn`` (375) and ``dialog`` (125)."""
 
-    VERSION = datasets.Version("1.0.0")
+    VERSION = datasets.Version("1.1.0")  # 1.1: ClassLabel columns / standard split names
     BUILDER_CONFIGS = [
         datasets.BuilderConfig(name="turn", version=VERSION, description="375 turn-level annotations"),
         datasets.BuilderConfig(name="dialog", version=VERSION, description="125 dialog-level annotations"),

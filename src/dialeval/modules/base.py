@@ -5,12 +5,14 @@ bare string into characters and ``5`` into ``"5"`` without a word)."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import datasets
 import evaluate
 
 from ..registry import MetricDeclaration
+from ..validation import check_valid_unicode
 
 
 def _kind(feature: Any) -> str | None:
@@ -86,6 +88,8 @@ class DialevalMetric(evaluate.Metric):
                 continue
             if isinstance(value, str):
                 raise TypeError(f"`{name}` is a single string; pass a list, e.g. [{value[:30]!r}].")
+            if isinstance(value, Mapping):
+                raise TypeError(f"`{name}` is a {type(value).__name__}; pass a list (e.g. list(d.values())).")
             if not hasattr(value, "__len__") or not hasattr(value, "__getitem__"):
                 raise TypeError(f"`{name}` must be a list, got {type(value).__name__}.")
             if len(value) == 0:
@@ -98,6 +102,7 @@ class DialevalMetric(evaluate.Metric):
                 if not any(_matches(item, w) for w in fitting):
                     what = "a string" if fitting[0] == "str" else "a list of strings"
                     raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
+            check_valid_unicode(value, name)
 
     def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
         kinds = self._input_kinds()

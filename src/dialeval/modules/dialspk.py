@@ -38,6 +38,9 @@ class DialSpkModule(DialevalMetric):
     def _compute(self, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any]:
         opts = self.options(kwargs)
         out = speaker_accuracy(predictions, references, opts["candidates"])
-        out["signature"] = make_signature("dialspk", candidates="given" if opts["candidates"] is not None else "none",
-                                          level="story")
+        out["signature"] = dialspk_signature(opts["candidates"] is not None)
         return out
+
+
+def dialspk_signature(candidates_given: bool) -> str:
+    return make_signature("dialspk", candidates="given" if candidates_given else "none", level="story")

@@ -112,13 +112,12 @@ class FullFollowupModule(DialevalMetric):
 
     def _compute(self, contexts: Any = None, predictions: Any = None, dialogues: Any = None,
                  **kwargs: Any) -> dict[str, Any]:
-        opts = self.options(kwargs)
+        # the inputs were checked once, by compute() or add_batch() (see _checked)
         if self.level == "turn":
-            ctxs, preds = check_turn_inputs(contexts, predictions)
-            histories = [c + [p] for c, p in zip(ctxs, preds)]
+            histories = [[*c, p] for c, p in zip(contexts, predictions)]
         else:
-            histories = check_dialogues(dialogues)
-        return compute_full(histories, level=self.level, **opts)
+            histories = [list(d) for d in dialogues]
+        return compute_full(histories, level=self.level, **self.options(kwargs))
 
 
 def compute_full(histories: list[list[str]], *, level: str, model: Any = None, follow_ups: Any = None,

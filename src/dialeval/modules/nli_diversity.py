@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import datasets
 import evaluate
 
 from ..metrics.nli_diversity import METRIC
-from ..nli import DEFAULT_MODEL, NLIClassifier, check_variant, compute_nli_diversity
-from ..runtime import cached_model, resolve_device, resolve_dtype
+from ..nli import DEFAULT_MODEL, check_variant, compute_nli_diversity, get_classifier
 from ..signature import make_signature
 from .base import DialevalMetric
 
@@ -26,27 +24,6 @@ _DESCRIPTION = (
     "+1 per contradiction and -1 per entailment (baseline), also +1 per neutral (neutral), or the "
     "predicted class's probability (confidence). Higher = more semantically diverse."
 )
-
-def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any = None, batch_size: int = 32,
-                   max_tokens: int | None = None, max_length: int | None = None,
-                   progress: bool | None = None) -> Any:
-    """A ready classifier: ``model`` is a Hub id, a local path, or already a classifier object
-    (anything with ``id2label`` and ``__call__(pairs)``, e.g. :class:`dialeval.nli.NLIClassifier`).
-
-    The model and tokenizer come from the process-wide cache (:data:`dialeval.runtime.MODELS`, keyed by the
-    model's real path, device and dtype); each call gets its own light classifier around them, so calls
-    with other batch sizes or lengths neither reload the model nor change another call's settings."""
-    if not isinstance(model, (str, os.PathLike)):
-        if callable(model) and hasattr(model, "id2label"):
-            return model
-        raise TypeError(f"`model` must be a Hub id, a local path or an NLI classifier, got {type(model).__name__}.")
-    dev = resolve_device(device)
-    dt = resolve_dtype(dtype, dev)
-    base = cached_model("nli", model, lambda path: NLIClassifier.from_pretrained(path, device=dev, dtype=dt),
-                        str(dev), str(dt))
-    return NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, batch_size=batch_size,
-                         max_tokens=max_tokens, max_length=max_length, progress=progress)
-
 
 def nli_signature(classifier: Any, variant: str) -> str:
     identity = getattr(classifier, "identity", None) or type(classifier).__name__

@@ -33,7 +33,7 @@ from .inputs import (
     parse_sets,
     parse_speakers,
 )
-from .plots import draw, plot_dialspk, plot_full, plot_lexical, plot_nli, plot_sem_ent
+from .plots import draw, plot_dialspk, plot_full, plot_lexical, plot_nli, plot_panel, plot_sem_ent
 from .results import (
     TABLE_HEADERS,
     format_value,
@@ -61,7 +61,8 @@ __all__ = [
     "MetricOutcome", "ModuleCache", "ParsedUpload", "UIInputs", "availability", "box_text", "boxes_for",
     "compute_kwargs", "concurrency", "default_model", "device_options", "draw", "example_boxes", "format_value",
     "gpu_decorator", "metric_widget", "module_missing", "parse_dialogue", "parse_lines", "parse_sets",
-    "parse_speakers", "pick_precision", "plot_dialspk", "plot_full", "plot_lexical", "plot_nli", "plot_sem_ent",
+    "parse_speakers", "pick_precision", "plot_dialspk", "plot_full", "plot_lexical", "plot_nli", "plot_panel",
+    "plot_sem_ent",
     "probe_encoder", "probe_lm", "probe_model", "read_upload", "result_rows", "results_json", "results_table",
     "run_metric", "to_jsonable", "write_results_file",
 ]

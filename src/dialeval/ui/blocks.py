@@ -20,13 +20,15 @@ from .cache import ModuleCache
 from .devices import concurrency as default_concurrency
 from .devices import gpu_decorator, pick_precision
 from .inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
-from .plots import draw
-from .results import TABLE_HEADERS, result_rows, results_json, results_table, write_results_file
+from .plots import plot_panel
+from .results import TABLE_HEADERS, result_rows, results_json, results_table
 from .scoring import MetricOutcome, availability, default_model, run_metric
+from .serving import Server, ServerPolicy, gated
 from .uploads import UPLOAD_SUFFIXES, read_upload
 
 INPUT_ORDER = tuple(BOXES)
 PRIMARY_BOXES = ("responses", "sets", "dialogue")  # shown open; the others sit in accordions
+COLUMN_WIDTHS = ["12%", "14%", "9%", "45%", "20%"]  # metric, score, value, signature, settings
 
 
 def plotted() -> list[MetricDeclaration]:
@@ -146,43 +148,31 @@ def _selection(args: tuple[Any, ...]) -> tuple[dict[str, str], dict[str, str | N
 
 
 def _plot_outputs(outcomes: list[MetricOutcome], draw_plots: bool) -> list[Any]:
-    """One figure per plot panel, or an empty panel whose label says why it is empty."""
-    import gradio as gr
-
+    """One panel update per plotted metric (see :func:`dialeval.ui.plots.plot_panel`)."""
     by_name = {o.name: o for o in outcomes}
-    out = []
-    for decl in plotted():
-        outcome = by_name.get(decl.name)
-        figure, why = None, "plots off (tick Draw plots)"
-        if outcome is None:
-            why = "not run (tick it to compute)"
-        elif outcome.status != "ok":
-            why = f"not drawn: {outcome.status}"
-        elif draw_plots:
-            figure = draw(decl, outcome.result)
-            why = "nothing to draw for this result"
-        out.append(figure if figure is not None else gr.Plot(value=None, label=f"{decl.title}: {why}"))
-    return out
+    return [plot_panel(decl, by_name.get(decl.name), draw_plots) for decl in plotted()]
 
 
-def _evaluate_handler(limits: Limits) -> Any:
-    import gradio as gr
-
+def _evaluate_handler(limits: Limits, server: Server) -> Any:
     device, dtype = pick_precision()
     # Only the scoring runs under spaces.GPU (ZeroGPU): plots and files are drawn on the CPU after.
     compute_on_gpu = gpu_decorator()(evaluate_texts)
 
-    def on_evaluate(progress: Any = gr.Progress(track_tqdm=True), *args: Any) -> tuple[Any, ...]:  # noqa: B008
+    def refused(message: str) -> tuple[Any, ...]:
+        return f"**Input problem:** {message}", results_table([]), *_plot_outputs([], False), None
+
+    def on_evaluate(request: Any, *args: Any) -> tuple[Any, ...]:
         texts, selected, draw_plots = _selection(args)
+        selected = server.policy.check_selection(selected)  # InputError → refused(...)
         outcomes, message = compute_on_gpu(texts, selected, limits)
         if not outcomes:
             return message, results_table([]), *_plot_outputs([], False), None
         meta = {"version": __version__, "device": device, "dtype": dtype or "fp32",
                 "models": {k: v for k, v in selected.items() if v}}
-        path = write_results_file(results_json(outcomes, **meta))
+        path = server.files.write_json(getattr(request, "session_hash", None), results_json(outcomes, **meta))
         return message, results_table(result_rows(outcomes)), *_plot_outputs(outcomes, draw_plots), path
 
-    return on_evaluate
+    return gated(server, on_evaluate, refused)
 
 
 def _upload_handler(limits: Limits) -> Any:
@@ -226,13 +216,18 @@ def _intro(limits: Limits) -> str:
             f"Models run on **{device}** ({dtype or 'fp32'}). Limits: {limits.describe()}.")
 
 
-def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency: int | None = None) -> Any:
-    """The full demo as a queued ``gr.Blocks`` (``concurrency`` workers, default ``$DIALEVAL_CONCURRENCY``)."""
+def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency: int | None = None,
+                policy: ServerPolicy | None = None) -> Any:
+    """The full demo as a queued ``gr.Blocks`` (``concurrency`` requests computed at once, default
+    ``$DIALEVAL_CONCURRENCY``) under the server ``policy`` (:mod:`dialeval.ui.serving`)."""
     import gradio as gr
+
+    server = Server.create(concurrency or default_concurrency(), policy)
 
     first = next(iter(examples.values()), {})
     initial = example_texts(first) if first else [""] * len(INPUT_ORDER)
-    with gr.Blocks(title="dialeval demo", analytics_enabled=False) as demo:
+    # delete_cache: Gradio's own copies of result files are removed after an hour too.
+    with gr.Blocks(title="dialeval demo", analytics_enabled=False, delete_cache=(3600, 3600)) as demo:
         gr.Markdown(_intro(limits))
         with gr.Row():
             with gr.Column(scale=3):
@@ -250,14 +245,17 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
                 run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
         status = gr.Markdown(elem_id="status")
         results = gr.Dataframe(headers=TABLE_HEADERS, label="Results (rounded; the JSON keeps full precision)",
-                               interactive=False, wrap=True, max_height=1000, elem_id="results")
+                               interactive=False, wrap=True, max_height=1000, elem_id="results",
+                               column_widths=COLUMN_WIDTHS)
         plots = _plot_panels()
         download = gr.File(label="Results (JSON)", elem_id="download")
         box_list = [boxes[k] for k in INPUT_ORDER]
-        run.click(_evaluate_handler(limits), [*box_list, *metric_inputs, draw_box],
-                  [status, results, *plots, download], api_name="evaluate")
+        # No Gradio limit on /evaluate: the server's gate admits (per client) and holds the slots itself.
+        run.click(_evaluate_handler(limits, server), [*box_list, *metric_inputs, draw_box],
+                  [status, results, *plots, download], api_name="evaluate", concurrency_limit=None)
         upload.upload(_upload_handler(limits), upload, [status, *(boxes[k] for k in PRIMARY_BOXES)],
                       api_name="load_upload")
         load_example.click(_example_handler(examples), example, [status, *box_list], api_name="load_example")
     demo.queue(default_concurrency_limit=concurrency or default_concurrency(), max_size=64)
+    demo.dialeval_server = server
     return demo

@@ -4,7 +4,13 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any
+
+from ..runtime import ModelCache
+
+MAX_MODULES = 32  # evaluate modules kept (each is small; its model lives in dialeval.runtime.MODELS)
+MAX_FAILURES = 256  # remembered load failures
 
 
 class ModuleCache:
@@ -18,8 +24,9 @@ class ModuleCache:
     def __init__(self) -> None:
         self._guard = threading.Lock()
         self._locks: dict[tuple[Any, ...], threading.Lock] = {}
-        self._modules: dict[tuple[Any, ...], Any] = {}
-        self._failures: dict[tuple[str, str], str] = {}
+        # Bounded: a client sending many model names must not grow the process (models: runtime.MODELS).
+        self._modules: ModelCache = ModelCache(max_size=MAX_MODULES)
+        self._failures: OrderedDict[tuple[str, str], str] = OrderedDict()
 
     @staticmethod
     def _key(name: str, config: str | None, options: dict[str, Any]) -> tuple[Any, ...]:
@@ -35,11 +42,7 @@ class ModuleCache:
 
         key = self._key(name, config, options)
         lock = self._lock((name,))
-        with lock:
-            module = self._modules.get(key)
-            if module is None:
-                module = load(name, config, keep_in_memory=True, **options)
-                self._modules[key] = module
+        module = self._modules.get(key, lambda: load(name, config, keep_in_memory=True, **options))
         return module, lock
 
     def compute(self, name: str, kwargs: dict[str, Any], config: str | None = None, **options: Any) -> dict[str, Any]:
@@ -50,6 +53,8 @@ class ModuleCache:
     def record_failure(self, name: str, model: str, reason: str) -> None:
         with self._guard:
             self._failures[(name, model)] = reason
+            while len(self._failures) > MAX_FAILURES:
+                self._failures.popitem(last=False)
 
     def failure(self, name: str, model: str) -> str | None:
         with self._guard:

@@ -41,9 +41,6 @@ def gpu_decorator(duration: int = 120) -> Callable[[Callable[..., Any]], Callabl
 
 def concurrency() -> int:
     """Requests served at once: ``$DIALEVAL_CONCURRENCY`` (default 2)."""
-    raw = os.environ.get("DIALEVAL_CONCURRENCY", "2")
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"DIALEVAL_CONCURRENCY={raw!r} is not an integer.") from None
-    return max(1, value)
+    from .inputs import env_int
+
+    return env_int("DIALEVAL_CONCURRENCY", 2)

@@ -14,16 +14,18 @@ class InputError(ValueError):
     """A problem with what a person typed or uploaded; the message is shown as is in the UI."""
 
 
-def _env_int(key: str, default: int) -> int:
-    raw = os.environ.get(key)
-    if raw is None:
+def env_int(key: str, default: int, minimum: int = 1) -> int:
+    """The integer setting ``$key`` (``default`` when unset or blank); one clear line when it is not an
+    integer ≥ ``minimum``."""
+    raw = os.environ.get(key, "").strip()
+    if not raw:
         return default
     try:
         value = int(raw)
     except ValueError:
         raise ValueError(f"{key}={raw!r} is not an integer.") from None
-    if value < 1:
-        raise ValueError(f"{key} must be ≥ 1, got {value}.")
+    if value < minimum:
+        raise ValueError(f"{key} must be ≥ {minimum}, got {value}.")
     return value
 
 
@@ -43,9 +45,9 @@ class Limits:
     @classmethod
     def from_env(cls) -> Limits:
         return cls(
-            max_responses=_env_int("DIALEVAL_MAX_RESPONSES", cls.max_responses),
-            max_chars=_env_int("DIALEVAL_MAX_CHARS", cls.max_chars),
-            max_upload_bytes=_env_int("DIALEVAL_MAX_UPLOAD_BYTES", cls.max_upload_bytes),
+            max_responses=env_int("DIALEVAL_MAX_RESPONSES", cls.max_responses),
+            max_chars=env_int("DIALEVAL_MAX_CHARS", cls.max_chars),
+            max_upload_bytes=env_int("DIALEVAL_MAX_UPLOAD_BYTES", cls.max_upload_bytes),
         )
 
     def describe(self) -> str:

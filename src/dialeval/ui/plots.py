@@ -4,9 +4,12 @@ threads). Each ``plot_*`` takes one ``compute`` result and returns a Figure, or 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..registry import MetricDeclaration
+
+if TYPE_CHECKING:
+    from .scoring import MetricOutcome
 
 
 def _figure(width: float = 6.0, height: float = 3.2) -> Any:
@@ -173,3 +176,19 @@ def draw(decl: MetricDeclaration, result: dict[str, Any] | None) -> Any:
     """The declaration's plot of ``result`` (a Figure), or ``None`` when it has no plot or nothing to draw."""
     plot = decl.plot_function()
     return plot(result) if plot is not None and result else None
+
+
+def plot_panel(decl: MetricDeclaration, outcome: MetricOutcome | None, enabled: bool = True) -> Any:
+    """A ``gr.Plot`` update for ``decl``'s panel: its figure, or an empty panel whose label says why
+    (every panel is relabelled, so a label from an earlier request never sticks)."""
+    import gradio as gr
+
+    figure, why = None, "plots off (tick Draw plots)"
+    if outcome is None:
+        why = "not run (tick it to compute)"
+    elif outcome.status != "ok":
+        why = f"not drawn: {outcome.status}"
+    elif enabled:
+        figure = draw(decl, outcome.result)
+        why = "nothing to draw for this result"
+    return gr.Plot(value=figure, label=decl.title if figure is not None else f"{decl.title}: {why}")

@@ -31,6 +31,7 @@ def format_value(value: Any) -> str:
         return ""
     if not _is_number(value) or isinstance(value, numbers.Integral):
         return str(value)
+    value = float(value) + 0.0  # no "-0.0000"
     if value != 0 and abs(value) < 10 ** -DISPLAY_DECIMALS:
         return f"{value:.{DISPLAY_DECIMALS - 1}e}"
     return f"{value:.{DISPLAY_DECIMALS}f}"

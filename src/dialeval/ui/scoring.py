@@ -216,7 +216,8 @@ def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: Mod
     """Run one metric on parsed inputs; never raises for input, model or metric errors. ``options`` are
     extra ``compute`` options (the widget's); ``progress`` turns on the metric's progress bars (when it
     has a ``progress`` option) for the browser to follow."""
-    from ..runtime import ModelNotAvailableError
+    from ..cli import error_line, is_user_error
+    from ..runtime import Cancelled, ModelNotAvailableError
 
     cache = cache or MODULES
     decl = registry.get(name)
@@ -235,8 +236,11 @@ def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: Mod
         result = cache.compute(name, kwargs, decl.ui_config, **_load_options(decl, model))
     except ModelNotAvailableError as exc:
         if model:
-            cache.record_failure(name, model, str(exc))
-        return MetricOutcome(name, "unavailable", message=str(exc))
+            cache.record_failure(name, model, error_line(exc))
+        return MetricOutcome(name, "unavailable", message=error_line(exc))
+    except Cancelled:
+        raise  # the request is gone: stop here, do not start the next metric
     except Exception as exc:  # noqa: BLE001 - bad options, CUDA OOM…: one failing metric must not stop the others
-        return MetricOutcome(name, "error", message=f"{type(exc).__name__}: {exc}")
+        return MetricOutcome(name, "error", message=error_line(exc) if is_user_error(exc)
+                             else f"{type(exc).__name__}: {error_line(exc)}")
     return MetricOutcome(name, "ok", result=result)

@@ -13,9 +13,10 @@ from .. import registry
 from ..registry import MetricDeclaration, Option
 from .devices import concurrency, gpu_decorator
 from .inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
-from .plots import draw
+from .plots import plot_panel
 from .results import TABLE_HEADERS, result_rows, results_table, to_jsonable
 from .scoring import availability, default_model, run_metric
+from .serving import ServerPolicy
 
 DEFAULT_CHOICE = "(default)"
 
@@ -105,22 +106,24 @@ def _compute_function(decl: MetricDeclaration, limits: Limits, n_boxes: int) -> 
     names = boxes_for(decl.inputs, decl.references_option is not None)
     options = _widget_options(decl)
     run_on_gpu = gpu_decorator()(run_metric)  # only the scoring needs the GPU (ZeroGPU)
+    policy = ServerPolicy.from_env()
 
     def compute(progress: Any = gr.Progress(track_tqdm=True), *args: Any) -> tuple[Any, ...]:  # noqa: B008
         texts, model_name, raw_options = args[:n_boxes], args[n_boxes], args[n_boxes + 1:]
         try:
             inputs = UIInputs.from_text(**dict(zip(names, texts)), limits=limits)
             chosen = {o.name: option_value(o, v) for o, v in zip(options, raw_options)}
+            if decl.needs_model:  # a Space offers its listed models only (dialeval.ui.serving)
+                model_name = policy.check_model(decl.name, model_name)
         except (InputError, ValueError) as exc:
             return f"**Input problem:** {exc}", results_table([]), None, None
         chosen = {k: v for k, v in chosen.items() if v is not None}
         outcome = run_on_gpu(decl.name, inputs, model_name if decl.needs_model else None, options=chosen,
                              progress=True)
+        table, panel = results_table(result_rows([outcome])), plot_panel(decl, outcome)
         if outcome.status != "ok":
-            message = f"**{outcome.status.capitalize()}:** {outcome.message}"
-            return message, results_table(result_rows([outcome])), None, None
-        return "Done.", results_table(result_rows([outcome])), draw(decl, outcome.result), \
-            to_jsonable(outcome.result)
+            return f"**{outcome.status.capitalize()}:** {outcome.message}", table, panel, None
+        return "Done.", table, panel, to_jsonable(outcome.result)
 
     return compute
 
@@ -141,7 +144,8 @@ def metric_widget(name: str, limits: Limits | None = None) -> Any:
             option_boxes = [option_component(o) for o in _widget_options(decl)]
         status = gr.Markdown("" if ok else f"**Unavailable:** {reason}", elem_id=f"{name}-status")
         button = gr.Button("Compute", variant="primary", interactive=ok)
-        table = gr.Dataframe(headers=TABLE_HEADERS, label="Results", interactive=False, elem_id=f"{name}-results")
+        table = gr.Dataframe(headers=TABLE_HEADERS, label="Results (rounded; the JSON keeps full precision)",
+                             interactive=False, wrap=True, elem_id=f"{name}-results")
         plot = gr.Plot(label=f"{decl.title} plot", visible=decl.plot is not None)
         raw = gr.JSON(label="compute() output (full precision)", open=False, max_height=400)
         button.click(_compute_function(decl, limits, len(boxes)), [*boxes, model, *option_boxes],

@@ -29,5 +29,6 @@ METRIC = declare(
              "references": [["明天我们一起去公园。", "好的，没问题"]]},
     emoji="📖",
     tags=("dialogue", "story", "generation", "chinese"),
+    extras=("models",),  # sacrebleu, jieba (and torch for the coherence classifier)
     order=45,
 )

@@ -1,0 +1,251 @@
+"""Mergeable per-chunk states and the results built from them (pure functions, no Ray).
+
+A corpus metric over chunks = fold(merge, map(state_of_chunk)) then finish(state): the same numbers as
+one pass over the whole corpus, because every state holds exact counts (n-gram counts, cluster
+histograms, correct/total counts). States travel as JSON strings (never pickle).
+
+- lexical metrics: :class:`dialeval.ngrams.NgramCounts` (``to_dict``/``from_dict``/``merge``);
+- Sem-Ent / DRESS: :class:`ClusterState` (per-cluster counts plus the first distinct examples);
+- DialSpk: :class:`SpeakerState` (correct turns, turns, correct stories, stories);
+- per-item model metrics: :class:`MeanState` (the mean of a score column; and the signature seen).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import lexical
+from ..ngrams import NgramCounts
+from ..signature import make_signature
+from ..text import get_tokenizer, tokenizer_name
+from ..validation import check_texts, is_int
+
+# ----------------------------------------------------------------------------------------- lexical
+
+
+@dataclass(frozen=True)
+class LexicalPlan:
+    """Validated options of a lexical metric: which n-grams to count and how to finish."""
+
+    metric: str
+    orders: tuple[int, ...]
+    tokenizer: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def lexical_plan(metric: str, options: dict[str, Any]) -> LexicalPlan:
+    """Check the options of ``distinct_n``, ``ent_n`` or ``low_frequency`` as single-process compute does."""
+    from ..lexical_metrics import resolve_orders as _resolve_orders
+
+    opts = dict(options)
+    tok = opts.pop("tokenizer", "casual")
+    if metric == "low_frequency":
+        get_tokenizer(tok)
+        threshold = opts.get("threshold", 100)
+        if not is_int(threshold) or threshold < 0:
+            raise ValueError(f"`threshold` must be an int ≥ 0, got {threshold!r}.")
+        if opts.get("reference_counts") is not None and opts.get("reference_texts") is not None:
+            raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
+        return LexicalPlan(metric, (1,), tok, opts)
+    orders = _resolve_orders(tok, opts.pop("n", None))
+    if metric == "distinct_n":
+        if opts.get("level", "corpus") != "corpus":
+            raise ValueError("distinct_n level='set' scores each response set on its own; on Ray score it "
+                             "per set with nli_diversity-style rows, or run it in one process (no --engine).")
+        vocab = opts.get("vocab_size")
+        if vocab is not None and (not is_int(vocab) or vocab < 1):
+            raise ValueError(f"`vocab_size` must be a positive int (the generator's vocabulary size), got {vocab!r}.")
+    if metric == "ent_n":
+        base = opts.get("base", 2.0)
+        if isinstance(base, bool) or not isinstance(base, (int, float)) or not math.isfinite(base) or base <= 0 \
+                or base == 1:
+            raise ValueError(f"`base` must be a positive number other than 1, got {base!r}.")
+    return LexicalPlan(metric, orders, tok, opts)
+
+
+def ngram_state(texts: Sequence[str], plan: LexicalPlan, field_name: str = "predictions") -> str:
+    """The n-gram counts of one chunk, as JSON."""
+    state = NgramCounts(plan.orders, plan.tokenizer).update(check_texts(list(texts), field_name))
+    return json.dumps(state.to_dict(), ensure_ascii=False)
+
+
+def merge_ngram_states(states: Iterable[str], plan: LexicalPlan) -> NgramCounts:
+    total = NgramCounts(plan.orders, plan.tokenizer)
+    for s in states:
+        total.merge(NgramCounts.from_dict(json.loads(s)))
+    return total
+
+
+def lexical_result(state: NgramCounts, plan: LexicalPlan) -> dict[str, Any]:
+    """The result single-process ``compute`` gives for the same texts (same numbers, same signature)."""
+    tok, orders, opts = plan.tokenizer, plan.orders, plan.options
+    if state.num_texts == 0:
+        raise ValueError("`predictions` is empty; pass at least one response.")
+    if plan.metric == "distinct_n":
+        vocab = None if opts.get("vocab_size") is None else int(opts["vocab_size"])
+        out: dict[str, Any] = lexical.distinct_scores(state, vocab)
+        out["distinct_mean"] = math.fsum(out[f"distinct_{k}"] for k in orders) / len(orders)
+        out["signature"] = make_signature("distinct_n", tok=tokenizer_name(tok), n=orders, level="corpus",
+                                          vocab=vocab)
+        return out
+    if plan.metric == "ent_n":
+        base = float(opts.get("base", 2.0))
+        out = lexical.entropy_scores(state, base)
+        out["signature"] = make_signature("ent_n", tok=tokenizer_name(tok), n=orders, base=base, level="corpus")
+        return out
+    return low_frequency_result(state, plan)
+
+
+def low_frequency_result(state: NgramCounts, plan: LexicalPlan) -> dict[str, Any]:
+    opts = plan.options
+    threshold = int(opts.get("threshold", 100))
+    ref, source = None, "predictions"
+    if opts.get("reference_texts") is not None:
+        ref = lexical.unigram_counts(check_texts(opts["reference_texts"], "reference_texts"), plan.tokenizer)
+        source = "reference_texts"
+    elif opts.get("reference_counts") is not None:
+        counts = opts["reference_counts"]
+        if not isinstance(counts, dict) or not all(isinstance(k, str) and is_int(v) and v >= 0
+                                                   for k, v in counts.items()):
+            raise TypeError("`reference_counts` must map token strings to counts ≥ 0.")
+        ref, source = {k: int(v) for k, v in counts.items()}, "reference_counts"
+    return {
+        "low_frequency": lexical.low_frequency_share(state.counts[1], threshold, ref),
+        "signature": make_signature("low_frequency", tok=tokenizer_name(plan.tokenizer), n=1, threshold=threshold,
+                                    counts=source, level="corpus"),
+    }
+
+
+# ----------------------------------------------------------------------------------------- clusters
+
+
+@dataclass
+class ClusterState:
+    """Per-cluster counts of a chunk's labels plus its first ``per_cluster`` distinct texts per cluster.
+
+    Merging chunks *in input order* keeps the first distinct examples of the whole corpus: a text among
+    the corpus's first ``m`` distinct ones of a cluster is among its own chunk's first ``m``.
+    """
+
+    counts: list[int]
+    examples: list[list[str]]
+    per_cluster: int = 3
+    dtype: str | None = None
+
+    @classmethod
+    def of(cls, labels: Sequence[int], texts: Sequence[str], k: int, per_cluster: int = 3,
+           dtype: str | None = None) -> ClusterState:
+        from ..semantic import cluster_examples
+
+        counts = [0] * k
+        for label in labels:
+            counts[int(label)] += 1
+        return cls(counts, cluster_examples(texts, labels, k, per_cluster), per_cluster, dtype)
+
+    def merge(self, other: ClusterState) -> ClusterState:
+        """Add ``other`` (a later chunk) into ``self``. Returns ``self``."""
+        if len(other.counts) != len(self.counts):
+            raise ValueError(f"cannot merge {len(other.counts)} cluster counts into {len(self.counts)}.")
+        if other.dtype is not None and self.dtype is not None and other.dtype != self.dtype:
+            raise ValueError(f"workers encoded in {self.dtype} and {other.dtype}; run every worker in one dtype.")
+        self.dtype = self.dtype or other.dtype
+        self.counts = [a + b for a, b in zip(self.counts, other.counts)]
+        for mine, theirs in zip(self.examples, other.examples):
+            for text in theirs:
+                if len(mine) < self.per_cluster and text not in mine:
+                    mine.append(text)
+        return self
+
+    def to_json(self) -> str:
+        return json.dumps({"counts": self.counts, "examples": self.examples, "per_cluster": self.per_cluster,
+                           "dtype": self.dtype}, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> ClusterState:
+        d = json.loads(text)
+        return cls([int(c) for c in d["counts"]], d["examples"], int(d["per_cluster"]), d.get("dtype"))
+
+
+# ----------------------------------------------------------------------------------------- DialSpk
+
+
+@dataclass
+class SpeakerState:
+    correct_turns: int = 0
+    total_turns: int = 0
+    correct_stories: int = 0
+    num_stories: int = 0
+
+    @classmethod
+    def of(cls, predictions: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
+           candidates: Sequence[Sequence[str]] | None = None) -> tuple[SpeakerState, list[float]]:
+        """Counts of a chunk of stories (checked by :func:`dialeval.dialspk.speaker_accuracy`) and its
+        per-story accuracies."""
+        from ..dialspk import speaker_accuracy
+
+        out = speaker_accuracy(predictions, references, candidates)
+        # exact integer counts back from the ratios (each is correct / total of small integers)
+        state = cls(round(out["dac"] * out["num_turns"]), out["num_turns"],
+                    round(out["sac"] * out["num_stories"]), out["num_stories"])
+        return state, out["story_scores"]
+
+    def merge(self, other: SpeakerState) -> SpeakerState:
+        self.correct_turns += other.correct_turns
+        self.total_turns += other.total_turns
+        self.correct_stories += other.correct_stories
+        self.num_stories += other.num_stories
+        return self
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> SpeakerState:
+        return cls(**{k: int(v) for k, v in json.loads(text).items()})
+
+
+# ----------------------------------------------------------------------------------------- means
+
+
+@dataclass
+class MeanState:
+    """Sum (exactly rounded partial sums) and count of a per-item score, plus the signature(s) seen."""
+
+    total: float = 0.0
+    count: int = 0
+    signatures: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, values: Sequence[float], signature: str | None = None) -> MeanState:
+        return cls(math.fsum(values), len(values), [signature] if signature else [])
+
+    def merge(self, other: MeanState) -> MeanState:
+        self.total = math.fsum([self.total, other.total])
+        self.count += other.count
+        self.signatures = sorted(set(self.signatures) | set(other.signatures))
+        return self
+
+    @property
+    def mean(self) -> float:
+        if self.count == 0:
+            raise ValueError("no rows were scored.")
+        return self.total / self.count
+
+    @property
+    def signature(self) -> str | None:
+        if len(self.signatures) > 1:
+            raise ValueError(f"workers scored with different settings: {self.signatures}; give every worker "
+                             "the same model, dtype and options.")
+        return self.signatures[0] if self.signatures else None
+
+    def to_json(self) -> str:
+        return json.dumps({"total": self.total, "count": self.count, "signatures": self.signatures})
+
+    @classmethod
+    def from_json(cls, text: str) -> MeanState:
+        d = json.loads(text)
+        return cls(float(d["total"]), int(d["count"]), list(d["signatures"]))

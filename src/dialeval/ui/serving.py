@@ -1,0 +1,348 @@
+"""Server policy for the demo and the Spaces: what one client may ask of a shared server.
+
+- **Models** (:class:`ServerPolicy`): on a public server (``SPACE_ID`` set, or bound to a non-loopback host)
+  the model field accepts only the ids a metric offers (its declaration's ``models``) unless the operator
+  starts it with ``--allow-local-models``; every refusal reads the same whatever exists on disk (no file
+  probe), and a model field that is not text is refused.
+- **Work** (:class:`RequestGate`): a request waits for one of ``concurrency`` slots that its computation holds
+  until it really stops; a request that is cancelled (``job.cancel()``, the page closed) or whose client went
+  away gets its :class:`~dialeval.runtime.CancelToken` set, so the computation stops at its next batch
+  boundary (:func:`dialeval.runtime.run_batched`); each client may have at most ``max_jobs_per_client``
+  requests waiting or running.
+- **Result files** (:class:`SessionFiles`): one temporary folder per session holding its few newest files,
+  removed when the session has been idle an hour, when too many sessions are open, and when the server exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextvars
+import ipaddress
+import os
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import registry
+from ..runtime import CancelToken, cancellation
+from .inputs import InputError
+
+LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+
+
+def is_loopback(host: str | None) -> bool:
+    """True for ``127.0.0.0/8``, ``::1``, ``localhost`` (and ``None``: Gradio's default 127.0.0.1)."""
+    if host is None or host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def is_public(host: str | None = None) -> bool:
+    """A server others can reach: a Hugging Face Space (``SPACE_ID``) or one bound to a non-loopback host."""
+    return bool(os.environ.get("SPACE_ID")) or not is_loopback(host)
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass
+class ServerPolicy:
+    """What the model field accepts and how much one client may queue."""
+
+    public: bool = False
+    allow_local_models: bool = False
+    max_jobs_per_client: int | None = None  # None: no limit
+
+    @classmethod
+    def from_env(cls, host: str | None = None, allow_local_models: bool | None = None) -> ServerPolicy:
+        """``SPACE_ID``/``host`` decide ``public``; ``DIALEVAL_ALLOW_LOCAL_MODELS=1`` (or the argument) allows
+        any model; ``DIALEVAL_MAX_JOBS_PER_CLIENT`` bounds one client's requests waiting or running (default:
+        2 on a public server, no limit on this machine's own demo, where the one client is its operator)."""
+        allow = _env_flag("DIALEVAL_ALLOW_LOCAL_MODELS") if allow_local_models is None else allow_local_models
+        public = is_public(host)
+        raw = os.environ.get("DIALEVAL_MAX_JOBS_PER_CLIENT", "").strip()
+        try:
+            jobs = max(1, int(raw)) if raw else (2 if public else None)
+        except ValueError:
+            raise ValueError(f"DIALEVAL_MAX_JOBS_PER_CLIENT={raw!r} is not an integer.") from None
+        return cls(public=public, allow_local_models=allow, max_jobs_per_client=jobs)
+
+    @property
+    def restricts_models(self) -> bool:
+        return self.public and not self.allow_local_models
+
+    def check_model(self, metric: str, model: Any) -> str | None:
+        """``model`` (stripped) when this server accepts it for ``metric``, ``None`` for the default; else
+        :class:`InputError` with a message that depends only on the metric and the text given."""
+        if model is None:
+            return None
+        if not isinstance(model, str):
+            raise InputError(f"{metric}: the model field must be text (a model id), got {type(model).__name__}.")
+        name = model.strip()
+        if not name:
+            return None
+        if self.restricts_models:
+            offered = registry.get(metric).models
+            if name not in offered:
+                raise InputError(f"{metric}: model {name[:80]!r} is not offered on this server; choose one of "
+                                 f"{list(offered)}.")
+        return name
+
+    def check_selection(self, selected: dict[str, Any]) -> dict[str, str | None]:
+        """Every selected metric's model through :meth:`check_model`."""
+        return {name: self.check_model(name, model) for name, model in selected.items()}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Work: slots held until the computation stops, cancellation, per-client limits
+
+
+def client_id(request: Any) -> str:
+    """Who is asking: on a Space the first ``X-Forwarded-For`` address (set by its proxy), else the socket
+    peer; the session hash when neither is known."""
+    headers = getattr(request, "headers", None) or {}
+    if os.environ.get("SPACE_ID"):
+        forwarded = headers.get("x-forwarded-for", "") if hasattr(headers, "get") else ""
+        if forwarded.strip():
+            return forwarded.split(",")[0].strip()
+    client = getattr(request, "client", None)
+    host = getattr(client, "host", None)
+    return str(host or getattr(request, "session_hash", None) or "anonymous")
+
+
+def _client_gone(request: Any) -> bool:
+    """True when Gradio has marked every running job of this request's session as no longer wanted (its
+    event stream closed). Uses Gradio internals defensively: any surprise reads as "still there"."""
+    session = getattr(request, "session_hash", None)
+    try:
+        from gradio.context import Context
+
+        queue = Context.root_block._queue if Context.root_block is not None else None
+        jobs = [job for job_set in (queue.active_jobs if queue else []) if job_set for job in job_set
+                if getattr(job, "session_hash", None) == session]
+        return bool(session) and bool(jobs) and all(not getattr(job, "alive", True) for job in jobs)
+    except Exception:  # noqa: BLE001 - internals changed: never cancel by mistake
+        return False
+
+
+@dataclass
+class RequestGate:
+    """Admission and slots for expensive requests (see the module docstring)."""
+
+    concurrency: int = 2
+    max_jobs_per_client: int | None = None
+    poll_s: float = 0.05
+    _slots: threading.BoundedSemaphore = field(init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _jobs: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _tokens: dict[str, set[CancelToken]] = field(default_factory=dict, init=False, repr=False)
+    _pool: ThreadPoolExecutor = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._slots = threading.BoundedSemaphore(self.concurrency)
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="dialeval-request")
+
+    def _admit(self, client: str) -> None:
+        with self._lock:
+            limit = self.max_jobs_per_client
+            if limit is not None and self._jobs.get(client, 0) >= limit:
+                raise InputError(f"this client already has {self.max_jobs_per_client} requests waiting or running; "
+                                 "wait for them to finish (or cancel them) before sending more.")
+            self._jobs[client] = self._jobs.get(client, 0) + 1
+
+    def _leave(self, client: str) -> None:
+        with self._lock:
+            left = self._jobs.get(client, 1) - 1
+            if left > 0:
+                self._jobs[client] = left
+            else:
+                self._jobs.pop(client, None)
+
+    def jobs(self, client: str) -> int:
+        with self._lock:
+            return self._jobs.get(client, 0)
+
+    def cancel_session(self, session: str | None, reason: str = "the session ended") -> int:
+        """Cancel every running request of ``session`` (e.g. the page was closed); returns how many."""
+        with self._lock:
+            tokens = list(self._tokens.get(str(session), ()))
+        for token in tokens:
+            token.cancel(reason)
+        return len(tokens)
+
+    def _run_in_slot(self, token: CancelToken, ctx: contextvars.Context, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            if token.cancelled:
+                return None
+            with cancellation(token):
+                return ctx.run(fn, *args)
+        finally:
+            self._slots.release()  # only now: a cancelled request keeps its slot until it has stopped
+
+    async def _slot(self, token: CancelToken, request: Any) -> None:
+        while not self._slots.acquire(blocking=False):
+            if token.cancelled or _client_gone(request):
+                raise asyncio.CancelledError
+            await asyncio.sleep(self.poll_s)
+
+    async def run(self, fn: Callable[..., Any], *args: Any, request: Any = None) -> Any:
+        """``fn(*args)`` in a worker thread once a slot is free, under a cancel token that is set when this
+        coroutine is cancelled or the client goes away; :class:`InputError` when the client has too many
+        requests waiting or running."""
+        client, session = client_id(request), str(getattr(request, "session_hash", None))
+        self._admit(client)
+        token = CancelToken()
+        with self._lock:
+            self._tokens.setdefault(session, set()).add(token)
+        try:
+            await self._slot(token, request)
+            ctx = contextvars.copy_context()  # Gradio's progress tracking reads context variables
+            future = asyncio.get_running_loop().run_in_executor(self._pool, self._run_in_slot, token, ctx, fn, *args)
+            try:
+                while True:
+                    done, _ = await asyncio.wait({future}, timeout=0.5)
+                    if done:
+                        return future.result()
+                    if _client_gone(request):
+                        token.cancel("the client disconnected")
+            except asyncio.CancelledError:
+                token.cancel("the request was cancelled")
+                raise
+        finally:
+            with self._lock:
+                tokens = self._tokens.get(session, set())
+                tokens.discard(token)
+                if not tokens:
+                    self._tokens.pop(session, None)
+            self._leave(client)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Result files: one temporary folder per session
+
+
+class SessionFiles:
+    """Result files under one temporary root, one sub-folder per session. A session keeps its ``per_session``
+    newest files (older ones go after a two-minute grace); a session unused for ``max_age_s`` or beyond the ``max_sessions`` most recent is removed
+    (checked on every write), and the root is removed when the process exits."""
+
+    def __init__(self, max_sessions: int = 256, per_session: int = 4, max_age_s: float = 3600.0,
+                 root: str | os.PathLike | None = None) -> None:
+        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="dialeval-results-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.max_sessions, self.per_session, self.max_age_s = max_sessions, per_session, max_age_s
+        self.grace_s = 120.0  # a returned file is copied by Gradio right after the request; keep it that long
+        self._sessions: OrderedDict[str, tuple[Path, float]] = OrderedDict()
+        self._lock = threading.Lock()
+        atexit.register(self.cleanup)
+
+    @staticmethod
+    def _safe(session: Any) -> str:
+        return "".join(c for c in str(session) if c.isalnum() or c in "-_")[:64] or "anonymous"
+
+    def _folder(self, session: Any) -> tuple[Path, list[Path]]:
+        """The session's folder (made if needed) and the folders of expired sessions (to remove)."""
+        safe, now = self._safe(session), time.monotonic()
+        with self._lock:
+            folder = self._sessions.pop(safe, (None, 0.0))[0]
+            if folder is None or not folder.is_dir():
+                folder = Path(tempfile.mkdtemp(prefix=f"{safe}-", dir=self.root))
+            self._sessions[safe] = (folder, now)
+            expired = []
+            while len(self._sessions) > self.max_sessions or (
+                    self._sessions and next(iter(self._sessions.values()))[1] < now - self.max_age_s):
+                expired.append(self._sessions.popitem(last=False)[1][0])
+        return folder, expired
+
+    def write_json(self, session: Any, data: Any) -> str:
+        """Write ``data`` to a new file in the session's folder and return its path (older files pruned)."""
+        from ..files import atomic_write_json
+
+        folder, expired = self._folder(session)
+        for old in expired:
+            shutil.rmtree(old, ignore_errors=True)
+        path = atomic_write_json(folder / f"dialeval-results-{uuid.uuid4().hex[:12]}.json", data)
+        self._prune(folder)
+        return str(path)
+
+    def _prune(self, folder: Path) -> None:
+        """Drop files beyond the ``per_session`` newest once Gradio has had ``grace_s`` to copy them."""
+        stamped = []
+        for f in folder.glob("dialeval-results-*.json"):
+            try:
+                stamped.append((f.stat().st_mtime, f))
+            except FileNotFoundError:
+                continue
+        stamped.sort(reverse=True)
+        cutoff = time.time() - self.grace_s
+        for mtime, f in stamped[self.per_session:]:
+            if mtime < cutoff:
+                f.unlink(missing_ok=True)
+
+    def end_session(self, session: Any) -> None:
+        """Remove the session's folder."""
+        with self._lock:
+            folder = self._sessions.pop(self._safe(session), (None, 0.0))[0]
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def cleanup(self) -> None:
+        with self._lock:
+            self._sessions.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@dataclass
+class Server:
+    """Everything one demo process shares between requests: the policy, the gate and the files."""
+
+    policy: ServerPolicy
+    gate: RequestGate
+    files: SessionFiles
+
+    @classmethod
+    def create(cls, concurrency: int, policy: ServerPolicy | None = None) -> Server:
+        policy = policy or ServerPolicy.from_env()
+        return cls(policy, RequestGate(concurrency, policy.max_jobs_per_client), SessionFiles())
+
+    def end_session(self, request: Any) -> None:
+        """Cancel the session's requests and remove its files (for a host that knows the session ended)."""
+        session = getattr(request, "session_hash", None)
+        self.gate.cancel_session(session)
+        self.files.end_session(session)
+
+
+def gated(server: Server, handler: Callable[..., tuple[Any, ...]],
+          refused: Callable[[str], tuple[Any, ...]]) -> Callable[..., Any]:
+    """A Gradio event function that runs ``handler(request, *inputs)`` through ``server.gate`` (a slot held
+    until the computation stops, cancellation, the per-client limit); a refused or cancelled request gets
+    ``refused(message)``, the same one line the CLI would print."""
+    import gradio as gr
+
+    from ..cli import error_line
+    from ..runtime import Cancelled
+
+    async def on_event(progress: Any = gr.Progress(track_tqdm=True), request: Any = None,  # noqa: B008
+                       *inputs: Any) -> tuple[Any, ...]:
+        try:
+            out = await server.gate.run(handler, request, *inputs, request=request)
+        except (InputError, Cancelled) as exc:
+            return refused(error_line(exc))
+        return out if out is not None else refused("the request was cancelled")
+
+    on_event.__annotations__ = {**on_event.__annotations__, "request": gr.Request}
+    return on_event
+

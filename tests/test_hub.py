@@ -1,0 +1,247 @@
+"""``dialeval hub build``: the folders it writes, and a deploy rehearsal of three of them.
+
+The rehearsal does what a Space does, for real: a fresh venv (the system site-packages stand in for the
+Space's base image with torch and gradio), ``pip install -r requirements.txt`` from the folder (the wheel
+vendored there is what gets imported), ``python app.py`` on 127.0.0.1, a ``gradio_client`` call checked
+against direct ``compute`` and hand-computed values, and ``evaluate.load(<folder>)`` inside that venv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from huggingface_hub import SpaceCard
+
+import dialeval
+from dialeval import hub, registry
+from dialeval.cli import main
+from dialeval.resources import resource_path
+
+ORG = "acme"
+WHEEL = f"dialeval-{dialeval.__version__}-py3-none-any.whl"
+RESPONSES = ["i like tea .", "i like coffee .", "no thanks"]
+CARD_FIELDS = {"title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "python_version", "app_file", "pinned",
+               "license", "tags", "short_description"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, shared_data) -> Path:
+    out = tmp_path_factory.mktemp("hub") / "out"
+    names = [*registry.metric_names(), hub.DEMO_NAME, "fed"]
+    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--data-dir", str(shared_data), "--only", *names,
+                 "--cache-dir", str(tmp_path_factory.mktemp("hf_cache"))]) == 0
+    return out
+
+
+def test_every_declared_metric_gets_a_complete_space(built):
+    import gradio
+
+    for name, decl in registry.declarations().items():
+        folder = built / "spaces" / name
+        assert (folder / f"{name}.py").read_bytes() == (decl.script_dir / f"{name}.py").read_bytes()
+        assert (folder / WHEEL).is_file()
+        extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
+        assert (folder / "requirements.txt").read_text().splitlines() == [f"./{WHEEL}{extras}"]
+        assert f'metric_widget("{name}")' in (folder / "app.py").read_text()
+        card = SpaceCard.load(folder / "README.md")
+        meta = card.data.to_dict()
+        assert CARD_FIELDS <= set(meta), CARD_FIELDS - set(meta)
+        assert (meta["sdk"], meta["app_file"], meta["license"], meta["pinned"]) == ("gradio", "app.py", "mit", False)
+        assert meta["sdk_version"] == gradio.__version__ and meta["title"] == decl.title
+        assert {"evaluate", "metric"} <= set(meta["tags"]) and len(meta["short_description"]) <= 60
+        assert f'evaluate.load("{ORG}/{name}"' in card.text
+        url = f"https://huggingface.co/spaces/{ORG}/{name}/resolve/main/{WHEEL}"
+        assert f'pip install "dialeval{extras.replace(",space", "").replace("[space]", "")} @ {url}"' in card.text
+    space = built / "spaces" / "sem_ent" / "semantic_space"
+    assert (space / "space.safetensors").read_bytes() == resource_path("semantic_space", "space.safetensors").read_bytes()
+
+
+def test_demo_dataset_folders_and_upload_commands(built):
+    demo = built / "spaces" / hub.DEMO_NAME
+    assert [line for line in (demo / "requirements.txt").read_text().splitlines() if not line.startswith("#")] == \
+        [f"./{WHEEL}[models,space]"]
+    meta = SpaceCard.load(demo / "README.md").data.to_dict()
+    assert CARD_FIELDS <= set(meta) and meta["suggested_hardware"] == "t4-small"
+    assert meta["sdk"] == "gradio" and len(meta["short_description"]) <= 60
+    assert "__" not in (demo / "README.md").read_text()  # every placeholder filled
+    fed = built / "datasets" / "fed"
+    assert f'load_dataset("{ORG}/fed", "turn"' in (fed / "README.md").read_text(encoding="utf-8")
+    assert sorted(p.relative_to(fed).as_posix() for p in fed.rglob("*.parquet")) == ["dialog/test.parquet",
+                                                                                    "turn/test.parquet"]
+    upload = (built / "upload.sh").read_text().splitlines()
+    assert f"hf upload {ORG}/fed {fed} . --repo-type dataset" in upload
+    assert f"hf upload {ORG}/{hub.DEMO_NAME} {demo} . --repo-type space" in upload
+    assert not list(built.parent.glob(".out.*"))  # the temporary folder was renamed into place
+
+
+def test_from_index_and_atomic_replacement(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.txt").write_text("old build")
+    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "distinct_n"]) == 0
+    printed = capsys.readouterr().out
+    assert f"hf upload {ORG}/distinct_n {out / 'spaces' / 'distinct_n'} . --repo-type space" in printed
+    folder = out / "spaces" / "distinct_n"
+    assert (folder / "requirements.txt").read_text() == f"dialeval[space]=={dialeval.__version__}\n"
+    assert not list(folder.glob("*.whl")) and not (out / "stale.txt").exists()
+    assert f'pip install "dialeval=={dialeval.__version__}"' in (folder / "README.md").read_text()
+    # a failing build leaves the previous output untouched and no temporary folder behind
+    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "bleu"]) == 2
+    assert "unknown repo" in capsys.readouterr().err
+    assert main(["hub", "build", "--org", "bad org!", "--out", str(out), "--from-index"]) == 2
+    assert (folder / "requirements.txt").is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Deploy rehearsal
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def space_python(folder: Path, venv: Path) -> Path:
+    """A fresh venv with the folder's requirements.txt installed as a Space installs it."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "-r",
+                          "requirements.txt"], cwd=folder, capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    where = subprocess.run([str(python), "-c", "import dialeval; print(dialeval.__file__)"], cwd=folder,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(where).is_relative_to(venv), where  # the vendored wheel, not the checkout
+    return python
+
+
+def space_env(port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIALEVAL_") and k != "PYTHONPATH"}
+    return {**env, "GRADIO_SERVER_PORT": str(port), "DIALEVAL_PROGRESS": "0"}
+
+
+class RunningSpace:
+    """``python app.py`` in ``folder`` on 127.0.0.1:``port``, started at once (other checks run while it
+    boots), stopped on exit."""
+
+    def __init__(self, python: Path, folder: Path, log: Path) -> None:
+        self.port = free_port()
+        self.log = log
+        with open(log, "wb") as sink:
+            self.proc = subprocess.Popen([str(python), "app.py"], cwd=folder, env=space_env(self.port),
+                                         stdout=sink, stderr=subprocess.STDOUT)
+
+    def __enter__(self) -> RunningSpace:
+        return self
+
+    def ready(self) -> RunningSpace:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()[-3000:]
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return self
+            time.sleep(0.5)
+        raise AssertionError(f"app.py did not listen within 240 s:\n{self.log.read_text()[-3000:]}")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def client(self):
+        from gradio_client import Client
+
+        return Client(f"http://127.0.0.1:{self.port}/", verbose=False)
+
+
+def widget_call(client, responses: list[str]) -> dict:
+    """/compute of a metric widget with the responses box filled and every other input at its default."""
+    params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/compute"]["parameters"]
+    args = [p.get("parameter_default") for p in params]
+    args[0] = "\n".join(responses)
+    if len(args) > 1 and "Reference" in (params[1].get("label") or ""):
+        args[1] = ""  # empty references: the space shipped in the Space folder
+    status, _table, _plot, raw = client.predict(*args, api_name="/compute")
+    assert status == "Done.", status
+    return raw
+
+
+def venv_evaluate(python: Path, folder: Path, kwargs: dict) -> dict:
+    """``evaluate.load(<folder>)`` and ``compute`` inside the Space's venv."""
+    code = ("import evaluate, json, sys, dialeval\n"
+            "m = evaluate.load(sys.argv[1])\n"
+            "out = m.compute(**json.loads(sys.argv[2]))\n"
+            "print(json.dumps({'file': dialeval.__file__, 'result': out}, default=lambda o: o.tolist()))")
+    proc = subprocess.run([str(python), "-c", code, str(folder), json.dumps(kwargs)], cwd=folder.parent,
+                          env=space_env(0), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert Path(out["file"]).is_relative_to(python.parent.parent)
+    return out["result"]
+
+
+def test_rehearsal_distinct_n(built, tmp_path):
+    folder = built / "spaces" / "distinct_n"
+    python = space_python(folder, tmp_path / "venv")
+    with RunningSpace(python, folder, tmp_path / "app.log") as space:
+        in_venv = venv_evaluate(python, folder, {"predictions": RESPONSES})  # while the app boots
+        raw = widget_call(space.ready().client(), RESPONSES)
+    direct = dialeval.load("distinct_n").compute(predictions=RESPONSES)
+    # Hand-computed: 10 unigrams (7 distinct), 7 bigrams (6 distinct), 4 trigrams (all distinct).
+    assert (raw["distinct_1"], raw["distinct_2"], raw["distinct_3"]) == (7 / 10, 6 / 7, 1.0)
+    assert raw == direct
+    assert in_venv == direct
+
+
+def test_rehearsal_sem_ent(built, tmp_path):
+    folder = built / "spaces" / "sem_ent"
+    python = space_python(folder, tmp_path / "venv")
+    space_dir = folder / "semantic_space"
+    with RunningSpace(python, folder, tmp_path / "app.log") as space:
+        in_venv = venv_evaluate(python, folder, {"predictions": RESPONSES, "space": str(space_dir)})
+        raw = widget_call(space.ready().client(), RESPONSES)  # nothing pasted: the Space's own fitted space
+    direct = dialeval.load("sem_ent").compute(predictions=RESPONSES, space=str(space_dir))
+    fitted = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
+    assert raw["k"] == fitted["config"]["k"] == 20
+    assert f"space:{fitted['fingerprint']}" in raw["signature"]  # the fitted space shipped in the Space folder
+    assert raw["sem_ent"] == pytest.approx(direct["sem_ent"], abs=1e-9)
+    assert raw["cluster_distribution"] == pytest.approx(direct["cluster_distribution"], abs=1e-12)
+    # three responses: at most three occupied clusters, each holding a multiple of 1/3
+    assert sorted(round(p * 3) for p in raw["cluster_distribution"] if p) in ([3], [1, 2], [1, 1, 1])
+    assert in_venv["sem_ent"] == pytest.approx(direct["sem_ent"], abs=1e-9)
+
+
+def test_rehearsal_demo(built, tmp_path):
+    from dialeval.demo import INPUT_ORDER, example_texts, load_examples
+
+    folder = built / "spaces" / hub.DEMO_NAME
+    python = space_python(folder, tmp_path / "venv")
+    examples = load_examples(resource_path("examples"))
+    title = next(iter(examples))
+    with RunningSpace(python, folder, tmp_path / "app.log") as space:
+        client = space.ready().client()
+        loaded = client.predict(title, api_name="/load_example")  # examples are package data of the wheel
+        params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/evaluate"]["parameters"]
+        names = list(registry.declarations())
+        assert len(params) == len(INPUT_ORDER) + 2 * len(names) + 1
+        args = ["\n".join(RESPONSES)] + [""] * (len(INPUT_ORDER) - 1)
+        for i, name in enumerate(names):
+            args += [name == "distinct_n", params[len(INPUT_ORDER) + 2 * i + 1].get("parameter_default")]
+        result = client.predict(*args, False, api_name="/evaluate")
+    assert loaded[0].startswith("**Example loaded:**") and list(loaded[1:]) == example_texts(examples[title])
+    rows = {(r[0], r[1]): r[2] for r in result[1]["data"]}
+    direct = dialeval.load("distinct_n").compute(predictions=RESPONSES)
+    assert rows[("distinct_n", "distinct_1")] == 7 / 10
+    assert {k: v for (m, k), v in rows.items() if m == "distinct_n"} == {
+        k: v for k, v in direct.items() if isinstance(v, float)}

@@ -1,0 +1,173 @@
+"""The metric registry: a metric declared once in a package of its own shows up everywhere (``dialeval.load``,
+``dialeval score``, its help, the demo and ``dialeval hub build``) without touching any other file.
+
+The toy metric ``toy_words`` is written here the way README's "Adding a metric" says: a core function,
+one declaration (``__init__.py``), the ``evaluate`` script and its card.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import dialeval
+from dialeval import registry
+
+TOY = "toy_words"
+
+CORE = '''
+"""The toy metric's math: mean number of whitespace words per response."""
+
+
+def mean_words(texts):
+    if not isinstance(texts, (list, tuple)) or not texts:
+        raise ValueError("`predictions` must be a non-empty list of responses.")
+    return {"toy_words": sum(len(t.split()) for t in texts) / len(texts), "num_responses": len(texts)}
+'''
+
+DECLARATION = '''
+"""Toy: mean words per response."""
+
+from dialeval.registry import Option, declare
+
+METRIC = declare(
+    __name__,
+    name="toy_words",
+    title="Toy Words",
+    summary="mean number of words per response (a test metric)",
+    papers=("Nobody 2026",),
+    urls=("https://example.org/toy",),
+    inputs="responses",
+    module="toypkg.metrics.toy_words.toy_words:ToyWords",
+    options=(Option("scale", 1.0, "float", "multiply the mean by this", widget=True),),
+    settings=("num_responses",),
+    example={"predictions": ["one two three", "four"]},
+    order=500,
+)
+'''
+
+SCRIPT = '''
+"""Toy Words as an `evaluate` module."""
+
+import datasets
+import evaluate
+
+import dialeval.modules.base as base  # the module, not the class: evaluate takes the script's first Metric class
+from toypkg.core import mean_words
+from toypkg.metrics.toy_words import METRIC
+
+
+class ToyWords(base.DialevalMetric):
+    """Mean words per response, times `scale`."""
+
+    DECLARATION = METRIC
+
+    def _info(self):
+        return evaluate.MetricInfo(description="mean words per response", citation="", inputs_description="",
+                                   features=datasets.Features({"predictions": datasets.Value("string")}))
+
+    def _compute(self, predictions=None, **kwargs):
+        out = mean_words(predictions)
+        out["toy_words"] *= self.options(kwargs)["scale"]
+        out["signature"] = "toy_words|v1"
+        return out
+'''
+
+CARD = '''---
+title: Toy Words
+description: Mean number of words per response.
+---
+
+# Metric Card for Toy Words
+
+Mean number of whitespace-separated words per response.
+'''
+
+
+@pytest.fixture()
+def toy_package(tmp_path, monkeypatch):
+    """``toypkg`` (core + one metric folder) on ``sys.path`` and ``PYTHONPATH``, named in
+    ``DIALEVAL_METRIC_PACKAGES``."""
+    root = tmp_path / "site"
+    folder = root / "toypkg" / "metrics" / TOY
+    folder.mkdir(parents=True)
+    (root / "toypkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "toypkg" / "core.py").write_text(textwrap.dedent(CORE), encoding="utf-8")
+    (root / "toypkg" / "metrics" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "__init__.py").write_text(textwrap.dedent(DECLARATION), encoding="utf-8")
+    (folder / f"{TOY}.py").write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
+    (folder / "README.md").write_text(CARD, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv(registry.PACKAGES_ENV, "toypkg.metrics")
+    yield root
+    for name in [m for m in sys.modules if m == "toypkg" or m.startswith("toypkg.")]:
+        sys.modules.pop(name)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dialeval", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_toy_metric_is_declared_and_loads(toy_package):
+    assert TOY in dialeval.METRICS and dialeval.METRICS[-1] == TOY  # plugins after the built-ins (order=500)
+    assert registry.by_input("responses")[-1].name == TOY
+    m = dialeval.load(TOY)
+    assert m.OPTIONS == {"scale": 1.0}
+    out = m.compute(predictions=["one two three", "four"], scale=2.0)
+    assert out["toy_words"] == 4.0 and out["num_responses"] == 2  # (3 + 1) / 2 words, times 2
+
+
+def test_toy_metric_in_the_cli_and_its_help(toy_package, tmp_path):
+    texts = tmp_path / "responses.txt"
+    texts.write_text("a b c\nd e\n", encoding="utf-8")
+    proc = run_cli("score", "--metric", TOY, "--input", str(texts), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[TOY]["toy_words"] == 2.5  # (3 + 2) / 2
+    helped = run_cli("score", "--help")
+    text = " ".join(helped.stdout.split())  # argparse wraps lines
+    assert helped.returncode == 0 and f"{TOY}: mean number of words per response" in text
+
+
+def test_toy_metric_in_the_demo_and_its_widget(toy_package):
+    from dialeval import ui
+    from dialeval.demo import build_demo, evaluate_texts
+
+    demo = build_demo(examples_dir=None)
+    ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
+    assert f"use-{TOY}" in ids and f"model-{TOY}" in ids
+    assert ui.availability(TOY) == (True, "ready")
+    outcomes, status = evaluate_texts({"responses": "a b\nc d e f"}, {TOY: None})
+    assert outcomes[0].result["toy_words"] == 3.0 and "1 of 1 metrics computed" in status
+    rows = ui.result_rows(outcomes)
+    assert rows == [[TOY, "toy_words", 3.0, "toy_words|v1", "num_responses=2"]]  # a setting, not a score
+    widget = ui.metric_widget(TOY)
+    boxes = {b.elem_id: b.value for b in widget.blocks.values() if getattr(b, "elem_id", None)}
+    assert boxes[f"{TOY}-responses"] == "one two three\nfour"  # opens on the declared example
+    assert boxes["option-scale"] == 1.0  # the widget=True option
+
+
+def test_toy_metric_in_hub_build(toy_package, tmp_path):
+    from dialeval import hub
+
+    repos, _ = hub.build("toy-org", tmp_path / "hub", from_index=True, only=[TOY])
+    space = tmp_path / "hub" / "spaces" / TOY
+    assert [r.repo_id for r in repos] == [f"toy-org/{TOY}"]
+    assert (space / f"{TOY}.py").read_text(encoding="utf-8") == textwrap.dedent(SCRIPT)
+    assert f'metric_widget("{TOY}")' in (space / "app.py").read_text(encoding="utf-8")
+    assert "Toy Words" in (space / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_declaration_is_complete():
+    """Each built-in metric: script and card present, module class bound to its declaration, a worked
+    example whose inputs its module accepts."""
+    for name, decl in registry.declarations().items():
+        assert (decl.script_dir / f"{name}.py").is_file() and decl.card().startswith("---")
+        assert decl.module_class().DECLARATION is decl
+        assert decl.example, name
+        assert (decl.summary and decl.title and decl.papers), name
