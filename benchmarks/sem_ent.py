@@ -4,13 +4,6 @@
     python benchmarks/sem_ent.py realdata   # DailyDialog numbers for the README / metric card (offline MiniLM)
     python benchmarks/sem_ent_memory.py     # assignment memory at 10k / 50k / 200k responses
 
-``speed`` measures, in one run: this machine's torch.matmul peak (fp32 and bf16, large square matrices);
-responses/s of (a) all-MiniLM-L6-v2 and (b) a random-weight model shaped like microsoft/DialoGPT-large,
-each with dialeval's encoder (length-sorted batches, inference_mode, no LM head; fp32 and bf16) and with the
-reference scheme (fixed batches of 32 in input order, right-padded, ``output_hidden_states=True`` as in
-hyperconnect/sem-ent's mauve fork); the ratio; achieved FLOP/s (2·N_non-embedding·real tokens) as a share of
-the measured peak; and memory for 100k responses.
-
 ``realdata`` fits a space on the responses of ../shared/data/dailydialog/validation.json (all turns but each
 dialogue's first) and reports Sem-Ent of the test.json human responses and of a generic set (the 20 most
 frequent validation responses repeated to the same size), plus the bf16-vs-fp32 assignment agreement.

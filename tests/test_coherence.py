@@ -131,6 +131,13 @@ def test_train_coherence_cli_and_dialgen_scoring(tiny_encoder, tmp_path, capsys)
 
     a, b = load_file(out / "model.safetensors"), load_file(tmp_path / "coh2" / "model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)
+    # DialStory stories: the quoted turns are shuffled in place; the tokenizer's separator is not used
+    stories_out = tmp_path / "coh_zh"
+    assert main(["train-coherence", "--data", str(SAMPLE / "raw" / "stories.jsonl"), "--encoder", str(tiny_encoder),
+                 "--out", str(stories_out), "--epochs", "1", "--max-length", "64", "--val-fraction", "0.25",
+                 "--no-progress"]) == 0
+    zh = json.loads((stories_out / "coherence.json").read_text(encoding="utf-8"))
+    assert zh["kind"] == "story" and zh["train_pairs"] == 6 and zh["val_pairs"] == 2 and zh["sep"] == "\n"
     capsys.readouterr()
 
     # dialgen's coherence = mean P(original) of the filled stories, checked by a direct forward pass

@@ -241,13 +241,15 @@ def test_nli_diversity_on_contest_equals_single_process(cluster, shared_data, tm
     src = tmp_path / "sets.parquet"
     pq.write_table(pa.table({"id": list(range(20)), "responses": sets}), src)
     out = score(str(src), "nli_diversity", {"predictions": "responses"}, address=cluster, model=model,
-                variant="confidence", device="cpu", output=tmp_path / "nli", rows_per_batch=5, concurrency=1)
-    single = dialeval.load("nli_diversity").compute(predictions=sets, model=model, variant="confidence",
-                                                    device="cpu")
+                device="cpu", output=tmp_path / "nli_scores", rows_per_batch=5, concurrency=1)
+    single = dialeval.load("nli_diversity").compute(predictions=sets, model=model, device="cpu")
     assert out["signature"] == single["signature"] and out["num_items"] == 20
+    # baseline = contradictions − entailments per set: integer counts, so exactly equal. (The confidence
+    # variant sums up to 20 fp32 probabilities per set; other batch shapes move it by up to ~3e-6.)
     got = _read_output(out["output"]).column("nli_diversity").to_pylist()
-    np.testing.assert_allclose(got, single["scores"], rtol=0, atol=1e-6)
-    assert len(set(np.round(got, 6))) > 1  # the tiny model does separate the sets
+    assert got == single["scores"]
+    assert out["nli_diversity"] == pytest.approx(single["nli_diversity"], abs=1e-12)
+    assert len(set(got)) > 1  # the tiny model does separate the sets
 
 
 def test_dialspk_counts_equal_single_process(cluster, tmp_path):
@@ -311,3 +313,35 @@ def test_killed_actor_is_restarted_and_no_row_is_lost_or_duplicated(cluster, dai
     labels = SemanticSpace.load(SPACE).assign(texts[:n])
     assert table.column("sem_ent_cluster").to_pylist() == labels.tolist()
     assert result["out"]["num_predictions"] == n
+
+
+# ----------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_engine_ray_score_and_dress_weights(cluster, dailydialog, tmp_path, capsys):
+    from dialeval.cli import main
+    from dialeval.dress import dress_from_space
+    from dialeval.semantic import SemanticSpace
+
+    texts, _ = dailydialog
+    n = 120
+    src = tmp_path / "small.parquet"
+    pq.write_table(pa.table({"id": list(range(n)), "response": texts[:n]}), src)
+    out = tmp_path / "scored"
+    assert main(["score", "--engine", "ray", "--address", cluster, "--input", str(src), "--metric", "ent_n",
+                 "--metric", "sem_ent", "--column", "predictions=response", "--metric-arg", f"space={SPACE}",
+                 "--concurrency", "1", "--output", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["ent_n"] == dialeval.load("ent_n").compute(predictions=texts[:n])
+    want = dialeval.load("sem_ent").compute(predictions=texts[:n], space=str(SPACE))
+    assert printed["sem_ent"]["sem_ent"] == want["sem_ent"] and printed["sem_ent"]["signature"] == want["signature"]
+    assert json.loads((out / "results.json").read_text()) == printed
+    assert _read_output(str(out / "sem_ent")).num_rows == n
+    assert main(["score", "--engine", "ray", "--address", cluster, "--input", str(src), "--metric", "ent_n",
+                 "--column", "predictions=nope"]) == 2
+    assert "column 'nope'" in capsys.readouterr().err
+    weights = tmp_path / "weights"
+    assert main(["dress-weights", "--engine", "ray", "--address", cluster, "--space", str(SPACE), "--train",
+                 str(src), "--field", "response", "--concurrency", "1", "--out", str(weights)]) == 0
+    got = _read_output(str(weights / "train"))
+    assert got.column("weight").to_pylist() == dress_from_space(SemanticSpace.load(SPACE), texts[:n])["training_weights"]

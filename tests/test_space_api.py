@@ -290,6 +290,48 @@ def test_every_metric_has_a_widget(tmp_path):
         ui.metric_widget("bleu")
 
 
+def test_table_shows_rounded_values_and_settings_apart():
+    assert [ui.format_value(v) for v in (6 / 7, -0.0, 3, 2.5e-7, None)] == ["0.8571", "0.0000", "3", "2.500e-07", ""]
+    outcome = ui.MetricOutcome("sem_ent", "ok", {"sem_ent": 1 / 3, "max_sem_ent": math.log(20), "k": 20,
+                                                  "num_predictions": 6, "signature": "sem_ent|x"})
+    rows = ui.result_rows([outcome])
+    assert rows == [["sem_ent", "sem_ent", 1 / 3, "sem_ent|x", "k=20, max_sem_ent=2.9957, num_predictions=6"]]
+    shown = ui.results_table(rows).to_html()
+    assert "0.3333" in shown and "0.333333" not in shown  # rounded on screen; the rows keep 1/3
+
+
+def test_run_metric_turns_on_progress_bars_for_metrics_that_have_them():
+    seen = {}
+
+    class Recording(ui.ModuleCache):
+        def compute(self, name, kwargs, config=None, **options):
+            seen[name] = kwargs
+            return {"value": 1.0}
+
+    inputs = ui.UIInputs(responses=["a b", "c d"])
+    assert ui.run_metric("sem_ent", inputs, cache=Recording(), progress=True).status == "ok"
+    assert ui.run_metric("distinct_n", inputs, cache=Recording(), progress=True, options={"n": [1]}).status == "ok"
+    assert seen["sem_ent"]["progress"] is True and seen["sem_ent"]["space"] == str(SPACE)
+    assert seen["distinct_n"] == {"predictions": ["a b", "c d"], "n": [1]}  # no progress option: none passed
+
+
+def test_widget_opens_on_the_declared_example_with_its_widget_options():
+    from dialeval.ui.widgets import option_value
+
+    for name, decl in registry.declarations().items():
+        widget = ui.metric_widget(name)
+        values = {b.elem_id: b.value for b in widget.blocks.values() if getattr(b, "elem_id", None)}
+        for box, text in ui.example_boxes(decl).items():
+            assert values[f"{name}-{box}"] == text and (text or box == "references"), (name, box)
+        assert {k for k in values if k.startswith("option-")} == {f"option-{o.name}" for o in decl.options if o.widget}
+    distinct = registry.get("distinct_n")
+    assert ui.example_boxes(distinct)["responses"].splitlines() == distinct.example["predictions"]
+    assert option_value(distinct.option("n"), "1, 2") == [1, 2]
+    assert option_value(distinct.option("tokenizer"), "(default)") is None
+    with pytest.raises(ui.InputError, match="n: 'a,b' is not a list of integers"):
+        option_value(distinct.option("n"), "a,b")
+
+
 def test_plots_draw_from_results():
     lex = ui.plot_lexical({"distinct_n": {"distinct_1": 0.5, "distinct_2": 0.9, "distinct_mean": 0.7},
                            "ent_n": {"ent_1": 2.0}})

@@ -13,7 +13,7 @@ from typing import Any
 from . import lexical
 from .ngrams import count_ngrams
 from .signature import make_signature
-from .text import get_tokenizer, tokenizer_name
+from .text import check_num_workers, get_tokenizer, tokenizer_name
 from .validation import check_positive_ints, check_text_sets, check_texts, is_int
 
 DEFAULT_ORDERS = (1, 2, 3)
@@ -68,12 +68,13 @@ def _mean(values: list[float]) -> float:
 
 
 def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual", level: str = "corpus",
-                     vocab_size: int | None = None) -> dict[str, Any]:
+                     vocab_size: int | None = None, num_workers: int = 1) -> dict[str, Any]:
     """Dist-n (and EAD-n with ``vocab_size``) at corpus level, or averaged over response sets
     (``level="set"``: also ``scores``, each set's mean over n, and ``scores_by_n``), with a signature."""
     orders, level, vocab = resolve_orders(tokenizer, n), check_level(level), check_vocab_size(vocab_size)
     if level == "corpus":
-        out: dict[str, Any] = lexical.distinct_n(_corpus_texts(predictions), orders, tokenizer, vocab)
+        out: dict[str, Any] = lexical.distinct_n(_corpus_texts(predictions), orders, tokenizer, vocab,
+                                                 num_workers=check_num_workers(num_workers))
         out["distinct_mean"] = _mean([out[f"distinct_{k}"] for k in orders])
     else:
         per_set = lexical.distinct_n_per_set(check_text_sets(predictions, "predictions"), orders, tokenizer, vocab)
@@ -86,13 +87,13 @@ def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual",
 
 
 def compute_ent(predictions: Any, n: Any = None, tokenizer: Any = "casual", base: float = 2.0,
-                level: str = "corpus") -> dict[str, Any]:
+                level: str = "corpus", num_workers: int = 1) -> dict[str, Any]:
     """Ent-n of the corpus n-gram distribution, or (``level="set"``) ``scores``: each response set's
     Ent-n averaged over n; with a signature."""
     orders, base, level = resolve_orders(tokenizer, n), check_base(base), check_level(level)
     if level == "corpus":
-        out: dict[str, Any] = lexical.entropy_scores(count_ngrams(check_texts(predictions, "predictions"), orders,
-                                                                  tokenizer), base)
+        out: dict[str, Any] = lexical.entropy_scores(count_ngrams(
+            check_texts(predictions, "predictions"), orders, tokenizer, num_workers=check_num_workers(num_workers)), base)
     else:
         sets = check_text_sets(predictions, "predictions")
         out = {"scores": [_mean(list(lexical.ent_n(s, orders, tokenizer, base).values())) for s in sets]}
@@ -111,22 +112,23 @@ def _reference_counts(reference_counts: Any) -> dict[str, int]:
 
 
 def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any = "casual",
-                          reference_counts: Any = None, reference_texts: Any = None) -> dict[str, Any]:
+                          reference_counts: Any = None, reference_texts: Any = None,
+                          num_workers: int = 1) -> dict[str, Any]:
     """LF: share of tokens whose count (in the predictions, ``reference_texts`` or ``reference_counts``)
     is at most ``threshold``; with a signature."""
     get_tokenizer(tokenizer)
-    threshold = check_threshold(threshold)
+    threshold, workers = check_threshold(threshold), check_num_workers(num_workers)
     if reference_counts is not None and reference_texts is not None:
         raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
     texts = check_texts(predictions, "predictions")
     source, ref = "predictions", None
     if reference_texts is not None:
         source, ref = "reference_texts", lexical.unigram_counts(check_texts(reference_texts, "reference_texts"),
-                                                                tokenizer)
+                                                                tokenizer, num_workers=workers)
     elif reference_counts is not None:
         source, ref = "reference_counts", _reference_counts(reference_counts)
     return {
-        "low_frequency": lexical.low_frequency(texts, threshold, tokenizer, ref),
+        "low_frequency": lexical.low_frequency(texts, threshold, tokenizer, ref, num_workers=workers),
         "signature": make_signature("low_frequency", tok=tokenizer_name(tokenizer), n=1, threshold=threshold,
                                     counts=source, level="corpus"),
     }

@@ -49,9 +49,11 @@ def run(args: argparse.Namespace) -> int:
 
     from ..coherence import build_pairs, majority_accuracy, read_sources, split_by_source
     from ..coherence_model import TrainConfig, accuracy, config_dict, load_for_training, save, train
+    from ..files import check_output_path
     from ..runtime import resolve_device
     from ..signature import make_signature
 
+    check_output_path(args.out, inputs=[args.data], kind="dir", option="--out")  # before any training
     if args.threads:
         torch.set_num_threads(args.threads)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length,

@@ -78,6 +78,7 @@ def score(dataset: Any, metric: str, columns: dict[str, str] | None = None, *, o
     unknown = sorted(set(options) - set(decl.option_defaults()))
     if unknown:
         raise ValueError(f"{metric} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
+    _check_output(output, dataset)
     engine.connect(address)
     ds = engine.read(dataset, dataset_config, split)
     schema = engine.schema_of(ds)
@@ -89,6 +90,14 @@ def score(dataset: Any, metric: str, columns: dict[str, str] | None = None, *, o
         return _run(job)
     except Exception as exc:
         raise _user_error(exc) from exc
+
+
+def _check_output(output: Any, *inputs: Any) -> None:
+    """Refuse, before any work, an output folder that is an input or cannot be written (local paths)."""
+    if output is not None and "://" not in str(output):
+        from ..files import check_output_path
+
+        check_output_path(output, inputs=[i for i in inputs if isinstance(i, (str, os.PathLike))], kind="dir")
 
 
 def _run(job: Job) -> dict[str, Any]:
@@ -215,6 +224,7 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
     if split not in ("train", "generated"):
         raise ValueError(f"`split` must be 'train' or 'generated', got {split!r}.")
     gamma = _check_gamma(gamma)
+    _check_output(output, dataset, space)
     engine.connect(address)
     ds = engine.read(dataset)
     schema = engine.schema_of(ds)

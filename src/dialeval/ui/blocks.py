@@ -252,7 +252,7 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
         box_list = [boxes[k] for k in INPUT_ORDER]
         # No Gradio limit on /evaluate: the server's gate admits (per client) and holds the slots itself.
         run.click(_evaluate_handler(limits, server), [*box_list, *metric_inputs, draw_box],
-                  [status, results, *plots, download], api_name="evaluate", concurrency_limit=None)
+                  [status, results, *plots, download], api_name="evaluate")
         upload.upload(_upload_handler(limits), upload, [status, *(boxes[k] for k in PRIMARY_BOXES)],
                       api_name="load_upload")
         load_example.click(_example_handler(examples), example, [status, *box_list], api_name="load_example")

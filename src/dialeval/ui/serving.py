@@ -144,7 +144,7 @@ class RequestGate:
 
     concurrency: int = 2
     max_jobs_per_client: int | None = None
-    poll_s: float = 0.05
+    poll_s: float = 0.2
     _slots: threading.BoundedSemaphore = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _jobs: dict[str, int] = field(default_factory=dict, init=False, repr=False)
@@ -193,8 +193,10 @@ class RequestGate:
             self._slots.release()  # only now: a cancelled request keeps its slot until it has stopped
 
     async def _slot(self, token: CancelToken, request: Any) -> None:
+        waited = 0
         while not self._slots.acquire(blocking=False):
-            if token.cancelled or _client_gone(request):
+            waited += 1
+            if token.cancelled or waited % 5 == 0 and _client_gone(request):
                 raise asyncio.CancelledError
             await asyncio.sleep(self.poll_s)
 
@@ -213,7 +215,7 @@ class RequestGate:
             future = asyncio.get_running_loop().run_in_executor(self._pool, self._run_in_slot, token, ctx, fn, *args)
             try:
                 while True:
-                    done, _ = await asyncio.wait({future}, timeout=0.5)
+                    done, _ = await asyncio.wait({future}, timeout=1.0)
                     if done:
                         return future.result()
                     if _client_gone(request):
