@@ -18,7 +18,8 @@ def register(sub: Any) -> None:
                    help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed")
     p.add_argument("--data-dir", default=None, help="folder of the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
-                   help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]")
+                   help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]; fed follows the FULL "
+                        "paper's protocol (speaker tags stripped), speaker_prefix=true restores 'User: '/'System: '")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
