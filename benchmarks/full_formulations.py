@@ -29,6 +29,7 @@ The selection effect is estimated by split halves: choose on a random half of FE
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -52,7 +53,7 @@ TEXTS = {f"{'prefix' if p else 'plain'}-{s}-{f}": (p, s, f) for p in (True, Fals
 TEXTS["chat"] = (False, "nl", "chat")
 OLD_DEFAULT, PAPER = "prefix-nl-bare", "plain-tab-bare"
 #: One factor at a time around the paper's text (plain-tab-bare), plus the old meta-eval default.
-DEFAULT_TEXTS = (PAPER, OLD_DEFAULT, "plain-nl-bare", "prefix-nl-turn", "chat")
+DEFAULT_TEXTS = (PAPER, OLD_DEFAULT, "prefix-nl-turn", "plain-nl-bare", "chat")
 TRUNCATIONS = (256, 512, 1024)
 AGGREGATIONS = ("mean", "sum")
 
@@ -94,7 +95,7 @@ def render(turns: list[tuple[str, str]], prefix: bool) -> list[str]:
 
 # ---- scoring ---------------------------------------------------------------------------------------
 
-_NLL_CACHE: dict[tuple[int, ...], list[float]] = {}
+_NLL_CACHE: dict[str, list[float]] = {}  # sha1 of the history's token ids -> follow-up mean NLLs
 
 
 def score_text(lm: Any, name: str, items: list[list[tuple[str, str]]], max_length: int,
@@ -107,12 +108,13 @@ def score_text(lm: Any, name: str, items: list[list[tuple[str, str]]], max_lengt
     f_ids = scorer.encode_follow_ups(FOLLOW_UPS)
     budget = scorer.max_length - max(len(f) for f in f_ids)
     encoded = [tuple(scorer.encode_history(render(t, prefix), budget)) for t in items]
-    todo = sorted({e for e in encoded if e not in _NLL_CACHE})
+    keys = [_key(e) for e in encoded]
+    todo = sorted({k: e for k, e in zip(keys, encoded) if k not in _NLL_CACHE}.items())
     if todo:
-        rows = run_batched([list(e) for e in todo], lambda b: scorer._causal_step(b, f_ids), lengths=[len(e) for e in todo],
-                           batch_size=batch_size, progress=False)
-        _NLL_CACHE.update(zip(todo, rows))
-    nll = np.asarray([_NLL_CACHE[e] for e in encoded], dtype=np.float64)
+        rows = run_batched([list(e) for _, e in todo], lambda b: scorer._causal_step(b, f_ids),
+                           lengths=[len(e) for _, e in todo], batch_size=batch_size, progress=False)
+        _NLL_CACHE.update(zip([k for k, _ in todo], rows))
+    nll = np.asarray([_NLL_CACHE[k] for k in keys], dtype=np.float64)
     counts = [len(f) for f in f_ids]
     return {agg: followup_nll(nll, counts, agg).mean(axis=1).tolist() for agg in AGGREGATIONS}
 
@@ -130,7 +132,10 @@ def ddpp_stats(scores: list[float], kinds: list[str]) -> dict[str, float]:
 def run_config(lm: Any, name: str, max_length: int, fed: dict, ddpp: dict, args: argparse.Namespace) -> list[dict]:
     """Score one (text, truncation) on FED turn/dialog and DD++; one result row per aggregation."""
     t0 = time.perf_counter()
-    per_level = {lvl: score_text(lm, name, fed[lvl]["turns"], max_length, args.batch_size) for lvl in fed}
+    per_level = {}
+    for lvl in fed:
+        per_level[lvl] = score_text(lm, name, fed[lvl]["turns"], max_length, args.batch_size)
+        print(f"  {name} {lvl} scored at {time.perf_counter() - t0:.0f}s", flush=True)
     dd = score_text(lm, name, ddpp["turns"], max_length, args.batch_size) if ddpp["turns"] else None
     seconds = time.perf_counter() - t0
     rows = []
@@ -154,22 +159,24 @@ def fed_objective(row: dict) -> float:
     return (row["turn"]["rho"] + row["dialog"]["rho"]) / 2
 
 
+def _half_rho(row: dict, fed: dict, half: np.ndarray, lvl: str) -> float:
+    return spearman(np.asarray(row[f"{lvl}_scores"])[half], np.asarray(fed[lvl]["overall"])[half])
+
+
 def split_half_selection(rows: list[dict], fed: dict, repeats: int = 200, seed: int = 0) -> dict[str, float]:
-    """Selection effect: choose the formulation with the best mean ρ on a random half of each FED level,
-    and compare its ρ on that half (in-sample) with its ρ on the other half (held out)."""
+    """Selection effect: choose the row with the best mean ρ on a random half of each FED level, and compare
+    its ρ on that half (in-sample) with its ρ on the other half (held out)."""
     rng = np.random.default_rng(seed)
-    gaps: dict[str, list[float]] = {"in": [], "out": []}
+    chosen_in, chosen_out = [], []
     for _ in range(repeats):
-        halves = {lvl: np.argsort(rng.random(len(fed[lvl]["overall"]))) for lvl in fed}
-        def rho(row: dict, lvl: str, part: int) -> float:
-            idx = np.array_split(halves[lvl], 2)[part]
-            y = np.asarray(fed[lvl]["overall"])[idx]
-            return spearman(np.asarray(row[f"{lvl}_scores"])[idx], y)
-        best = max(rows, key=lambda r: sum(rho(r, lvl, 0) for lvl in fed))
-        gaps["in"].append(sum(rho(best, lvl, 0) for lvl in fed) / len(fed))
-        gaps["out"].append(sum(rho(best, lvl, 1) for lvl in fed) / len(fed))
-    return {"mean_rho_chosen_in_sample": float(np.mean(gaps["in"])),
-            "mean_rho_chosen_held_out": float(np.mean(gaps["out"]))}
+        halves = {lvl: np.array_split(np.argsort(rng.random(len(fed[lvl]["overall"]))), 2) for lvl in fed}
+        def mean_rho(row: dict, part: int, halves: dict = halves) -> float:
+            return sum(_half_rho(row, fed, halves[lvl][part], lvl) for lvl in fed) / len(fed)
+        best = max(rows, key=lambda r: mean_rho(r, 0))
+        chosen_in.append(mean_rho(best, 0))
+        chosen_out.append(mean_rho(best, 1))
+    return {"mean_rho_chosen_in_sample": float(np.mean(chosen_in)),
+            "mean_rho_chosen_held_out": float(np.mean(chosen_out))}
 
 
 def markdown_table(report: dict) -> str:
@@ -196,25 +203,52 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--texts", nargs="*", default=list(DEFAULT_TEXTS), help=f"subset of {list(TEXTS)}")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--dtype", default="bf16", help="bf16 (default: 3x faster on this CPU) or fp32")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (1 is fastest on a crowded machine)")
     p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--lengths", type=int, nargs="*", default=None,
+                   help="score --texts at these lengths only (no truncation step around the winner)")
+    p.add_argument("--nll-cache", type=Path, default=None, help="folder of follow-up NLLs shared between runs (.npz)")
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--merge", type=Path, nargs="*", default=None, help="combine the rows of saved runs and select")
     p.add_argument("--table", type=Path, default=None, help="print the Markdown table of a saved report and exit")
     args = p.parse_args(argv)
     if args.table:
         print(markdown_table(json.loads(args.table.read_text(encoding="utf-8"))))
         return 0
+    fed = fed_items(args.fed, args.fed_limit)
+    if args.merge:
+        runs = [json.loads(f.read_text(encoding="utf-8")) for f in args.merge]
+        return finish(runs[0]["model"], [r for run in runs for r in run["rows"]], fed, args)
     from dialeval.lm import load_lm
 
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     lm = load_lm(args.model, dtype=args.dtype)
-    fed, ddpp = fed_items(args.fed, args.fed_limit), ddpp_items(args.ddpp, args.ddpp_contexts)
+    cache_file = load_nll_cache(args.nll_cache, f"{args.model}-{args.dtype}")
+    ddpp = ddpp_items(args.ddpp, args.ddpp_contexts)
     texts = [t for t in args.texts if TEXTS[t][2] != "chat" or getattr(lm.tokenizer, "chat_template", None)]
-    rows = [r for name in texts for r in run_config(lm, name, 1024, fed, ddpp, args)]
+    rows: list[dict] = []
+    for name in texts:
+        for length in args.lengths or [1024]:
+            rows += run_config(lm, name, length, fed, ddpp, args)
+            save_nll_cache(cache_file)
+            if args.out:  # partial results survive an interrupted run
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.write_text(json.dumps({"model": lm.name, "rows": rows, "partial": True}), encoding="utf-8")
+    if args.lengths is None:
+        best = max(rows, key=fed_objective)
+        for length in TRUNCATIONS[:-1]:  # one factor at a time, around the winner's text
+            rows += [r for r in run_config(lm, best["text"], length, fed, ddpp, args)
+                     if r["aggregation"] == best["aggregation"]]
+    return finish(lm.name, rows, fed, args)
+
+
+def finish(model: str, rows: list[dict], fed: dict, args: argparse.Namespace) -> int:
+    """Select the winner (overall and per level), estimate the selection effect, print and save."""
     best = max(rows, key=fed_objective)
-    for length in TRUNCATIONS[:-1]:  # one factor at a time, around the winner's text
-        rows += [r for r in run_config(lm, best["text"], length, fed, ddpp, args)
-                 if r["aggregation"] == best["aggregation"]]
-    best = max(rows, key=fed_objective)
-    report = {"model": lm.name, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows,
+    report = {"model": model, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows,
               "winner": [best["text"], best["max_length"], best["aggregation"]],
               "per_level_winner": {lvl: [(w := max(rows, key=lambda r, lvl=lvl: r[lvl]["rho"]))["text"], w["max_length"],
                                         w["aggregation"], w[lvl]["rho"]] for lvl in fed},
@@ -225,6 +259,26 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0
+
+
+def _key(ids: tuple[int, ...]) -> str:
+    return hashlib.sha1(np.asarray(ids, dtype=np.int64).tobytes()).hexdigest()
+
+
+def load_nll_cache(folder: Path | None, model: str) -> Path | None:
+    """Fill the in-memory NLL cache from ``folder/<model>-*.npz``; return this run's own cache file."""
+    if folder is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in sorted(folder.glob(f"{model}-*.npz")):
+        with np.load(f, allow_pickle=False) as z:
+            _NLL_CACHE.update(zip(z["keys"].tolist(), z["nll"].tolist()))
+    return folder / f"{model}-{os.getpid()}.npz"
+
+
+def save_nll_cache(path: Path | None) -> None:
+    if path is not None:
+        np.savez(path, keys=np.asarray(list(_NLL_CACHE)), nll=np.asarray(list(_NLL_CACHE.values())))
 
 
 if __name__ == "__main__":

@@ -153,10 +153,10 @@ def test_sem_ent_labels_and_result_equal_single_process(cluster, dailydialog, tm
     from dialeval.semantic import SemanticSpace
 
     texts, path = dailydialog
-    n = 400
+    n = 240
     ds = _ray_slice(path, n)
     out = score(ds, "sem_ent", {"predictions": "response"}, space=str(SPACE), address=cluster,
-                output=tmp_path / "labels", rows_per_batch=100, concurrency=1)
+                output=tmp_path / "labels", rows_per_batch=60, concurrency=1)
     single = dialeval.load("sem_ent").compute(predictions=texts[:n], space=str(SPACE))
     assert out.pop("output") == str(tmp_path / "labels")
     assert out == single

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from dialeval.full import FOLLOW_UPS, FollowupScorer, chat_pieces, followup_nll, full_scores, mean_token_nll
+from dialeval.full import (
+    FOLLOW_UPS,
+    FollowupScorer,
+    chat_pieces,
+    followup_nll,
+    full_scores,
+    mean_token_nll,
+)
 from dialeval.lm import GEMMA3_LM, ModelNotAvailableError, load_lm
 from dialeval.testing.blenderbot import build_tiny_blenderbot, build_tiny_causal_lm
 

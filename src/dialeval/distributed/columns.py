@@ -101,6 +101,8 @@ def describe_type(arrow_type: Any) -> str:
     """``"string"``, ``"list of strings"`` or a short name for any other Arrow type."""
     import pyarrow as pa
 
+    if not isinstance(arrow_type, pa.DataType):  # a pandas-backed block: Python objects
+        return getattr(arrow_type, "__name__", str(arrow_type))
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
         return TEXT
     if (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)) and (

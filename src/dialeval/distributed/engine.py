@@ -83,7 +83,7 @@ def read(dataset: Any, config: str | None = None, split: str | None = None) -> A
     if kind == "parquet":
         return ray.data.read_parquet(path)
     if kind == "json":
-        return ray.data.read_json(path, lines=not path.endswith(".json"))
+        return ray.data.read_json(path)  # Arrow's reader: JSON Lines with typed (list) columns
     return ray.data.read_csv(path)
 
 

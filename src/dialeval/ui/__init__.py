@@ -8,9 +8,11 @@ declaration in :mod:`dialeval.registry` (no metric is named here).
 - :mod:`.cache`: :class:`ModuleCache`, one ``evaluate`` module per process shared by requests;
 - :mod:`.devices`: device/precision choice, the ZeroGPU decorator, the number of concurrent requests;
 - :mod:`.results`: table rows (scores apart from settings, shown rounded) and the full-precision JSON;
-- :mod:`.plots`: matplotlib figures of results; :mod:`.widgets`: the per-metric Space widget.
+- :mod:`.plots`: matplotlib figures of results; :mod:`.widgets`: the per-metric Space widget;
+- :mod:`.blocks`: the full demo's Blocks; :mod:`.serving`: server-side policies (admission, models,
+  result files).
 
-The full demo's Blocks live in :mod:`dialeval.demo`. Gradio is imported only inside the functions that
+:mod:`dialeval.demo` finds the examples and serves the Blocks. Gradio is imported only inside the functions that
 build Blocks, so parsing and scoring test without it. The names below are re-exported for callers of
 the former single-file ``dialeval.ui``.
 """

@@ -226,8 +226,7 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
 
     first = next(iter(examples.values()), {})
     initial = example_texts(first) if first else [""] * len(INPUT_ORDER)
-    # delete_cache: Gradio's own copies of result files are removed after an hour too.
-    with gr.Blocks(title="dialeval demo", analytics_enabled=False, delete_cache=(3600, 3600)) as demo:
+    with gr.Blocks(title="dialeval demo", analytics_enabled=False) as demo:
         gr.Markdown(_intro(limits))
         with gr.Row():
             with gr.Column(scale=3):
@@ -250,7 +249,8 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
         plots = _plot_panels()
         download = gr.File(label="Results (JSON)", elem_id="download")
         box_list = [boxes[k] for k in INPUT_ORDER]
-        # No Gradio limit on /evaluate: the server's gate admits (per client) and holds the slots itself.
+        # The server's gate (dialeval.ui.serving) holds the computing slots until a computation has really
+        # stopped, and admits each client's requests; Gradio's queue (max_size) holds the rest.
         run.click(_evaluate_handler(limits, server), [*box_list, *metric_inputs, draw_box],
                   [status, results, *plots, download], api_name="evaluate")
         upload.upload(_upload_handler(limits), upload, [status, *(boxes[k] for k in PRIMARY_BOXES)],

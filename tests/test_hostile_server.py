@@ -1,0 +1,237 @@
+"""A hostile client against the demo server (issue 12, "Server"): model spellings, cancellation, disclosure,
+per-client limits, result files, a port in use. Servers are started on 127.0.0.1 by the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+import socket
+import tempfile
+import threading
+import time
+
+import pytest
+
+from dialeval import registry
+from dialeval.cli import main
+from dialeval.runtime import MODELS
+from dialeval.ui.inputs import InputError
+from dialeval.ui.serving import RequestGate, ServerPolicy, SessionFiles, is_public
+
+SETS = "yes\nno\nmaybe\n\nsure\nsure thing"
+
+
+@pytest.fixture(scope="module")
+def tiny_nli(tmp_path_factory):
+    from dialeval.testing.roberta import tiny_nli_model
+
+    return str(tiny_nli_model(tmp_path_factory.mktemp("tiny_nli")))
+
+
+def _serve(policy: ServerPolicy | None = None, concurrency: int = 1):
+    from gradio_client import Client
+
+    from dialeval.demo import build_demo, launch_options
+
+    demo = build_demo(None, concurrency=concurrency, policy=policy)
+    demo.launch(**launch_options(None, "127.0.0.1"), prevent_thread_lock=True, quiet=True)
+    return demo, Client(demo.local_url, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def local_app():
+    demo, client = _serve()
+    yield demo, client
+    client.close()
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def public_app():
+    demo, client = _serve(ServerPolicy(public=True, max_jobs_per_client=2))
+    yield demo, client
+    client.close()
+    demo.close()
+
+
+def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = False) -> list:
+    from dialeval.ui.blocks import INPUT_ORDER
+
+    args: list = [texts.get(k, "") for k in INPUT_ORDER]
+    for name in registry.declarations():
+        args += [name in use, use.get(name) or ""]
+    return [*args, plots]
+
+
+def statuses(result) -> str:
+    return result[0]
+
+
+def spellings(path: str) -> list[str]:
+    parent, name = os.path.split(path)
+    return [path, path + "/", path + "/./", "/" + path, f"{parent}/../{os.path.basename(parent)}/{name}"]
+
+
+# ----------------------------------------------------------------------------------------------
+# One model, however it is spelled
+
+
+def test_five_spellings_of_one_model_hold_one_cache_entry(local_app, tiny_nli):
+    _, client = local_app
+    MODELS.clear()
+    loads = MODELS.loads
+    for spelling in spellings(tiny_nli):
+        result = client.predict(*evaluate_args({"sets": SETS}, {"nli_diversity": spelling}), api_name="/evaluate")
+        assert "1 of 1 metrics computed" in statuses(result), statuses(result)
+    nli_entries = [k for k in MODELS.keys() if k[0] == "nli"]
+    assert nli_entries == [("nli", os.path.realpath(tiny_nli), "cpu", "torch.float32")]
+    assert MODELS.loads == loads + 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Public server: only the offered models, one refusal for every path
+
+
+def test_public_server_refuses_paths_the_same_way(public_app, tiny_nli, tmp_path):
+    _, client = public_app
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    probes = ["/etc/shadow", "/root/.ssh", "/no/such/path", str(garbage), tiny_nli, "../../etc/passwd"]
+    answers = []
+    for path in probes:
+        result = client.predict(*evaluate_args({"sets": SETS}, {"nli_diversity": path}), api_name="/evaluate")
+        answers.append(statuses(result).replace(repr(path), "<MODEL>"))
+    assert len(set(answers)) == 1, answers
+    assert "is not offered on this server" in answers[0]
+    offered = registry.get("nli_diversity").models
+    assert all(m in answers[0] for m in offered)
+
+
+def test_policy_rules():
+    public = ServerPolicy(public=True)
+    assert public.check_model("nli_diversity", None) is None
+    offered = registry.get("nli_diversity").models[0]
+    assert public.check_model("nli_diversity", f"  {offered} ") == offered
+    with pytest.raises(InputError, match="the model field must be text"):
+        public.check_model("nli_diversity", 5)
+    with pytest.raises(InputError, match="the model field must be text"):
+        ServerPolicy(public=False).check_model("nli_diversity", {"path": "/etc"})
+    assert ServerPolicy(public=True, allow_local_models=True).check_model("nli_diversity", "/x") == "/x"
+    assert ServerPolicy(public=False).check_model("nli_diversity", "/x") == "/x"
+
+
+def test_public_is_a_space_or_a_non_loopback_host(monkeypatch):
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert not is_public("127.0.0.1") and not is_public("localhost") and not is_public("::1")
+    assert is_public("0.0.0.0") and is_public("192.168.1.5")
+    monkeypatch.setenv("SPACE_ID", "someone/dialeval")
+    assert is_public("127.0.0.1")
+    assert ServerPolicy.from_env("127.0.0.1").max_jobs_per_client == 2
+    assert ServerPolicy.from_env("127.0.0.1", allow_local_models=True).restricts_models is False
+
+
+# ----------------------------------------------------------------------------------------------
+# Cancellation frees the server at the next batch boundary
+
+
+def test_cancelled_heavy_request_frees_the_slot(tiny_nli, monkeypatch):
+    """Concurrency 1. A heavy NLI request (2 s per batch, dozens of batches) is cancelled while it runs; the
+    next small request must answer within a few seconds, and the heavy one must stop computing."""
+    from dialeval.nli import NLIClassifier
+
+    started, steps = threading.Event(), []
+    real_step = NLIClassifier._step
+
+    def slow_step(self, batch):
+        steps.append(time.monotonic())
+        started.set()
+        time.sleep(2.0)
+        return real_step(self, batch)
+
+    monkeypatch.setattr(NLIClassifier, "_step", slow_step)
+    demo, client = _serve(concurrency=1)
+    try:
+        words = [f"reply number {i} about tea" for i in range(20)]
+        heavy_sets = "\n\n".join("\n".join(words[j:] + words[:j]) for j in range(10))  # 10 sets × 380 pairs
+        heavy = client.submit(*evaluate_args({"sets": heavy_sets}, {"nli_diversity": tiny_nli}),
+                              api_name="/evaluate")
+        assert started.wait(60), "the heavy request never started"
+        heavy.cancel()
+        start = time.monotonic()
+        small = client.predict(*evaluate_args({"responses": "hello there\nhi"}, {"distinct_n": None}),
+                               api_name="/evaluate")
+        waited = time.monotonic() - start
+        assert "1 of 1 metrics computed" in statuses(small)
+        assert waited < 8, f"the small request waited {waited:.1f} s behind a cancelled one"
+        count = len(steps)
+        time.sleep(4.5)
+        assert len(steps) == count, "the cancelled computation kept running"
+        assert count < 5
+    finally:
+        client.close()
+        demo.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-client limit, result files, port in use
+
+
+def test_per_client_limit_on_waiting_and_running_requests():
+    gate = RequestGate(concurrency=1, max_jobs_per_client=2)
+
+    class Req:
+        def __init__(self, host: str, session: str) -> None:
+            self.client = type("C", (), {"host": host})()
+            self.session_hash = session
+            self.headers = {}
+
+    release = threading.Event()
+
+    async def scenario():
+        a = [asyncio.create_task(gate.run(release.wait, 10, request=Req("1.1.1.1", f"s{i}"))) for i in range(2)]
+        await asyncio.sleep(0.3)
+        with pytest.raises(InputError, match="already has 2 requests waiting or running"):
+            await gate.run(lambda: None, request=Req("1.1.1.1", "s9"))
+        other = asyncio.create_task(gate.run(lambda: "other", request=Req("2.2.2.2", "t")))
+        release.set()
+        results = await asyncio.gather(*a, other)
+        assert results == [True, True, "other"]
+        assert gate.jobs("1.1.1.1") == 0
+
+    asyncio.run(scenario())
+
+
+def test_result_files_live_in_a_per_session_folder_that_is_cleaned(local_app):
+    demo, client = local_app
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "dialeval-results-*.json")))
+    for _ in range(3):
+        result = client.predict(*evaluate_args({"responses": "a b\nc d"}, {"distinct_n": None}), api_name="/evaluate")
+        assert result[-1] is not None
+    after = set(glob.glob(os.path.join(tempfile.gettempdir(), "dialeval-results-*.json")))
+    assert after == before  # nothing left loose in the temp folder
+    files = demo.dialeval_server.files
+    written = list(files.root.rglob("*.json"))
+    assert 1 <= len(written) <= 3 and all(p.parent.parent == files.root for p in written)
+
+
+def test_session_files_prune_and_cleanup(tmp_path):
+    files = SessionFiles(max_sessions=2, per_session=1, root=tmp_path / "root")
+    files.grace_s = 0.0
+    paths = [files.write_json("s1", {"i": i}) for i in range(3)]
+    assert [os.path.exists(p) for p in paths] == [False, False, True]
+    files.write_json("s2", {})
+    files.write_json("s3", {})  # three sessions for two places: s1's folder goes
+    assert not os.path.exists(paths[-1])
+    files.cleanup()
+    assert not (tmp_path / "root").exists()
+
+
+def test_port_in_use_is_one_line(capsys):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert main(["demo", "--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"port {port} on 127.0.0.1 is not available" in err
