@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -92,11 +93,21 @@ def test_from_index_and_atomic_replacement(tmp_path, capsys):
     assert (folder / "requirements.txt").read_text() == f"dialeval[space]=={dialeval.__version__}\n"
     assert not list(folder.glob("*.whl")) and not (out / "stale.txt").exists()
     assert f'pip install "dialeval=={dialeval.__version__}"' in (folder / "README.md").read_text()
+    # --wheel-url: the vendored wheel named by its Hub URL (what the Hub serves from the pushed folder)
+    wheel = hub.build_wheel(tmp_path / "wheel")
+    assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "by_url"), "--wheel", str(wheel),
+                 "--wheel-url", "--only", "sem_ent"]) == 0
+    sem = tmp_path / "by_url" / "spaces" / "sem_ent"
+    assert (sem / "requirements.txt").read_text() == (
+        f"dialeval[models,space] @ https://huggingface.co/spaces/{ORG}/sem_ent/resolve/main/{WHEEL}\n")
+    assert (sem / WHEEL).read_bytes() == wheel.read_bytes()
+    shutil.rmtree(tmp_path / "wheel")
+    capsys.readouterr()
     # a failing build leaves the previous output untouched and no temporary folder behind
     assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "bleu"]) == 2
     assert "unknown repo" in capsys.readouterr().err
     assert main(["hub", "build", "--org", "bad org!", "--out", str(out), "--from-index"]) == 2
-    assert (folder / "requirements.txt").is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (folder / "requirements.txt").is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["by_url", "out"]
 
 
 # ---------------------------------------------------------------------------------------------------

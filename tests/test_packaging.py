@@ -5,6 +5,7 @@ every declared metric loads by bare name and computes on real text."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -35,6 +36,24 @@ for name, decl in registry.declarations().items():
         kwargs[option] = str(decl.resource(option))
     config = decl.ui_config if decl.ui_config in decl.configs else None
     out["results"][name] = dialeval.load(name, config).compute(**kwargs)
+
+# fit a Sem-Ent space on the bundled example responses, save it, and score with it
+from pathlib import Path
+from dialeval.demo import build_demo, default_examples_dir, load_examples
+from dialeval.semantic import SemanticSpace
+
+work = Path(sys.argv[2])
+examples = load_examples(default_examples_dir())
+refs = list(dict.fromkeys(r for e in examples.values() for r in e["responses"]))
+SemanticSpace.fit(refs, k=2, device="cpu").save(work / "space")
+out["fitted"] = dialeval.load("sem_ent").compute(predictions=refs[:10], space=str(work / "space"))
+out["examples"] = sorted(examples)
+out["demo_title"] = build_demo().title  # the demo builds from the installed package alone
+
+# and the Hub folders can be written from it (no checkout, so from the index)
+from dialeval import hub
+repos, _ = hub.build("acme", work / "hub", from_index=True, only=[*registry.metric_names(), hub.DEMO_NAME])
+out["hub"] = sorted(r.folder.name for r in repos)
 print(json.dumps(out, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
 """
 
@@ -87,7 +106,7 @@ def test_wheel_in_target_folder_loads_and_computes_every_metric(wheel, tmp_path)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{target}:{sysconfig.get_paths()['purelib']}",
            "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "DIALEVAL_PROGRESS": "0"}
-    proc = subprocess.run([sys.executable, "-S", "-c", PROBE, json.dumps(overrides)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-S", "-c", PROBE, json.dumps(overrides), str(tmp_path)], capture_output=True,
                           text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -110,3 +129,12 @@ def test_wheel_in_target_folder_loads_and_computes_every_metric(wheel, tmp_path)
     assert sem["sem_ent"] == pytest.approx(direct["sem_ent"], abs=1e-6)
     assert len(results["nli_diversity"]["scores"]) == 2
     assert len(results["full_followup"]["follow_up_scores"]) == 1
+    fitted = out["fitted"]
+    assert fitted["k"] == 2 and sum(fitted["cluster_distribution"]) == pytest.approx(1.0)
+    assert 0.0 <= fitted["sem_ent"] <= math.log(2) + 1e-12
+    assert len(out["examples"]) == 3 and out["demo_title"] == "dialeval demo"
+    assert out["hub"] == sorted([*registry.metric_names(), hub.DEMO_NAME])
+    for name in registry.metric_names():
+        folder = tmp_path / "hub" / "spaces" / name
+        assert (folder / "app.py").is_file() and (folder / f"{name}.py").is_file()
+        assert (folder / "requirements.txt").read_text().startswith("dialeval[")

@@ -60,21 +60,29 @@ class Install:
 
     wheel: Path | None
     version: str = __version__
+    by_url: bool = False
 
-    def requirement(self, extras: Sequence[str]) -> str:
-        """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it (from the folder)."""
+    def requirement(self, extras: Sequence[str], repo_id: str = "") -> str:
+        """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it: the vendored wheel by
+        its path in the folder, or (``by_url``) by its Hub URL, for a builder that installs the
+        requirements before the repository's files are in place; or the index's release."""
         extra = f"[{','.join(extras)}]" if extras else ""
         if self.wheel is None:
             return f"dialeval{extra}=={self.version}"
+        if self.by_url:
+            return f"dialeval{extra} @ {self.url(repo_id)}"
         return f"./{self.wheel.name}{extra}"
+
+    def url(self, repo_id: str) -> str:
+        assert self.wheel is not None
+        return f"https://huggingface.co/spaces/{repo_id}/resolve/main/{self.wheel.name}"
 
     def command(self, repo_id: str, extras: Sequence[str]) -> str:
         """The ``pip install`` a user runs before ``evaluate.load("<org>/<name>")`` (no checkout)."""
         extra = f"[{','.join(extras)}]" if extras else ""
         if self.wheel is None:
             return f'pip install "dialeval{extra}=={self.version}"'
-        url = f"https://huggingface.co/spaces/{repo_id}/resolve/main/{self.wheel.name}"
-        return f'pip install "dialeval{extra} @ {url}"'
+        return f'pip install "dialeval{extra} @ {self.url(repo_id)}"'
 
 
 # -- the wheel --------------------------------------------------------------------------------------
@@ -230,7 +238,7 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     app = resource_path("hub", "metric_app.py").read_text(encoding="utf-8")
     app = app.replace("__METRIC__", decl.name).replace("__REPO_ID__", repo_id)
     _write(folder / "app.py", app.replace("RESOURCES: dict[str, str] = {}", f"RESOURCES: dict[str, str] = {json.dumps(decl.resources)}"))
-    _write(folder / "requirements.txt", install.requirement(extras) + "\n")
+    _write(folder / "requirements.txt", install.requirement(extras, repo_id) + "\n")
     _vendor(folder, install)
     for rel in decl.resources.values():
         shutil.copytree(resource_path(rel), folder / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -251,7 +259,7 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     shutil.copy2(resource_path("hub", "demo_app.py"), folder / "app.py")
     _write(folder / "requirements.txt",
            "# `spaces` (ZeroGPU) and gradio come with the Space's base image (sdk_version in README.md).\n"
-           + install.requirement(["models", "space"]) + "\n")
+           + install.requirement(["models", "space"], repo_id) + "\n")
     _vendor(folder, install)
     return HubRepo(repo_id, "space", folder)
 
@@ -318,7 +326,7 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
           data_dir: str | Path | None = None, only: Iterable[str] | None = None,
-          cache_dir: str | Path | None = None) -> tuple[list[HubRepo], list[str]]:
+          cache_dir: str | Path | None = None, wheel_by_url: bool = False) -> tuple[list[HubRepo], list[str]]:
     """Write the Hub folders under ``out`` (see the module docstring); returns the repos written and the
     datasets skipped (with why). ``only`` restricts to some of :func:`repo_names`."""
     import os
@@ -338,7 +346,7 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         install = Install(None)
         if not from_index:
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
-            install = Install(wheel_path)
+            install = Install(wheel_path, by_url=wheel_by_url)
         repos, skipped = _write_all(tmp, org, install, names, data_root, cache_dir)
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]

@@ -15,6 +15,9 @@ def register(sub: Any) -> None:
     b.add_argument("--from-index", action="store_true",
                    help="requirements.txt asks for dialeval==VERSION from the package index instead of "
                         "vendoring the wheel into each Space")
+    b.add_argument("--wheel-url", action="store_true",
+                   help="requirements.txt names the vendored wheel by its Hub URL (.../resolve/main/WHEEL) "
+                        "instead of ./WHEEL, for a builder that installs requirements before copying the repo")
     b.add_argument("--wheel", default=None, help="vendor this dialeval wheel (default: build one from the checkout)")
     b.add_argument("--data-dir", default=None,
                    help="folder holding the datasets' original files (default: $DIALEVAL_DATA_DIR); "
@@ -29,7 +32,8 @@ def run_build(args: argparse.Namespace) -> int:
     from ..hub import build
 
     repos, skipped = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel,
-                           data_dir=args.data_dir, only=args.only, cache_dir=args.cache_dir)
+                           data_dir=args.data_dir, only=args.only, cache_dir=args.cache_dir,
+                           wheel_by_url=args.wheel_url)
     for reason in skipped:
         print(f"skipped dataset {reason}")
     print(f"wrote {len(repos)} folders under {args.out}; publish them with (also in upload.sh):")

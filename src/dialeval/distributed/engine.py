@@ -104,12 +104,19 @@ def actor_stage(ds: Any, cls: type, kwargs: dict[str, Any], *, concurrency: int 
         concurrency = max(1, int(gpus)) if gpus else max(1, cluster_cpus() // 2)
     # Ray Data gives pool actors max_restarts=-1 and max_task_retries=-1 (passing them is deprecated in 2.60):
     # a killed actor is restarted and its in-flight batches are retried, each batch's output kept once.
-    return ds.map_batches(cls, fn_constructor_kwargs=kwargs, batch_format="pyarrow", batch_size=rows,
+    return chunked(ds, rows).map_batches(cls, fn_constructor_kwargs=kwargs, batch_format="pyarrow", batch_size=rows,
                           concurrency=concurrency, num_gpus=per_actor, num_cpus=1, zero_copy_batch=True)
 
 
 def task_stage(ds: Any, fn: Callable[..., Any], kwargs: dict[str, Any], *, rows: int) -> Any:
-    return ds.map_batches(fn, fn_kwargs=kwargs, batch_format="pyarrow", batch_size=rows, zero_copy_batch=True)
+    return chunked(ds, rows).map_batches(fn, fn_kwargs=kwargs, batch_format="pyarrow", batch_size=rows,
+                                         zero_copy_batch=True)
+
+
+def chunked(ds: Any, rows: int) -> Any:
+    """``ds`` in blocks of at most ``rows`` rows (streaming, order kept): one big file is one block when read,
+    and a block is one task, so without this a single-file corpus would run on one worker."""
+    return ds.repartition(target_num_rows_per_block=rows)
 
 
 def iter_states(states_ds: Any) -> Iterator[str]:

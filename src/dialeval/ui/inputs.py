@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..io import split_lines
+
 
 class InputError(ValueError):
     """A problem with what a person typed or uploaded; the message is shown as is in the UI."""
@@ -101,7 +103,7 @@ def check_turns(turns: list[str], what: str, limits: Limits) -> None:
 def parse_lines(text: str | None, what: str = "Responses", limits: Limits | None = None) -> list[str]:
     """One item per non-blank line, outer whitespace stripped."""
     limits = limits or Limits()
-    items = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    items = [line.strip() for line in split_lines(text or "") if line.strip()]
     if len(items) > limits.max_responses:
         raise InputError(f"{what}: {len(items)} lines; the limit is {limits.max_responses} per request. "
                          "Score a sample here, or the whole file with `dialeval score` locally.")
@@ -113,7 +115,7 @@ def parse_sets(text: str | None, what: str = "Response sets", limits: Limits | N
     """Response sets: one response per line, a blank line between sets."""
     sets: list[list[str]] = []
     current: list[str] = []
-    for line in (text or "").splitlines():
+    for line in split_lines(text or ""):
         if line.strip():
             current.append(line.strip())
         elif current:
@@ -127,7 +129,7 @@ def parse_sets(text: str | None, what: str = "Response sets", limits: Limits | N
 
 def parse_dialogue(text: str | None, limits: Limits | None = None) -> list[str]:
     """A dialogue: one turn per line (speaker prefixes such as ``User:`` are kept as typed)."""
-    turns = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    turns = [line.strip() for line in split_lines(text or "") if line.strip()]
     check_turns(turns, "Dialogue", limits or Limits())
     return turns
 
@@ -135,7 +137,7 @@ def parse_dialogue(text: str | None, limits: Limits | None = None) -> list[str]:
 def parse_speakers(text: str | None, what: str = "Speakers") -> list[list[str]]:
     """Speaker lists: one story per line, names separated by commas."""
     stories = []
-    for i, line in enumerate((text or "").splitlines(), 1):
+    for i, line in enumerate(split_lines(text or ""), 1):
         if not line.strip():
             continue
         names = [n.strip() for n in line.split(",")]

@@ -138,6 +138,11 @@ def _client_gone(request: Any) -> bool:
         return False
 
 
+def _under_token(token: CancelToken, fn: Callable[..., Any], *args: Any) -> Any:
+    with cancellation(token):
+        return fn(*args)
+
+
 @dataclass
 class RequestGate:
     """Admission and slots for expensive requests (see the module docstring)."""
@@ -187,8 +192,7 @@ class RequestGate:
         try:
             if token.cancelled:
                 return None
-            with cancellation(token):
-                return ctx.run(fn, *args)
+            return ctx.run(_under_token, token, fn, *args)  # the token is set inside the copied context
         finally:
             self._slots.release()  # only now: a cancelled request keeps its slot until it has stopped
 
