@@ -3,7 +3,7 @@
 Starts ``dialeval demo`` on 127.0.0.1 in a child process (offline), then prints its resident set size (VmRSS):
 
 1. after start-up,
-2. after 1, N/2 and N requests that each name a different bad model path (missing folders, garbage folders,
+2. after 3, N/2 and N requests that each name a different bad model path (missing folders, garbage folders,
    files); the first one pays transformers' imports, after that the size should stay flat,
 3. after 5 spellings of one real (tiny) model path for FULL and NLI Diversity,
 4. after 30 concurrent mixed requests (lexical metrics, NLI Diversity, FULL).
@@ -104,7 +104,7 @@ def main() -> int:
         print(f"start-up: {rss_mb(server.pid):.0f} MB")
         for i, path in enumerate(bad_paths(root, args.bad_paths), 1):
             client.predict(*evaluate_args({"dialogue": dialogue}, {"full_followup": path}), api_name="/evaluate")
-            if i in (1, args.bad_paths // 2):  # the first one pays transformers' imports
+            if i in (3, args.bad_paths // 2):  # one of each kind: the first garbage folder pays transformers' imports
                 print(f"after {i} distinct bad model path(s): {rss_mb(server.pid):.0f} MB")
         print(f"after {args.bad_paths} distinct bad model paths: {rss_mb(server.pid):.0f} MB")
         for spelling in spellings(lm):

@@ -236,3 +236,52 @@ def test_port_in_use_is_one_line(capsys):
         assert main(["demo", "--port", str(port)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"port {port} on 127.0.0.1 is not available" in err
+
+
+def test_disconnected_client_stops_its_computation(tiny_nli, monkeypatch):
+    """A client that closes its event stream while its heavy request runs: the computation stops at a batch
+    boundary (Gradio notices the closed stream within ~10 s; the computation would run minutes)."""
+    import uuid
+
+    import httpx
+
+    from dialeval.nli import NLIClassifier
+
+    started, steps = threading.Event(), []
+    real_step = NLIClassifier._step
+
+    def slow_step(self, batch):
+        steps.append(time.monotonic())
+        started.set()
+        time.sleep(1.0)
+        return real_step(self, batch)
+
+    monkeypatch.setattr(NLIClassifier, "_step", slow_step)
+    demo, client = _serve(concurrency=1)
+    try:
+        fn_index = next(i for i, d in enumerate(demo.config["dependencies"]) if d.get("api_name") == "evaluate")
+        words = [f"reply number {i} about tea" for i in range(20)]
+        heavy_sets = "\n\n".join("\n".join(words[j:] + words[:j]) for j in range(10))
+        session = uuid.uuid4().hex
+        base = demo.local_url.rstrip("/") + "/gradio_api"
+        joined = httpx.post(f"{base}/queue/join", json={
+            "data": evaluate_args({"sets": heavy_sets}, {"nli_diversity": tiny_nli}), "fn_index": fn_index,
+            "session_hash": session, "event_data": None, "trigger_id": None}, timeout=30)
+        assert joined.status_code == 200, joined.text
+        with httpx.stream("GET", f"{base}/queue/data", params={"session_hash": session}, timeout=None) as stream:
+            for line in stream.iter_lines():
+                if "process_starts" in line:
+                    break
+        assert started.wait(60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            count = len(steps)
+            time.sleep(3)
+            if len(steps) == count:
+                break
+        else:
+            pytest.fail("the computation of a disconnected client kept running")
+        assert len(steps) < 100  # 10 sets × 12 batches would be 120 steps
+    finally:
+        client.close()
+        demo.close()

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .full_formulation import AGGREGATIONS, chat_pieces, check_formulation, followup_nll
 from .runtime import run_batched
 from .validation import check_list
 
@@ -43,7 +44,6 @@ FULL_0_0_3_FOLLOW_UPS: tuple[str, ...] = (
     "You don't seem interested.",
 )
 COMPAT_MODES = ("full-0.0.3",)
-AGGREGATIONS = ("mean", "sum")
 #: ``full`` 0.0.3.1 keeps the last ``lookback`` turns (turn level: those plus the response).
 PACKAGE_LOOKBACK = 50
 PACKAGE_SEPARATOR = "\t"
@@ -166,33 +166,6 @@ def followup_values(nll: np.ndarray, compat: str | None = None) -> np.ndarray:
     return np.exp(nll) if compat else nll
 
 
-def followup_nll(mean_nll: np.ndarray, token_counts: Sequence[int], aggregation: str = "mean") -> np.ndarray:
-    """Per-follow-up NLL from mean per-token NLLs ``[items, F]``: ``"mean"`` keeps −(1/T_f) Σ_t log p_t;
-    ``"sum"`` gives −Σ_t log p_t = T_f · mean (the follow-ups are tokenized alone, so T_f is fixed)."""
-    if aggregation not in AGGREGATIONS:
-        raise ValueError(f"`aggregation`={aggregation!r} is not known; use one of {AGGREGATIONS}.")
-    nll = np.asarray(mean_nll, dtype=np.float64)
-    return nll * np.asarray(token_counts, dtype=np.float64) if aggregation == "sum" else nll
-
-
-def chat_pieces(render: Any, turns: Sequence[str], follow_up_role: str = "user") -> tuple[list[str], str]:
-    """The history written with a chat template: one text piece per turn and the ``cue`` that opens the
-    follow-up's message. Roles alternate backwards from the follow-up (``follow_up_role``), so the last
-    turn, the one being rated, is the other role. ``render(messages) -> str`` is the template (e.g.
-    ``tokenizer.apply_chat_template(..., tokenize=False)``); piece i is what message i adds to the text."""
-    other = "assistant" if follow_up_role == "user" else "user"
-    roles = [other if (len(turns) - i) % 2 else follow_up_role for i in range(len(turns))]
-    messages = [{"role": r, "content": t} for r, t in zip(roles, turns)]
-    mark = "\x00FOLLOW-UP\x00"
-    texts = [""] + [render(messages[: i + 1]) for i in range(len(messages))]
-    opened = render(messages + [{"role": follow_up_role, "content": mark}])
-    for a, b in zip(texts, texts[1:] + [opened]):
-        if not b.startswith(a):
-            raise ValueError("this chat template does not render a conversation as a prefix of its continuation; "
-                             "use chat_template=False.")
-    return [b[len(a):] for a, b in zip(texts, texts[1:])], opened[len(texts[-1]):].split(mark)[0]
-
-
 def aggregate_followups(values: np.ndarray) -> np.ndarray:
     """FULL score per item = arithmetic mean over follow-ups (rows = items, columns = follow-ups)."""
     values = np.asarray(values, dtype=np.float64)
@@ -207,7 +180,10 @@ class FollowupScorer:
     """Mean per-token NLL of every follow-up after every history, with one history encoding per item.
 
     ``lm`` is a :class:`dialeval.lm.LoadedLM`. ``separator`` joins turns in default mode; ``max_length``
-    caps the history (default: the model's limit, at most 1024 tokens for causal models).
+    caps the history (default: the model's limit, at most 1024 tokens for causal models). Causal LMs only:
+    ``follow_up_prefix`` (e.g. ``"User: "``) is written after the history and conditioned on, not scored;
+    ``chat_template=True`` writes the history with the tokenizer's chat template and the follow-up as the
+    next user message (:func:`dialeval.full_formulation.chat_pieces`). Both are kept when truncating.
     """
 
     def __init__(self, lm: Any, *, separator: str = "\n", max_length: int | None = None,
@@ -224,7 +200,7 @@ class FollowupScorer:
             raise ValueError(f"`max_length` must be an int ≥ 8 (tokens) or None, got {max_length!r}.")
         if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 1:
             raise ValueError(f"`lookback` must be an int ≥ 1, got {lookback!r}.")
-        _check_formulation(lm, compat, follow_up_prefix, chat_template)
+        check_formulation(lm, compat, follow_up_prefix, chat_template)
         self.follow_up_prefix = follow_up_prefix
         self.chat_template = chat_template
         self.lm = lm
@@ -422,22 +398,6 @@ class FollowupScorer:
             total = total + rest.sum(-1).view(n_items, n_f)
         lengths = lmask.sum(-1).to(total.dtype)
         return (-total / lengths).double().cpu().tolist()
-
-
-def _check_formulation(lm: Any, compat: str | None, follow_up_prefix: str, chat_template: bool) -> None:
-    """Follow-up prefixes and chat templates are causal-LM, default-mode options."""
-    if not isinstance(follow_up_prefix, str):
-        raise TypeError(f"`follow_up_prefix` must be a string, got {type(follow_up_prefix).__name__}.")
-    if not isinstance(chat_template, bool):
-        raise TypeError(f"`chat_template` must be True or False, got {chat_template!r}.")
-    if (follow_up_prefix or chat_template) and (compat or lm.kind != "causal"):
-        raise ValueError("`follow_up_prefix` and `chat_template` apply to causal LMs in default mode; "
-                         f"{lm.name!r} is {lm.kind}{' in compat mode' if compat else ''}. Leave them unset.")
-    if follow_up_prefix and chat_template:
-        raise ValueError("`follow_up_prefix` and `chat_template=True` both write the follow-up's turn; use one.")
-    if chat_template and not getattr(lm.tokenizer, "chat_template", None):
-        raise ValueError(f"`chat_template=True` but the tokenizer of {lm.name!r} has no chat template; "
-                         "use chat_template=False.")
 
 
 def _split_specials(with_specials: list[int], bare: list[int], specials_only: list[int]) -> tuple[list[int], list[int]]:

@@ -121,7 +121,8 @@ def chunked(ds: Any, rows: int) -> Any:
 
 def iter_states(states_ds: Any) -> Iterator[str]:
     """The chunk states (JSON strings) in input order, streamed to the driver one batch at a time."""
-    for batch in states_ds.iter_batches(batch_size=16, batch_format="pyarrow", prefetch_batches=1):
+    # one state per batch and one prefetched: the driver holds at most two chunk states besides the merge
+    for batch in states_ds.iter_batches(batch_size=1, batch_format="pyarrow", prefetch_batches=1):
         yield from batch.column(STATE).to_pylist()
 
 

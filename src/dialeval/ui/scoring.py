@@ -233,7 +233,8 @@ def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: Mod
     if progress and any(o.name == "progress" for o in decl.options):
         kwargs["progress"] = True
     try:
-        result = cache.compute(name, kwargs, decl.ui_config, **_load_options(decl, model))
+        # The model goes with the call, not the load: one module per metric, whatever models clients name.
+        result = cache.compute(name, {**_load_options(decl, model), **kwargs}, decl.ui_config)
     except ModelNotAvailableError as exc:
         if model:
             cache.record_failure(name, model, error_line(exc))

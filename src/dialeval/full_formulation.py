@@ -1,0 +1,55 @@
+"""FULL formulation options for causal LMs (pure functions): how the follow-up's own turn is written
+(a chat template's message, see :func:`chat_pieces`) and how a follow-up's token log-probabilities are
+aggregated (:func:`followup_nll`). ``benchmarks/full_formulations.py`` measures them on FED and DailyDialog++."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+AGGREGATIONS = ("mean", "sum")
+
+
+def followup_nll(mean_nll: np.ndarray, token_counts: Sequence[int], aggregation: str = "mean") -> np.ndarray:
+    """Per-follow-up NLL from mean per-token NLLs ``[items, F]``: ``"mean"`` keeps −(1/T_f) Σ_t log p_t;
+    ``"sum"`` gives −Σ_t log p_t = T_f · mean (the follow-ups are tokenized alone, so T_f is fixed)."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"`aggregation`={aggregation!r} is not known; use one of {AGGREGATIONS}.")
+    nll = np.asarray(mean_nll, dtype=np.float64)
+    return nll * np.asarray(token_counts, dtype=np.float64) if aggregation == "sum" else nll
+
+
+def chat_pieces(render: Any, turns: Sequence[str], follow_up_role: str = "user") -> tuple[list[str], str]:
+    """The history written with a chat template: one text piece per turn and the ``cue`` that opens the
+    follow-up's message. Roles alternate backwards from the follow-up (``follow_up_role``), so the last
+    turn, the one being rated, is the other role. ``render(messages) -> str`` is the template (e.g.
+    ``tokenizer.apply_chat_template(..., tokenize=False)``); piece i is what message i adds to the text."""
+    other = "assistant" if follow_up_role == "user" else "user"
+    roles = [other if (len(turns) - i) % 2 else follow_up_role for i in range(len(turns))]
+    messages = [{"role": r, "content": t} for r, t in zip(roles, turns)]
+    mark = "\x00FOLLOW-UP\x00"
+    texts = [""] + [render(messages[: i + 1]) for i in range(len(messages))]
+    opened = render(messages + [{"role": follow_up_role, "content": mark}])
+    for a, b in zip(texts, texts[1:] + [opened]):
+        if not b.startswith(a):
+            raise ValueError("this chat template does not render a conversation as a prefix of its continuation; "
+                             "use chat_template=False.")
+    return [b[len(a):] for a, b in zip(texts, texts[1:])], opened[len(texts[-1]):].split(mark)[0]
+
+
+def check_formulation(lm: Any, compat: str | None, follow_up_prefix: str, chat_template: bool) -> None:
+    """Follow-up prefixes and chat templates are causal-LM, default-mode options."""
+    if not isinstance(follow_up_prefix, str):
+        raise TypeError(f"`follow_up_prefix` must be a string, got {type(follow_up_prefix).__name__}.")
+    if not isinstance(chat_template, bool):
+        raise TypeError(f"`chat_template` must be True or False, got {chat_template!r}.")
+    if (follow_up_prefix or chat_template) and (compat or lm.kind != "causal"):
+        raise ValueError("`follow_up_prefix` and `chat_template` apply to causal LMs in default mode; "
+                         f"{lm.name!r} is {lm.kind}{' in compat mode' if compat else ''}. Leave them unset.")
+    if follow_up_prefix and chat_template:
+        raise ValueError("`follow_up_prefix` and `chat_template=True` both write the follow-up's turn; use one.")
+    if chat_template and not getattr(lm.tokenizer, "chat_template", None):
+        raise ValueError(f"`chat_template=True` but the tokenizer of {lm.name!r} has no chat template; "
+                         "use chat_template=False.")
