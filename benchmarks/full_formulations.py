@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
 
         torch.set_num_threads(args.threads)
     lm = load_lm(args.model, dtype=args.dtype)
-    cache_file = load_nll_cache(args.nll_cache, f"{args.model}-{args.dtype}")
+    cache_file = load_nll_cache(args.nll_cache, re.sub(r"[^A-Za-z0-9_.]+", "_", f"{args.model}-{args.dtype}"))
     ddpp = ddpp_items(args.ddpp, args.ddpp_contexts)
     texts = [t for t in args.texts if TEXTS[t][2] != "chat" or getattr(lm.tokenizer, "chat_template", None)]
     rows: list[dict] = []

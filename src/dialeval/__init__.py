@@ -9,7 +9,8 @@ from typing import Any
 
 from ._version import __version__
 from .loading import load
-from .registry import declarations, get as declaration
+from .registry import declarations
+from .registry import get as declaration
 
 __all__ = ["METRICS", "__version__", "declaration", "declarations", "load"]
 

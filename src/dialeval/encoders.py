@@ -288,7 +288,7 @@ class SentenceTransformerEncoder:
             if isinstance(value, torch.Tensor) and value.ndim >= 1 and value.shape[0] == n:
                 value = value[index]
                 if value.ndim == 2 and value.shape[1] == width:
-                    value = value[:, width - keep:] if left else value[:, :keep]
+                    value = (value[:, width - keep:] if left else value[:, :keep]).contiguous()
                 value = value.to(self.device)
             batch[key] = value
         emb = self.model(batch)["sentence_embedding"]

@@ -85,9 +85,9 @@ def entropy_scores(state: NgramCounts, base: float = 2.0) -> dict[str, float]:
 
 def distinct_n(
     texts: Sequence[str], n: Iterable[int] = (1, 2, 3), tokenizer: str | Tokenizer = "casual",
-    vocab_size: int | None = None, num_workers: int = 1,
+    vocab_size: int | None = None, num_workers: int = 0,
 ) -> dict[str, float]:
-    """Corpus-level Dist-n (and EAD-n with ``vocab_size``) of ``texts``; ``num_workers`` > 1 tokenizes large
+    """Corpus-level Dist-n (and EAD-n with ``vocab_size``) of ``texts``; ``num_workers`` > 0 tokenizes large
     inputs in worker processes (identical tokens)."""
     return distinct_scores(count_ngrams(texts, n, tokenizer, num_workers=num_workers), vocab_size)
 
@@ -107,19 +107,19 @@ def distinct_n_per_set(
 
 
 def ent_n(texts: Sequence[str], n: Iterable[int] = (1, 2, 3), tokenizer: str | Tokenizer = "casual",
-          base: float = 2.0, num_workers: int = 1) -> dict[str, float]:
+          base: float = 2.0, num_workers: int = 0) -> dict[str, float]:
     """Corpus-level Ent-n of ``texts`` (``num_workers`` as in :func:`distinct_n`)."""
     return entropy_scores(count_ngrams(texts, n, tokenizer, num_workers=num_workers), base)
 
 
-def unigram_counts(texts: Iterable[str], tokenizer: str | Tokenizer = "casual", num_workers: int = 1) -> Counter:
+def unigram_counts(texts: Iterable[str], tokenizer: str | Tokenizer = "casual", num_workers: int = 0) -> Counter:
     """Token counts of a corpus (the reference side of LF)."""
     return count_ngrams(texts, (1,), tokenizer, num_workers=num_workers).counts[1]
 
 
 def low_frequency(
     texts: Sequence[str], threshold: int = 100, tokenizer: str | Tokenizer = "casual",
-    reference_counts: Mapping[str, int] | None = None, num_workers: int = 1,
+    reference_counts: Mapping[str, int] | None = None, num_workers: int = 0,
 ) -> float:
     """LF of ``texts``; see :func:`low_frequency_share` (``num_workers`` as in :func:`distinct_n`)."""
     get_tokenizer(tokenizer)

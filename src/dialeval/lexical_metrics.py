@@ -68,7 +68,7 @@ def _mean(values: list[float]) -> float:
 
 
 def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual", level: str = "corpus",
-                     vocab_size: int | None = None, num_workers: int = 1) -> dict[str, Any]:
+                     vocab_size: int | None = None, num_workers: int = 0) -> dict[str, Any]:
     """Dist-n (and EAD-n with ``vocab_size``) at corpus level, or averaged over response sets
     (``level="set"``: also ``scores``, each set's mean over n, and ``scores_by_n``), with a signature."""
     orders, level, vocab = resolve_orders(tokenizer, n), check_level(level), check_vocab_size(vocab_size)
@@ -87,7 +87,7 @@ def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual",
 
 
 def compute_ent(predictions: Any, n: Any = None, tokenizer: Any = "casual", base: float = 2.0,
-                level: str = "corpus", num_workers: int = 1) -> dict[str, Any]:
+                level: str = "corpus", num_workers: int = 0) -> dict[str, Any]:
     """Ent-n of the corpus n-gram distribution, or (``level="set"``) ``scores``: each response set's
     Ent-n averaged over n; with a signature."""
     orders, base, level = resolve_orders(tokenizer, n), check_base(base), check_level(level)
@@ -113,7 +113,7 @@ def _reference_counts(reference_counts: Any) -> dict[str, int]:
 
 def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any = "casual",
                           reference_counts: Any = None, reference_texts: Any = None,
-                          num_workers: int = 1) -> dict[str, Any]:
+                          num_workers: int = 0) -> dict[str, Any]:
     """LF: share of tokens whose count (in the predictions, ``reference_texts`` or ``reference_counts``)
     is at most ``threshold``; with a signature."""
     get_tokenizer(tokenizer)

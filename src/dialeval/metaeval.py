@@ -435,8 +435,11 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
                                   fraction=fraction, seed=seed, confidence=confidence)
         report["configs"][cfg] = {"num_rows": len(cfg_rows), "metric_signature": scored.get("signature"),
                                   "results": results, "scores": scores}
+    protocol: dict[str, str] = {}
+    if dataset == "fed" and not metric.startswith("column:"):
+        protocol["speakers"] = "prefixed" if (metric_args or {}).get("speaker_prefix") else "stripped"
     report["signature"] = make_signature(
-        "meta_eval", data=dataset, configs=configs, scorer=metric,
+        "meta_eval", data=dataset, configs=configs, scorer=metric, **protocol,
         options=",".join(f"{k}={v}" for k, v in sorted((metric_args or {}).items())) or None,
         round=round_decimals, boot=n_resamples, frac=fraction, seed=seed, conf=confidence)
     return report

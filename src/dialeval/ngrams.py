@@ -47,10 +47,10 @@ class NgramCounts:
     def tokenizer_id(self) -> str:
         return tokenizer_name(self.tokenizer)
 
-    def update(self, texts: Iterable[str], *, num_workers: int = 1, pool: TokenizerPool | None = None) -> NgramCounts:
+    def update(self, texts: Iterable[str], *, num_workers: int = 0, pool: TokenizerPool | None = None) -> NgramCounts:
         """Add ``texts`` (already validated strings). Returns ``self``.
 
-        ``num_workers`` > 1 tokenizes large inputs in worker processes (identical tokens, see
+        ``num_workers`` > 0 tokenizes large inputs in worker processes (identical tokens, see
         :class:`~dialeval.text.TokenizerPool`); ``pool`` reuses an open pool across calls.
         """
         if pool is None:
@@ -121,9 +121,9 @@ class NgramCounts:
 
 def count_ngrams(
     texts: Iterable[str], orders: Iterable[int] = (1, 2, 3), tokenizer: str | Tokenizer = "casual",
-    chunk_size: int = 200_000, num_workers: int = 1,
+    chunk_size: int = 200_000, num_workers: int = 0,
 ) -> NgramCounts:
-    """Count ``texts`` in chunks of ``chunk_size`` (bounded working memory for streams); ``num_workers`` > 1
+    """Count ``texts`` in chunks of ``chunk_size`` (bounded working memory for streams); ``num_workers`` > 0
     tokenizes in that many worker processes (one pool for all chunks; identical tokens and counts)."""
     state = NgramCounts(tuple(orders), tokenizer)
     with TokenizerPool(tokenizer, num_workers) as pool:

@@ -30,6 +30,7 @@ INPUT_KINDS = {
     "dialogues": "a list of dialogues (each a list of turns)",
     "turns": "contexts (lists of turns) with one response each",
     "speakers": "predicted and gold speaker lists, one per story",
+    "story_turns": "generated and gold dialogue turns, one list per story",
 }
 OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
 ENTRY_POINT_GROUP = "dialeval.metrics"

@@ -138,8 +138,8 @@ def tokenizer_name(tokenizer: str | Tokenizer) -> str:
 
 
 def check_num_workers(num_workers: Any) -> int:
-    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
-        raise ValueError(f"`num_workers` must be a positive int (1 = tokenize in this process), got {num_workers!r}.")
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
+        raise ValueError(f"`num_workers` must be an int ≥ 0 (0 = tokenize in this process), got {num_workers!r}.")
     return num_workers
 
 
@@ -150,28 +150,29 @@ def _tokenize_chunk(tokenizer: str | Tokenizer, texts: list[str]) -> list[list[s
 
 
 class TokenizerPool:
-    """Tokenizes texts in order, in ``num_workers`` spawned worker processes for large inputs.
+    """Tokenizes texts in order, in ``num_workers`` spawned worker processes for large inputs, while the
+    caller consumes (counts) the tokens of earlier chunks (``num_workers`` as torch's ``DataLoader``).
 
     Tokens are exactly those of ``get_tokenizer(tokenizer)`` here (the workers run the same function);
-    inputs of fewer than ``min_texts`` texts, or ``num_workers=1``, are tokenized in this process.
+    inputs of fewer than ``min_texts`` texts, or ``num_workers=0``, are tokenized in this process.
     At most ``2 × num_workers`` chunks are in flight, so memory stays bounded. A custom tokenizer must
     be picklable (a module-level function) to be sent to the workers. Use as a context manager.
     """
 
-    def __init__(self, tokenizer: str | Tokenizer, num_workers: int = 1, *, min_texts: int = PARALLEL_MIN_TEXTS,
+    def __init__(self, tokenizer: str | Tokenizer, num_workers: int = 0, *, min_texts: int = PARALLEL_MIN_TEXTS,
                  chunk_size: int = PARALLEL_CHUNK) -> None:
         self.tokenizer = tokenizer
         self._tokenize = get_tokenizer(tokenizer)
         self.num_workers = check_num_workers(num_workers)
         self.min_texts, self.chunk_size = min_texts, chunk_size
         self._executor: ProcessPoolExecutor | None = None
-        if self.num_workers > 1 and not isinstance(tokenizer, str):
+        if self.num_workers > 0 and not isinstance(tokenizer, str):
             try:
                 pickle.dumps(tokenizer)
             except Exception as exc:
                 raise ValueError(f"num_workers={num_workers} sends the tokenizer to worker processes, but "
                                  f"{tokenizer_name(tokenizer)!r} cannot be pickled; pass a module-level "
-                                 "function or use num_workers=1.") from exc
+                                 "function or use num_workers=0.") from exc
 
     def __enter__(self) -> TokenizerPool:
         return self
@@ -186,7 +187,7 @@ class TokenizerPool:
 
     def map(self, texts: Sequence[str]) -> Iterator[list[str]]:
         """Token list of each text of ``texts``, in order."""
-        if self.num_workers == 1 or len(texts) < self.min_texts:
+        if self.num_workers == 0 or len(texts) < self.min_texts:
             tokenize = self._tokenize
             return (tokenize(t) for t in texts)
         return self._map_parallel(texts)
@@ -211,7 +212,7 @@ class TokenizerPool:
             yield from tokens
 
 
-def tokenize_all(texts: Sequence[str], tokenizer: str | Tokenizer = "casual", num_workers: int = 1) -> list[list[str]]:
+def tokenize_all(texts: Sequence[str], tokenizer: str | Tokenizer = "casual", num_workers: int = 0) -> list[list[str]]:
     """Token lists of ``texts`` (see :class:`TokenizerPool` for ``num_workers``)."""
     with TokenizerPool(tokenizer, num_workers) as pool:
         return list(pool.map(texts))

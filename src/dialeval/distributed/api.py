@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,12 +113,22 @@ def _run(job: Job) -> dict[str, Any]:
 
 
 def _user_error(exc: Exception) -> Exception:
-    """A worker's ValueError/TypeError (bad row, bad option) as itself, not wrapped in Ray's task error."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, (ValueError, TypeError, FileNotFoundError)) and type(cause).__module__.split(".")[0] != "ray":
-            return cause
-        cause = cause.__cause__
+    """A worker's ValueError/TypeError (bad row, bad option) as itself, not wrapped in Ray's task errors."""
+    stack: list[Any] = [exc]
+    seen: set[int] = set()
+    while stack:
+        err = stack.pop()
+        if err is None or id(err) in seen:
+            continue
+        seen.add(id(err))
+        if isinstance(err, (ValueError, TypeError, FileNotFoundError)) and not type(err).__module__.startswith("ray"):
+            return err
+        stack += [getattr(err, "cause", None), err.__context__, err.__cause__]
+    # Ray ships a worker's exception as text inside its task error: rebuild the first user error it names.
+    found = re.search(r"^(ValueError|TypeError|FileNotFoundError): (.+)$", str(exc), re.MULTILINE)
+    if found:
+        kind = {"ValueError": ValueError, "TypeError": TypeError, "FileNotFoundError": FileNotFoundError}
+        return kind[found.group(1)](found.group(2))
     return exc
 
 

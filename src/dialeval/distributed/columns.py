@@ -32,6 +32,7 @@ ROLES: dict[str, tuple[Role, ...]] = {
     "dialogues": (Role("dialogues", TEXTS),),
     "turns": (Role("contexts", TEXTS), Role("predictions", TEXT)),
     "speakers": (Role("predictions", TEXTS), Role("references", TEXTS), Role("candidates", TEXTS, False)),
+    "story_turns": (Role("predictions", TEXTS), Role("references", TEXTS)),
 }
 
 

@@ -22,7 +22,7 @@ from .. import lexical
 from ..ngrams import NgramCounts
 from ..signature import make_signature
 from ..text import get_tokenizer, tokenizer_name
-from ..validation import check_texts, is_int
+from ..validation import check_texts
 
 # ----------------------------------------------------------------------------------------- lexical
 
@@ -38,32 +38,28 @@ class LexicalPlan:
 
 
 def lexical_plan(metric: str, options: dict[str, Any]) -> LexicalPlan:
-    """Check the options of ``distinct_n``, ``ent_n`` or ``low_frequency`` as single-process compute does."""
-    from ..lexical_metrics import resolve_orders as _resolve_orders
+    """Check the options of ``distinct_n``, ``ent_n`` or ``low_frequency`` with the validators single-process
+    compute uses (:mod:`dialeval.lexical_metrics`); ``num_workers`` (local processes) does not apply on Ray."""
+    from .. import lexical_metrics as lm
 
-    opts = dict(options)
+    opts = {k: v for k, v in options.items() if k != "num_workers"}
     tok = opts.pop("tokenizer", "casual")
     if metric == "low_frequency":
         get_tokenizer(tok)
-        threshold = opts.get("threshold", 100)
-        if not is_int(threshold) or threshold < 0:
-            raise ValueError(f"`threshold` must be an int ≥ 0, got {threshold!r}.")
+        opts["threshold"] = lm.check_threshold(opts.get("threshold", 100))
         if opts.get("reference_counts") is not None and opts.get("reference_texts") is not None:
             raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
+        if opts.get("reference_counts") is not None:
+            opts["reference_counts"] = lm._reference_counts(opts["reference_counts"])
         return LexicalPlan(metric, (1,), tok, opts)
-    orders = _resolve_orders(tok, opts.pop("n", None))
+    orders = lm.resolve_orders(tok, opts.pop("n", None))
+    if lm.check_level(opts.get("level", "corpus")) != "corpus":
+        raise ValueError(f"{metric} level='set' scores each response set on its own, which the Ray engine does "
+                         "not do yet; run it in one process (no --engine), or score sets with nli_diversity.")
     if metric == "distinct_n":
-        if opts.get("level", "corpus") != "corpus":
-            raise ValueError("distinct_n level='set' scores each response set on its own; on Ray score it "
-                             "per set with nli_diversity-style rows, or run it in one process (no --engine).")
-        vocab = opts.get("vocab_size")
-        if vocab is not None and (not is_int(vocab) or vocab < 1):
-            raise ValueError(f"`vocab_size` must be a positive int (the generator's vocabulary size), got {vocab!r}.")
+        opts["vocab_size"] = lm.check_vocab_size(opts.get("vocab_size"))
     if metric == "ent_n":
-        base = opts.get("base", 2.0)
-        if isinstance(base, bool) or not isinstance(base, (int, float)) or not math.isfinite(base) or base <= 0 \
-                or base == 1:
-            raise ValueError(f"`base` must be a positive number other than 1, got {base!r}.")
+        opts["base"] = lm.check_base(opts.get("base", 2.0))
     return LexicalPlan(metric, orders, tok, opts)
 
 
@@ -108,11 +104,7 @@ def low_frequency_result(state: NgramCounts, plan: LexicalPlan) -> dict[str, Any
         ref = lexical.unigram_counts(check_texts(opts["reference_texts"], "reference_texts"), plan.tokenizer)
         source = "reference_texts"
     elif opts.get("reference_counts") is not None:
-        counts = opts["reference_counts"]
-        if not isinstance(counts, dict) or not all(isinstance(k, str) and is_int(v) and v >= 0
-                                                   for k, v in counts.items()):
-            raise TypeError("`reference_counts` must map token strings to counts ≥ 0.")
-        ref, source = {k: int(v) for k, v in counts.items()}, "reference_counts"
+        ref, source = opts["reference_counts"], "reference_counts"
     return {
         "low_frequency": lexical.low_frequency_share(state.counts[1], threshold, ref),
         "signature": make_signature("low_frequency", tok=tokenizer_name(plan.tokenizer), n=1, threshold=threshold,

@@ -87,8 +87,8 @@ class _Recorder:
 
 
 def lexical_state(batch: pa.Table, *, column: str, plan: LexicalPlan) -> pa.Table:
-    """One row: the chunk's n-gram counts."""
-    return _state_table(ngram_state(_col(batch, column), plan))
+    """One row: the chunk's n-gram counts (a bad row is an error naming the column and its index in the chunk)."""
+    return _state_table(ngram_state(_col(batch, column), plan, f"{column} (chunk of {batch.num_rows} rows)"))
 
 
 def speaker_scores(batch: pa.Table, *, columns: dict[str, str], output: str) -> pa.Table:

@@ -157,11 +157,14 @@ class UIInputs:
     references: list[str] = field(default_factory=list)
     speakers_predicted: list[list[str]] = field(default_factory=list)
     speakers_gold: list[list[str]] = field(default_factory=list)
+    turns_generated: list[list[str]] = field(default_factory=list)
+    turns_gold: list[list[str]] = field(default_factory=list)
 
     @classmethod
     def from_text(cls, responses: str | None = "", sets: str | None = "", dialogue: str | None = "",
                   references: str | None = "", speakers_predicted: str | None = "",
-                  speakers_gold: str | None = "", limits: Limits | None = None) -> UIInputs:
+                  speakers_gold: str | None = "", turns_generated: str | None = "",
+                  turns_gold: str | None = "", limits: Limits | None = None) -> UIInputs:
         limits = limits or Limits()
         return cls(
             responses=parse_lines(responses, "Responses", limits),
@@ -171,6 +174,8 @@ class UIInputs:
                 max_responses=limits.max_references, max_chars=limits.max_chars)),
             speakers_predicted=parse_speakers(speakers_predicted, "Predicted speakers"),
             speakers_gold=parse_speakers(speakers_gold, "Gold speakers"),
+            turns_generated=parse_sets(turns_generated, "Generated turns", limits),
+            turns_gold=parse_sets(turns_gold, "Gold turns", limits),
         )
 
     def corpus(self) -> list[str]:
@@ -189,6 +194,8 @@ BOXES: dict[str, tuple[str, str]] = {
     "references": ("Reference responses", "one per line"),
     "speakers_predicted": ("Predicted speakers", "one story per line, comma-separated"),
     "speakers_gold": ("Gold speakers", "one story per line, comma-separated"),
+    "turns_generated": ("Generated turns", "one turn per line, a blank line between stories"),
+    "turns_gold": ("Gold turns", "one turn per line, a blank line between stories"),
 }
 
 #: Input kind → the boxes it reads.
@@ -198,6 +205,7 @@ KIND_BOXES: dict[str, tuple[str, ...]] = {
     "dialogues": ("dialogue",),
     "turns": ("dialogue",),
     "speakers": ("speakers_predicted", "speakers_gold"),
+    "story_turns": ("turns_generated", "turns_gold"),
 }
 
 
@@ -208,7 +216,7 @@ def boxes_for(kind: str, takes_references: bool = False) -> tuple[str, ...]:
 
 def box_text(box: str, values: list[Any]) -> str:
     """The text of box ``box`` holding ``values`` (the inverse of its ``parse_*``)."""
-    if box == "sets":
+    if box == "sets" or box.startswith("turns_"):
         return "\n\n".join("\n".join(s) for s in values)
     if box.startswith("speakers"):
         return "\n".join(", ".join(s) for s in values)

@@ -71,6 +71,15 @@ def _speakers(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
     return {"predictions": inputs.speakers_predicted, "references": inputs.speakers_gold}
 
 
+def _story_turns(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
+    _need(inputs.turns_generated, decl, "generated turns (one per line, a blank line between stories)")
+    _need(inputs.turns_gold, decl, "gold turns (one per line, a blank line between stories)")
+    if len(inputs.turns_generated) != len(inputs.turns_gold):
+        raise InputError(f"{decl.name}: {len(inputs.turns_generated)} generated stories but "
+                         f"{len(inputs.turns_gold)} gold stories; separate stories by one blank line in both boxes.")
+    return {"predictions": inputs.turns_generated, "references": inputs.turns_gold}
+
+
 #: Input kind (:data:`dialeval.registry.INPUT_KINDS`) → the ``compute`` arguments it reads from the boxes.
 INPUT_BUILDERS: dict[str, Callable[[MetricDeclaration, UIInputs], dict[str, Any]]] = {
     "responses": _responses,
@@ -78,6 +87,7 @@ INPUT_BUILDERS: dict[str, Callable[[MetricDeclaration, UIInputs], dict[str, Any]
     "dialogues": _dialogues,
     "turns": _turns,
     "speakers": _speakers,
+    "story_turns": _story_turns,
 }
 
 

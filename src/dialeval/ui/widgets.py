@@ -35,6 +35,8 @@ def example_boxes(decl: MetricDeclaration) -> dict[str, str]:
         values["dialogue"] = [*(ex.get("contexts") or [[]])[0], *(ex.get("predictions") or [])[:1]]
     elif decl.inputs == "speakers":
         values.update(speakers_predicted=ex.get("predictions", []), speakers_gold=ex.get("references", []))
+    elif decl.inputs == "story_turns":
+        values.update(turns_generated=ex.get("predictions", []), turns_gold=ex.get("references", []))
     if decl.references_option:
         values["references"] = ex.get(decl.references_option) or []
     return {box: box_text(box, value) for box, value in values.items()}

@@ -11,8 +11,7 @@ METRIC = declare(
             "(Yao et al. 2022)",
     papers=("Yao et al. 2022",),
     urls=("https://arxiv.org/abs/2209.08524",),
-    # predictions/references are lists of turns per story, the same shape as the speaker lists
-    inputs="speakers",
+    inputs="story_turns",
     module="dialeval.modules.dialgen:DialGenModule",
     options=(
         Option("tokenization", "char", "str", "char (character level, sacrebleu zh) or jieba (word level)",

@@ -17,7 +17,7 @@ METRIC = declare(
                choices=("casual", "whitespace", "char", "tevet"), widget=True),
         Option("level", "corpus", "str", "corpus, or set (mean over response sets)", choices=("corpus", "set")),
         Option("vocab_size", None, "int", "generator vocabulary size for EAD-n (Liu et al. 2022)"),
-        Option("num_workers", 1, "int", "worker processes that tokenize large inputs (identical results)"),
+        Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)"),
     ),
     plot="dialeval.ui.plots:plot_distinct",
     example={"predictions": ["I don't know .", "I don't know .", "Sure , let's go to the beach !",

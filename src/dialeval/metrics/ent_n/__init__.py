@@ -16,7 +16,7 @@ METRIC = declare(
         Option("tokenizer", "casual", "str", "casual, whitespace, char or tevet",
                choices=("casual", "whitespace", "char", "tevet"), widget=True),
         Option("base", 2.0, "float", "logarithm base (2 = bits, e = nats)"),
-        Option("num_workers", 1, "int", "worker processes that tokenize large inputs (identical results)"),
+        Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)"),
     ),
     plot="dialeval.ui.plots:plot_entropy",
     example={"predictions": ["I don't know .", "I don't know .", "Sure , let's go to the beach !",

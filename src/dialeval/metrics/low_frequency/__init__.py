@@ -17,7 +17,7 @@ METRIC = declare(
                choices=("casual", "whitespace", "char", "tevet"), widget=True),
         Option("reference_counts", None, "any", "token → count mapping to judge rarity by"),
         Option("reference_texts", None, "texts", "texts to count tokens in instead of the predictions"),
-        Option("num_workers", 1, "int", "worker processes that tokenize large inputs (identical results)"),
+        Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)"),
     ),
     example={"predictions": ["I don't know .", "I don't know .", "Sure , let's go to the beach !",
                              "That sounds great , see you at noon ."]},
