@@ -157,13 +157,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="lexical 20k/100k, Sem-Ent 5k")
     ap.add_argument("--sizes", type=int, nargs="*", default=None, help="lexical corpus sizes")
     ap.add_argument("--sem-ent-size", type=int, default=None, help="Sem-Ent corpus size (0 = skip)")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="lexical tasks / Sem-Ent actors")
+    ap.add_argument("--cluster-cpus", type=int, default=None,
+                    help="logical CPUs of the cluster (default --workers; Sem-Ent with 2 actors needs one more for "
+                         "reading)")
     ap.add_argument("--metrics", nargs="*", default=list(LEXICAL))
     ap.add_argument("--out", default=None, help="also write the table as JSON here")
     args = ap.parse_args()
     sizes = args.sizes or ([20_000, 100_000] if args.quick else [100_000, 1_000_000])
     sem_n = args.sem_ent_size if args.sem_ent_size is not None else (5_000 if args.quick else 50_000)
-    address, temp = start_cluster(args.workers)
+    address, temp = start_cluster(args.cluster_cpus or args.workers)
     rows_out = []
     try:
         with tempfile.TemporaryDirectory() as work:

@@ -304,3 +304,19 @@ def test_default_smollm2_matches_hand_loop():
         for k, f in enumerate(f_ids):
             assert got[i, k] == pytest.approx(_hand_nll(lm, ids, f), abs=1e-4)
     assert np.all((got > 0.5) & (got < 15))
+
+
+def test_module_passes_formulation_options(tiny_dirs, lms):
+    """`aggregation="sum"` scores each follow-up by its total NLL = per-token mean × its token count
+    (counted here with the tokenizer); the signature records the formulation."""
+    dialog = dialeval.load("full_followup", "dialog", model=str(tiny_dirs["llama"]), progress=False)
+    follow_ups = ["Huh?", "That makes no sense at all."]
+    mean = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups)
+    total = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups, aggregation="sum")
+    counts = [len(lms["llama"].tokenizer(f, add_special_tokens=False)["input_ids"]) for f in follow_ups]
+    np.testing.assert_allclose(np.asarray(total["follow_up_scores"]),
+                               np.asarray(mean["follow_up_scores"]) * np.asarray(counts), rtol=1e-5)
+    assert parse_signature(total["signature"])["agg"] == "sum_nll"
+    prefixed = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups, follow_up_prefix="User: ")
+    assert parse_signature(prefixed["signature"])["fu_prefix"] == "User: "
+    assert "fu_prefix" not in parse_signature(mean["signature"])

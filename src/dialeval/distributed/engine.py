@@ -102,6 +102,8 @@ def actor_stage(ds: Any, cls: type, kwargs: dict[str, Any], *, concurrency: int 
     per_actor = 1 if gpus and num_gpus is None else (num_gpus or 0)
     if concurrency is None:
         concurrency = max(1, int(gpus)) if gpus else max(1, cluster_cpus() // 2)
+    if not gpus:  # CPU actors hold one CPU each; leave one for the read and write tasks feeding them
+        concurrency = max(1, min(concurrency, cluster_cpus() - 1))
     # Ray Data gives pool actors max_restarts=-1 and max_task_retries=-1 (passing them is deprecated in 2.60):
     # a killed actor is restarted and its in-flight batches are retried, each batch's output kept once.
     return chunked(ds, rows).map_batches(cls, fn_constructor_kwargs=kwargs, batch_format="pyarrow", batch_size=rows,
