@@ -20,7 +20,8 @@ from pathlib import Path
 
 # Ray resolves 127.0.0.1 to the routable address unless this is off (read when ray is imported, so set
 # first); off, the cluster and this driver use loopback only.
-LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_AUTH_MODE": "disabled"}  # a ~/.ray/auth_token left by anyone would switch token auth on
 os.environ.update(LOOPBACK)
 
 import numpy as np  # noqa: E402

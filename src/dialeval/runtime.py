@@ -185,18 +185,24 @@ def model_revision(model: Any) -> str:
 DEFAULT_CACHE_SIZE = 4
 
 
+def env_int(key: str, default: int | None, minimum: int = 1) -> int | None:
+    """The integer setting ``$key`` (``default`` when unset or blank); one clear line when it is not an
+    integer ≥ ``minimum``. The one reader of dialeval's integer environment settings."""
+    raw = os.environ.get(key, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{key}={raw!r} is not an integer; set it to an integer ≥ {minimum}.") from None
+    if value < minimum:
+        raise ValueError(f"{key} must be ≥ {minimum}, got {value}.")
+    return value
+
+
 def model_cache_size() -> int:
     """``DIALEVAL_MODEL_CACHE_SIZE`` (models kept loaded per process; 0 keeps none), default 4."""
-    raw = os.environ.get("DIALEVAL_MODEL_CACHE_SIZE", "").strip()
-    if not raw:
-        return DEFAULT_CACHE_SIZE
-    try:
-        size = int(raw)
-    except ValueError:
-        raise ValueError(f"DIALEVAL_MODEL_CACHE_SIZE={raw!r} is not an integer; set it to e.g. 4.") from None
-    if size < 0:
-        raise ValueError(f"DIALEVAL_MODEL_CACHE_SIZE={raw!r} must be ≥ 0.")
-    return size
+    return int(env_int("DIALEVAL_MODEL_CACHE_SIZE", DEFAULT_CACHE_SIZE, minimum=0) or 0)
 
 
 def model_identity(name_or_path: str | os.PathLike) -> str:

@@ -4,31 +4,16 @@ a ``ValueError`` whose message is shown as is in the UI."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..io import split_lines
+from ..runtime import env_int
 
 
 class InputError(ValueError):
     """A problem with what a person typed or uploaded; the message is shown as is in the UI."""
-
-
-def env_int(key: str, default: int, minimum: int = 1) -> int:
-    """The integer setting ``$key`` (``default`` when unset or blank); one clear line when it is not an
-    integer ≥ ``minimum``."""
-    raw = os.environ.get(key, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{key}={raw!r} is not an integer.") from None
-    if value < minimum:
-        raise ValueError(f"{key} must be ≥ {minimum}, got {value}.")
-    return value
 
 
 @dataclass(frozen=True)

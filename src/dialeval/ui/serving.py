@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import registry
-from ..runtime import CancelToken, cancellation
+from ..runtime import CancelToken, cancellation, env_int
 from .inputs import InputError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
@@ -73,11 +73,7 @@ class ServerPolicy:
         2 on a public server, no limit on this machine's own demo, where the one client is its operator)."""
         allow = _env_flag("DIALEVAL_ALLOW_LOCAL_MODELS") if allow_local_models is None else allow_local_models
         public = is_public(host)
-        raw = os.environ.get("DIALEVAL_MAX_JOBS_PER_CLIENT", "").strip()
-        try:
-            jobs = max(1, int(raw)) if raw else (2 if public else None)
-        except ValueError:
-            raise ValueError(f"DIALEVAL_MAX_JOBS_PER_CLIENT={raw!r} is not an integer.") from None
+        jobs = env_int("DIALEVAL_MAX_JOBS_PER_CLIENT", 2 if public else None)
         return cls(public=public, allow_local_models=allow, max_jobs_per_client=jobs)
 
     @property
