@@ -1,0 +1,119 @@
+"""Pure statistics for meta-evaluation: Pearson r, Spearman ρ (Pearson r of average ranks, as
+``scipy.stats.spearmanr``), the optimal classification accuracy (best single threshold, Tevet & Berant
+2021), ROC AUC (Mann–Whitney) and seeded bootstrap intervals (subsampling without replacement, percentile
+interval). Arrays in, numbers out; no I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def average_ranks(values: Sequence[float]) -> np.ndarray:
+    """1-based ranks with ties given their average rank (``scipy.stats.rankdata(method="average")``)."""
+    a = np.asarray(values, dtype=float)
+    if a.ndim != 1:
+        raise ValueError(f"expected a 1-D sequence, got shape {a.shape}.")
+    order = np.argsort(a, kind="mergesort")
+    sorted_a = a[order]
+    # start index of each run of equal values
+    new_run = np.concatenate(([True], sorted_a[1:] != sorted_a[:-1]))
+    run_id = np.cumsum(new_run) - 1
+    starts = np.flatnonzero(new_run)
+    ends = np.concatenate((starts[1:], [len(a)]))
+    avg = (starts + ends + 1) / 2.0  # mean of 1-based positions start+1..end
+    ranks = np.empty(len(a), dtype=float)
+    ranks[order] = avg[run_id]
+    return ranks
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson r = cov(x, y) / (σx σy); NaN when either side is constant."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    dx, dy = x - x.mean(), y - y.mean()
+    denom = math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy)))
+    if denom == 0.0:
+        return float("nan")
+    return max(-1.0, min(1.0, float(np.dot(dx, dy)) / denom))
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman ρ = Pearson r of the average ranks (ties averaged, as in ``scipy.stats.spearmanr``)."""
+    if len(x) != len(y):
+        raise ValueError(f"spearman: {len(x)} scores but {len(y)} targets.")
+    if len(x) < 2:
+        raise ValueError("spearman needs at least 2 pairs.")
+    return pearson(average_ranks(x), average_ranks(y))
+
+
+def best_threshold_accuracy(scores: Sequence[float], labels: Sequence[float]) -> tuple[float, float]:
+    """Optimal classification accuracy (Tevet & Berant 2021): the best accuracy of a single threshold t
+    that puts scores ≤ t in one class and scores > t in the other, either way round. Returns
+    ``(accuracy, t)``; ``labels`` must hold exactly two distinct values."""
+    s = np.asarray(scores, dtype=float)
+    lab = np.asarray(labels)
+    classes = np.unique(lab)
+    if len(classes) != 2:
+        raise ValueError(f"best_threshold_accuracy needs two label values, got {classes.tolist()}.")
+    if len(s) != len(lab):
+        raise ValueError(f"{len(s)} scores but {len(lab)} labels.")
+    positive = lab == classes[1]
+    order = np.argsort(s, kind="mergesort")
+    s_sorted, pos_sorted = s[order], positive[order]
+    # cut after position i (0..n-1): everything ≤ s_sorted[i] is "low"; only cut at the end of a tie run
+    cut_ok = np.concatenate((s_sorted[1:] != s_sorted[:-1], [True]))
+    pos_low = np.cumsum(pos_sorted)  # positives at or below the cut
+    low = np.arange(1, len(s) + 1)
+    n_pos = int(positive.sum())
+    # rule "high = positive": correct = negatives at/below + positives above
+    correct = (low - pos_low) + (n_pos - pos_low)
+    acc = correct / len(s)
+    acc = np.maximum(acc, 1.0 - acc)
+    acc = np.where(cut_ok, acc, -1.0)
+    best = int(np.argmax(acc))
+    return float(acc[best]), float(s_sorted[best])
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
+    """Area under the ROC curve = P(score of a positive > score of a negative) + ½ P(tie), i.e. the
+    Mann–Whitney U / (n⁺ n⁻) (Hanley & McNeil 1982). 0.5 = no separation; 1 = every positive above."""
+    pos, neg = np.asarray(positives, dtype=float), np.asarray(negatives, dtype=float)
+    if len(pos) == 0 or len(neg) == 0:
+        raise ValueError(f"auc needs positives and negatives, got {len(pos)} and {len(neg)}.")
+    ranks = average_ranks(np.concatenate([pos, neg]))
+    u = ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2.0
+    return float(u / (len(pos) * len(neg)))
+
+
+def subsample_indices(n: int, size: int, n_resamples: int, seed: int) -> np.ndarray:
+    """``(n_resamples, size)`` row indices, each row a subsample drawn without replacement (seeded)."""
+    if not 2 <= size <= n:
+        raise ValueError(f"subsample size must be between 2 and {n}, got {size}.")
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((n_resamples, n)), axis=1)[:, :size]
+
+
+def bootstrap_interval(statistic: Callable[..., float], columns: Sequence[Sequence[float]], *,
+                       n_resamples: int = 1000, fraction: float = 0.5, seed: int = 0,
+                       confidence: float = 0.95) -> dict[str, Any]:
+    """Percentile interval of ``statistic(*columns)`` over ``n_resamples`` subsamples of
+    ``floor(fraction · n)`` rows drawn without replacement. Resamples where the statistic is undefined
+    (NaN, e.g. a constant subsample) are left out and counted in ``undefined``."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}.")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be ≥ 1, got {n_resamples}.")
+    arrays = [np.asarray(c) for c in columns]
+    n = len(arrays[0])
+    idx = subsample_indices(n, max(2, int(fraction * n)), n_resamples, seed)
+    values = np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float)
+    ok = values[~np.isnan(values)]
+    alpha = (1.0 - confidence) / 2.0
+    low, high = (np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan")))
+    return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
