@@ -174,22 +174,13 @@ def _read_jsonl_sources(path: Path) -> tuple[str, list[Any]]:
 
 
 def _read_parlai_dialogues(path: Path) -> list[list[str]]:
-    from .datasets._common import MalformedDataError, read_json, require_keys, require_str
+    from .datasets._common import MalformedDataError, read_json
+    from .datasets.dailydialog import dialogue_texts
 
     data = read_json(path)
     if not isinstance(data, list):
         raise MalformedDataError(f"{path}: expected a JSON array of dialogues, got {type(data).__name__}.")
-    out = []
-    for d, dialog in enumerate(data):
-        loc = f"{path}, dialogue {d} (0-based)"
-        if not isinstance(dialog, dict):
-            raise MalformedDataError(f"{loc}: expected an object, got {type(dialog).__name__}.")
-        require_keys(dialog, ("dialogue",), loc)
-        turns = dialog["dialogue"]
-        if not isinstance(turns, list) or not all(isinstance(t, dict) and "text" in t for t in turns):
-            raise MalformedDataError(f"{loc}: 'dialogue' must be a list of objects with 'text'.")
-        out.append([require_str(t["text"], "text", f"{loc}, turn {j}") for j, t in enumerate(turns)])
-    return out
+    return [dialogue_texts(dialog, f"{path}, dialogue {d} (0-based)") for d, dialog in enumerate(data)]
 
 
 def build_pairs(kind: str, items: Sequence[Any], seed: int = 0, sep: str = DIALOGUE_SEP) -> tuple[list[Pair], int]:

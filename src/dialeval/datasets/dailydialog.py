@@ -61,6 +61,25 @@ def label(value: Any, names: tuple[str, ...], field: str, loc: str) -> int:
     return names.index(name)
 
 
+def dialogue_texts(dialog: Any, loc: str) -> list[str]:
+    """The turn texts of one ParlAI DailyDialog record (``{"dialogue": [{"text": ...}, ...]}``), checked;
+    errors name ``loc`` and the turn."""
+    if not isinstance(dialog, dict):
+        raise MalformedDataError(f"{loc}: expected an object, got {type(dialog).__name__}.")
+    require_keys(dialog, ("dialogue",), loc)
+    turns = dialog["dialogue"]
+    if not isinstance(turns, list):
+        raise MalformedDataError(f"{loc}: 'dialogue' must be a list of turns, got {type(turns).__name__}.")
+    texts = []
+    for t, turn in enumerate(turns):
+        tloc = f"{loc}, turn {t}"
+        if not isinstance(turn, dict):
+            raise MalformedDataError(f"{tloc}: expected an object with 'text', got {type(turn).__name__}.")
+        require_keys(turn, ("text",), tloc)
+        texts.append(require_str(turn["text"], "text", tloc))
+    return texts
+
+
 def dialogue_pairs(dialogues: Any, path: str | Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Context/response pairs of a ParlAI DailyDialog array, and the count of dialogues that gave none."""
     if not isinstance(dialogues, list):
@@ -68,19 +87,8 @@ def dialogue_pairs(dialogues: Any, path: str | Path) -> tuple[list[dict[str, Any
     pairs, skipped = [], {"dialogues with fewer than 2 turns": 0}
     for d, dialog in enumerate(dialogues):
         loc = f"{path}, dialogue {d} (0-based)"
-        if not isinstance(dialog, dict):
-            raise MalformedDataError(f"{loc}: expected an object, got {type(dialog).__name__}.")
-        require_keys(dialog, ("dialogue",), loc)
+        texts = dialogue_texts(dialog, loc)
         turns = dialog["dialogue"]
-        if not isinstance(turns, list):
-            raise MalformedDataError(f"{loc}: 'dialogue' must be a list of turns, got {type(turns).__name__}.")
-        texts = []
-        for t, turn in enumerate(turns):
-            tloc = f"{loc}, turn {t}"
-            if not isinstance(turn, dict):
-                raise MalformedDataError(f"{tloc}: expected an object with 'text', got {type(turn).__name__}.")
-            require_keys(turn, ("text",), tloc)
-            texts.append(require_str(turn["text"], "text", tloc))
         if len(texts) < 2:
             skipped["dialogues with fewer than 2 turns"] += 1
         topic = label(dialog.get("topic"), TOPICS, "topic", loc)
