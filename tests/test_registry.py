@@ -171,3 +171,22 @@ def test_every_declaration_is_complete():
         assert decl.module_class().DECLARATION is decl
         assert decl.example, name
         assert (decl.summary and decl.title and decl.papers), name
+
+
+def test_meta_evaluation_reads_the_declarations(toy_package):
+    """``meta-eval`` offers exactly the metrics that declare ``meta_datasets``; a declaration naming an unknown
+    dataset, or a non-set metric without an adapter, is refused when declared."""
+    from dialeval.metaeval import make_adapter
+
+    assert {n: d.meta_datasets for n, d in registry.meta_evaluable().items()} == {
+        "distinct_n": ("contest",), "ent_n": ("contest",), "nli_diversity": ("contest",), "full_followup": ("fed",)}
+    assert list(registry.meta_evaluable("fed")) == ["full_followup"]
+    with pytest.raises(ValueError, match=r"toy_words is corpus-level .* covers \['distinct_n', 'ent_n'"):
+        make_adapter(TOY, "contest", "c")
+    helped = run_cli("meta-eval", "--help")
+    assert "full_followup (fed)" in " ".join(helped.stdout.split())
+    base = dict(name="x", title="X", summary="s", papers=("p",), urls=("u",), module="m:C")
+    with pytest.raises(ValueError, match=r"meta_datasets \['dailydialog'\] are not among"):
+        registry.MetricDeclaration(inputs="response_sets", meta_datasets=("dailydialog",), **base)
+    with pytest.raises(ValueError, match="meta_datasets need a meta_adapter"):
+        registry.MetricDeclaration(inputs="turns", meta_datasets=("fed",), **base)

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from . import registry
 from .signature import make_signature
 from .stats import (  # noqa: F401 - re-exported
     auc,
@@ -54,8 +55,6 @@ from .stats import (  # noqa: F401 - re-exported
 
 #: rows -> {"scores": one float per row, "signature": the metric's own signature (model, options, version)}
 Adapter = Callable[[list[dict[str, Any]]], dict[str, Any]]
-SET_DATASETS = {"contest"}
-FED_DATASETS = {"fed"}
 
 
 def parse_metric_args(pairs: Sequence[str] | None) -> dict[str, Any]:
@@ -121,7 +120,6 @@ def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
 def _lexical_options(options: dict[str, Any], metric: str) -> dict[str, Any]:
     """The metric's declared options (scoring is per set), checked before any scoring; the tokenizer
     defaults to ``tevet`` (Tevet's preset, n = 1..5), the meta-evaluation protocol."""
-    from . import registry
     from .lexical_metrics import resolve_orders
 
     allowed = {o.name for o in registry.get(metric).options} - {"level"}
@@ -137,7 +135,7 @@ def _set_scores(result: dict[str, Any]) -> dict[str, Any]:
     return {"scores": result["scores"], "signature": result["signature"]}
 
 
-def _distinct_adapter(options: dict[str, Any]) -> Adapter:
+def distinct_set_adapter(options: dict[str, Any], config: str) -> Adapter:
     """Per-set Dist-n averaged over n (``distinct_n`` with ``level="set"``; with the ``tevet`` tokenizer this
     is Tevet's AveragedDistinctNgrams). Uses the metric's core, so no ``evaluate`` import is needed."""
     from .lexical_metrics import compute_distinct
@@ -146,7 +144,7 @@ def _distinct_adapter(options: dict[str, Any]) -> Adapter:
     return lambda rows: _set_scores(compute_distinct(_sets(rows), level="set", **opts))
 
 
-def _ent_adapter(options: dict[str, Any]) -> Adapter:
+def ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
     """Per-set Ent-n averaged over n (entropy of the set's pooled n-gram distribution)."""
     from .lexical_metrics import compute_ent
 
@@ -154,7 +152,9 @@ def _ent_adapter(options: dict[str, Any]) -> Adapter:
     return lambda rows: _set_scores(compute_ent(_sets(rows), level="set", **opts))
 
 
-def _loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
+def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
+    """Load ``name`` with ``options`` and ``compute`` each row's response set (the default adapter of a
+    ``response_sets`` metric)."""
     from .loading import load
 
     module = load(name, **options)
@@ -169,7 +169,8 @@ def _turn_texts(turns: list[dict[str, str]], speaker_prefix: bool) -> list[str]:
     return [f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
 
 
-def _full_adapter(options: dict[str, Any], level: str) -> Adapter:
+def full_fed_adapter(options: dict[str, Any], level: str) -> Adapter:
+    """FULL on FED rows (``level`` = turn or dialog); speakers stripped unless ``speaker_prefix=True``."""
     from .loading import load
 
     opts = dict(options)
@@ -191,12 +192,6 @@ def _full_adapter(options: dict[str, Any], level: str) -> Adapter:
     return score
 
 
-#: Metric name → the datasets it applies to.
-METRIC_DATASETS = {
-    "distinct_n": SET_DATASETS, "ent_n": SET_DATASETS, "nli_diversity": SET_DATASETS, "full_followup": FED_DATASETS,
-}
-
-
 def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any] | None = None) -> Adapter:
     """The adapter scoring ``dataset`` rows with ``metric`` (``column:NAME`` reads a stored column).
 
@@ -207,22 +202,20 @@ def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any]
         if options:
             raise ValueError("column:NAME takes no --metric-arg options.")
         return column_adapter(metric[len("column:"):])
-    if metric == "sem_ent":
-        raise ValueError("sem_ent is a corpus-level metric (entropy of semantic clusters over many responses); "
-                         "it gives no per-set or per-turn score to correlate. Use distinct_n, ent_n or nli_diversity "
-                         "on conTest/decTest.")
-    if metric not in METRIC_DATASETS:
-        raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of "
-                         f"{sorted(METRIC_DATASETS)} or column:NAME.")
-    if dataset not in METRIC_DATASETS[metric]:
-        raise ValueError(f"{metric} does not apply to {dataset!r}; it scores {sorted(METRIC_DATASETS[metric])}.")
-    if metric == "distinct_n":
-        return _distinct_adapter(options)
-    if metric == "ent_n":
-        return _ent_adapter(options)
-    if metric == "nli_diversity":
-        return _loaded_set_adapter("nli_diversity", options)
-    return _full_adapter(options, config)
+    decls = registry.declarations()
+    usable = sorted(registry.meta_evaluable())
+    if metric not in decls:
+        raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of {usable} or column:NAME.")
+    decl = decls[metric]
+    if not decl.meta_datasets:
+        what = ("is corpus-level (one score for a whole list of responses)" if decl.inputs == "responses"
+                else f"reads {registry.INPUT_KINDS[decl.inputs]}")
+        raise ValueError(f"{metric} {what}; no human-judged dataset here rates what it scores. Meta-evaluation "
+                         f"covers {usable} and column:NAME.")
+    if dataset not in decl.meta_datasets:
+        raise ValueError(f"{metric} does not apply to {dataset!r}; it scores {sorted(decl.meta_datasets)}.")
+    factory = decl.meta_adapter_factory()
+    return factory(options, config) if factory else loaded_set_adapter(metric, options)
 
 
 # --------------------------------------------------------------------------------------------------

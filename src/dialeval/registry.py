@@ -32,6 +32,11 @@ INPUT_KINDS = {
     "speakers": "predicted and gold speaker lists, one per story",
     "story_turns": "generated and gold dialogue turns, one list per story",
 }
+#: Human-judged datasets of ``dialeval meta-eval``: what one scored row is.
+META_DATASETS = {
+    "contest": "a response set (Tevet & Berant's conTest/decTest, per-set diversity)",
+    "fed": "a turn or a dialogue (FED, per-turn and per-dialogue quality)",
+}
 OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
 ENTRY_POINT_GROUP = "dialeval.metrics"
 PACKAGES_ENV = "DIALEVAL_METRIC_PACKAGES"
@@ -68,7 +73,11 @@ class MetricDeclaration:
     UI's reference responses; ``resources`` maps options to packaged folders under
     ``dialeval/resources/`` that the UI passes when no references are given (see :meth:`resource`);
     ``extras`` are the dialeval extras ``compute`` needs beyond the core install (``models`` is implied by
-    ``model_option``), which the metric's Hub Space installs.
+    ``model_option``), which the metric's Hub Space installs. ``meta_datasets`` are the human-judged datasets
+    ``dialeval meta-eval`` scores the metric on (see :data:`META_DATASETS`) and ``meta_adapter`` is
+    ``"pkg.module:factory"`` with ``factory(options, config)`` returning a function from dataset rows to
+    ``{"scores", "signature"}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the
+    rows' response sets).
     """
 
     name: str
@@ -95,6 +104,8 @@ class MetricDeclaration:
     order: int = 100
     package: str = ""
     extras: tuple[str, ...] = ()
+    meta_datasets: tuple[str, ...] = ()
+    meta_adapter: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -110,6 +121,12 @@ class MetricDeclaration:
             if option is not None and option not in names:
                 raise ValueError(f"metric {self.name!r}: {option!r} (references_option/resources) is not among "
                                  "its options; declare it in options=.")
+        unknown = sorted(set(self.meta_datasets) - set(META_DATASETS))
+        if unknown:
+            raise ValueError(f"metric {self.name!r}: meta_datasets {unknown} are not among {sorted(META_DATASETS)}.")
+        if self.meta_datasets and self.meta_adapter is None and self.inputs != "response_sets":
+            raise ValueError(f"metric {self.name!r}: meta_datasets need a meta_adapter (only response_sets metrics "
+                             "have a default one).")
 
     # -- derived facts --------------------------------------------------------------------------
     def option_defaults(self) -> dict[str, Any]:
@@ -162,6 +179,9 @@ class MetricDeclaration:
 
     def probe_function(self) -> Callable[[str], str | None] | None:
         return resolve(self.probe) if self.probe else None
+
+    def meta_adapter_factory(self) -> Callable[..., Any] | None:
+        return resolve(self.meta_adapter) if self.meta_adapter else None
 
 
 def resolve(target: str) -> Any:
@@ -232,6 +252,11 @@ def get(name: Any) -> MetricDeclaration:
     if not isinstance(name, str) or name not in decls:
         raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(decls)}.")
     return decls[name]
+
+
+def meta_evaluable(dataset: str | None = None) -> dict[str, MetricDeclaration]:
+    """The metrics ``dialeval meta-eval`` can score (on ``dataset`` when given)."""
+    return {n: d for n, d in declarations().items() if d.meta_datasets and (dataset is None or dataset in d.meta_datasets)}
 
 
 def by_input(kind: str) -> list[MetricDeclaration]:

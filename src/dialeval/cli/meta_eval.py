@@ -12,8 +12,10 @@ from ..files import atomic_write_json, check_output_path
 def register(sub: Any) -> None:
     p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
     p.add_argument("dataset", help="contest (conTest/decTest) or fed")
-    p.add_argument("--metric", required=True,
-                   help="distinct_n, ent_n, nli_diversity (contest), full_followup (fed), or column:NAME for a stored column")
+    from ..registry import meta_evaluable
+
+    usable = ", ".join(f"{n} ({'/'.join(d.meta_datasets)})" for n, d in meta_evaluable().items())
+    p.add_argument("--metric", required=True, help=f"{usable}, or column:NAME for a stored column")
     p.add_argument("--config", action="append", default=None,
                    help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed")
     p.add_argument("--data-dir", default=None, help="folder of the original files (default: $DIALEVAL_DATA_DIR/<folder>)")

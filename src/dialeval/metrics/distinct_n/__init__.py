@@ -25,4 +25,6 @@ METRIC = declare(
     emoji="🔤",
     tags=("diversity", "lexical"),
     order=10,
+    meta_datasets=("contest",),
+    meta_adapter="dialeval.metaeval:distinct_set_adapter",
 )

@@ -24,4 +24,6 @@ METRIC = declare(
     emoji="📊",
     tags=("diversity", "lexical"),
     order=20,
+    meta_datasets=("contest",),
+    meta_adapter="dialeval.metaeval:ent_set_adapter",
 )

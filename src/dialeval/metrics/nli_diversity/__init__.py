@@ -33,4 +33,5 @@ METRIC = declare(
     emoji="🔀",
     tags=("diversity", "semantic", "nli"),
     order=60,
+    meta_datasets=("contest",),
 )
