@@ -2,7 +2,9 @@
 adapt): Dist-n/EAD-n, Ent-n and LF with their options checked, their defaults written once, scores
 aggregated at corpus or set level, and a signature. The ``evaluate`` modules
 (:mod:`dialeval.modules.lexical`) and meta-evaluation (:mod:`dialeval.metaeval`) both call these.
-The math itself is in :mod:`dialeval.lexical`.
+The ``*_result`` functions finish a corpus result from merged n-gram counts, so the Ray engine
+(:mod:`dialeval.distributed.states`) gives the same numbers and signature as one process. The math itself
+is in :mod:`dialeval.lexical`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import math
 from typing import Any
 
 from . import lexical
-from .ngrams import count_ngrams
+from .ngrams import NgramCounts, count_ngrams
 from .signature import make_signature
 from .text import check_num_workers, get_tokenizer, tokenizer_name
 from .validation import check_positive_ints, check_text_sets, check_texts, is_int
@@ -67,21 +69,71 @@ def _mean(values: list[float]) -> float:
     return math.fsum(values) / len(values)
 
 
+def _check_counted(state: NgramCounts) -> None:
+    if state.num_texts == 0:
+        raise ValueError("`predictions` is empty; pass at least one response.")
+
+
+def distinct_result(state: NgramCounts, vocab_size: int | None = None) -> dict[str, Any]:
+    """Corpus Dist-n (EAD-n with ``vocab_size``), their mean over n and the signature, from n-gram counts."""
+    _check_counted(state)
+    out: dict[str, Any] = lexical.distinct_scores(state, vocab_size)
+    out["distinct_mean"] = _mean([out[f"distinct_{k}"] for k in state.orders])
+    out["signature"] = make_signature("distinct_n", tok=state.tokenizer_id, n=state.orders, level="corpus",
+                                      vocab=vocab_size)
+    return out
+
+
+def ent_result(state: NgramCounts, base: float = 2.0) -> dict[str, Any]:
+    """Corpus Ent-n and the signature, from n-gram counts."""
+    _check_counted(state)
+    out: dict[str, Any] = lexical.entropy_scores(state, base)
+    out["signature"] = make_signature("ent_n", tok=state.tokenizer_id, n=state.orders, base=base, level="corpus")
+    return out
+
+
+def low_frequency_result(state: NgramCounts, threshold: int, reference: dict[str, int] | None = None,
+                         source: str = "predictions") -> dict[str, Any]:
+    """LF and the signature from unigram counts; ``reference`` counts (named by ``source``) replace the
+    predictions' own counts when given."""
+    _check_counted(state)
+    return {
+        "low_frequency": lexical.low_frequency_share(state.counts[1], threshold, reference),
+        "signature": make_signature("low_frequency", tok=state.tokenizer_id, n=1, threshold=threshold,
+                                    counts=source, level="corpus"),
+    }
+
+
+def check_low_frequency_reference(reference_counts: Any = None, reference_texts: Any = None) -> dict[str, int] | None:
+    """Refuse both LF reference options at once; validate ``reference_counts`` (returned, or ``None``)."""
+    if reference_counts is not None and reference_texts is not None:
+        raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
+    return None if reference_counts is None else _reference_counts(reference_counts)
+
+
+def low_frequency_reference(tokenizer: Any, reference_counts: Any = None, reference_texts: Any = None,
+                            num_workers: int = 0) -> tuple[dict[str, int] | None, str]:
+    """LF's reference counts and their source name (``predictions`` when neither option is given)."""
+    counts = check_low_frequency_reference(reference_counts, reference_texts)
+    if reference_texts is not None:
+        texts = check_texts(reference_texts, "reference_texts")
+        return dict(lexical.unigram_counts(texts, tokenizer, num_workers=num_workers)), "reference_texts"
+    return (counts, "reference_counts") if counts is not None else (None, "predictions")
+
+
 def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual", level: str = "corpus",
                      vocab_size: int | None = None, num_workers: int = 0) -> dict[str, Any]:
     """Dist-n (and EAD-n with ``vocab_size``) at corpus level, or averaged over response sets
     (``level="set"``: also ``scores``, each set's mean over n, and ``scores_by_n``), with a signature."""
     orders, level, vocab = resolve_orders(tokenizer, n), check_level(level), check_vocab_size(vocab_size)
     if level == "corpus":
-        out: dict[str, Any] = lexical.distinct_n(_corpus_texts(predictions), orders, tokenizer, vocab,
-                                                 num_workers=check_num_workers(num_workers))
-        out["distinct_mean"] = _mean([out[f"distinct_{k}"] for k in orders])
-    else:
-        per_set = lexical.distinct_n_per_set(check_text_sets(predictions, "predictions"), orders, tokenizer, vocab)
-        keys = [k for k in per_set[0] if k != "distinct_mean"] + ["distinct_mean"]
-        out = {k: _mean([s[k] for s in per_set]) for k in keys}
-        out["scores"] = [s["distinct_mean"] for s in per_set]
-        out["scores_by_n"] = {k: [s[k] for s in per_set] for k in keys if k != "distinct_mean"}
+        return distinct_result(count_ngrams(_corpus_texts(predictions), orders, tokenizer,
+                                            num_workers=check_num_workers(num_workers)), vocab)
+    per_set = lexical.distinct_n_per_set(check_text_sets(predictions, "predictions"), orders, tokenizer, vocab)
+    keys = [k for k in per_set[0] if k != "distinct_mean"] + ["distinct_mean"]
+    out: dict[str, Any] = {k: _mean([s[k] for s in per_set]) for k in keys}
+    out["scores"] = [s["distinct_mean"] for s in per_set]
+    out["scores_by_n"] = {k: [s[k] for s in per_set] for k in keys if k != "distinct_mean"}
     out["signature"] = make_signature("distinct_n", tok=tokenizer_name(tokenizer), n=orders, level=level, vocab=vocab)
     return out
 
@@ -92,11 +144,10 @@ def compute_ent(predictions: Any, n: Any = None, tokenizer: Any = "casual", base
     Ent-n averaged over n; with a signature."""
     orders, base, level = resolve_orders(tokenizer, n), check_base(base), check_level(level)
     if level == "corpus":
-        out: dict[str, Any] = lexical.entropy_scores(count_ngrams(
-            check_texts(predictions, "predictions"), orders, tokenizer, num_workers=check_num_workers(num_workers)), base)
-    else:
-        sets = check_text_sets(predictions, "predictions")
-        out = {"scores": [_mean(list(lexical.ent_n(s, orders, tokenizer, base).values())) for s in sets]}
+        return ent_result(count_ngrams(check_texts(predictions, "predictions"), orders, tokenizer,
+                                       num_workers=check_num_workers(num_workers)), base)
+    sets = check_text_sets(predictions, "predictions")
+    out: dict[str, Any] = {"scores": [_mean(list(lexical.ent_n(s, orders, tokenizer, base).values())) for s in sets]}
     out["signature"] = make_signature("ent_n", tok=tokenizer_name(tokenizer), n=orders, base=base, level=level)
     return out
 
@@ -118,17 +169,7 @@ def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any
     is at most ``threshold``; with a signature."""
     get_tokenizer(tokenizer)
     threshold, workers = check_threshold(threshold), check_num_workers(num_workers)
-    if reference_counts is not None and reference_texts is not None:
-        raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
+    check_low_frequency_reference(reference_counts, reference_texts)
     texts = check_texts(predictions, "predictions")
-    source, ref = "predictions", None
-    if reference_texts is not None:
-        source, ref = "reference_texts", lexical.unigram_counts(check_texts(reference_texts, "reference_texts"),
-                                                                tokenizer, num_workers=workers)
-    elif reference_counts is not None:
-        source, ref = "reference_counts", _reference_counts(reference_counts)
-    return {
-        "low_frequency": lexical.low_frequency(texts, threshold, tokenizer, ref, num_workers=workers),
-        "signature": make_signature("low_frequency", tok=tokenizer_name(tokenizer), n=1, threshold=threshold,
-                                    counts=source, level="corpus"),
-    }
+    reference, source = low_frequency_reference(tokenizer, reference_counts, reference_texts, workers)
+    return low_frequency_result(count_ngrams(texts, (1,), tokenizer, num_workers=workers), threshold, reference, source)

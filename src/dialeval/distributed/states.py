@@ -18,10 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import lexical
+from .. import lexical_metrics as lm
 from ..ngrams import NgramCounts
-from ..signature import make_signature
-from ..text import get_tokenizer, tokenizer_name
+from ..text import get_tokenizer
 from ..validation import check_texts
 
 # ----------------------------------------------------------------------------------------- lexical
@@ -40,17 +39,13 @@ class LexicalPlan:
 def lexical_plan(metric: str, options: dict[str, Any]) -> LexicalPlan:
     """Check the options of ``distinct_n``, ``ent_n`` or ``low_frequency`` with the validators single-process
     compute uses (:mod:`dialeval.lexical_metrics`); ``num_workers`` (local processes) does not apply on Ray."""
-    from .. import lexical_metrics as lm
-
     opts = {k: v for k, v in options.items() if k != "num_workers"}
     tok = opts.pop("tokenizer", "casual")
     if metric == "low_frequency":
         get_tokenizer(tok)
         opts["threshold"] = lm.check_threshold(opts.get("threshold", 100))
-        if opts.get("reference_counts") is not None and opts.get("reference_texts") is not None:
-            raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
-        if opts.get("reference_counts") is not None:
-            opts["reference_counts"] = lm._reference_counts(opts["reference_counts"])
+        opts["reference_counts"] = lm.check_low_frequency_reference(opts.get("reference_counts"),
+                                                                    opts.get("reference_texts"))
         return LexicalPlan(metric, (1,), tok, opts)
     orders = lm.resolve_orders(tok, opts.pop("n", None))
     if lm.check_level(opts.get("level", "corpus")) != "corpus":
@@ -77,39 +72,16 @@ def merge_ngram_states(states: Iterable[str], plan: LexicalPlan) -> NgramCounts:
 
 
 def lexical_result(state: NgramCounts, plan: LexicalPlan) -> dict[str, Any]:
-    """The result single-process ``compute`` gives for the same texts (same numbers, same signature)."""
-    tok, orders, opts = plan.tokenizer, plan.orders, plan.options
-    if state.num_texts == 0:
-        raise ValueError("`predictions` is empty; pass at least one response.")
-    if plan.metric == "distinct_n":
-        vocab = None if opts.get("vocab_size") is None else int(opts["vocab_size"])
-        out: dict[str, Any] = lexical.distinct_scores(state, vocab)
-        out["distinct_mean"] = math.fsum(out[f"distinct_{k}"] for k in orders) / len(orders)
-        out["signature"] = make_signature("distinct_n", tok=tokenizer_name(tok), n=orders, level="corpus",
-                                          vocab=vocab)
-        return out
-    if plan.metric == "ent_n":
-        base = float(opts.get("base", 2.0))
-        out = lexical.entropy_scores(state, base)
-        out["signature"] = make_signature("ent_n", tok=tokenizer_name(tok), n=orders, base=base, level="corpus")
-        return out
-    return low_frequency_result(state, plan)
-
-
-def low_frequency_result(state: NgramCounts, plan: LexicalPlan) -> dict[str, Any]:
+    """The result single-process ``compute`` gives for the same texts (same numbers, same signature): the
+    core's own ``*_result`` functions on the merged counts."""
     opts = plan.options
-    threshold = int(opts.get("threshold", 100))
-    ref, source = None, "predictions"
-    if opts.get("reference_texts") is not None:
-        ref = lexical.unigram_counts(check_texts(opts["reference_texts"], "reference_texts"), plan.tokenizer)
-        source = "reference_texts"
-    elif opts.get("reference_counts") is not None:
-        ref, source = opts["reference_counts"], "reference_counts"
-    return {
-        "low_frequency": lexical.low_frequency_share(state.counts[1], threshold, ref),
-        "signature": make_signature("low_frequency", tok=tokenizer_name(plan.tokenizer), n=1, threshold=threshold,
-                                    counts=source, level="corpus"),
-    }
+    if plan.metric == "distinct_n":
+        return lm.distinct_result(state, opts.get("vocab_size"))
+    if plan.metric == "ent_n":
+        return lm.ent_result(state, opts.get("base", 2.0))
+    reference, source = lm.low_frequency_reference(plan.tokenizer, opts.get("reference_counts"),
+                                                   opts.get("reference_texts"))
+    return lm.low_frequency_result(state, opts["threshold"], reference, source)
 
 
 # ----------------------------------------------------------------------------------------- clusters
