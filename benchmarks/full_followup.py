@@ -130,7 +130,8 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from dialeval.full import FULL_0_0_3_FOLLOW_UPS, _compat_tokenizer, full_scores
+    from dialeval.full import FULL_0_0_3_FOLLOW_UPS
+    from dialeval.full_scorer import _compat_tokenizer, full_scores
     from dialeval.lm import load_lm
     from dialeval.testing.blenderbot import (
         BLENDERBOT_400M_DISTILL,

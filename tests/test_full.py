@@ -15,18 +15,17 @@ import dialeval
 from dialeval.full import (
     FOLLOW_UPS,
     FULL_0_0_3_FOLLOW_UPS,
-    FollowupScorer,
     aggregate_followups,
     check_dialogues,
     check_turn_inputs,
     followup_values,
-    full_scores,
     keep_last_tokens,
     mean_token_nll,
     package_history_text,
     package_turns,
     recent_turns_fitting,
 )
+from dialeval.full_scorer import FollowupScorer, full_scores
 from dialeval.lm import ModelNotAvailableError, detect_kind, find_smollm2_gguf, load_lm
 from dialeval.modules.full_followup import follow_up_set_name
 from dialeval.signature import parse_signature

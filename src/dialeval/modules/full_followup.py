@@ -17,8 +17,8 @@ from ..full import (
     check_dialogues,
     check_follow_ups,
     check_turn_inputs,
-    full_scores,
 )
+from ..full_scorer import full_scores
 from ..lm import load_lm
 from ..metrics.full_followup import METRIC
 from ..runtime import loaded_dtype
