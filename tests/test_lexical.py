@@ -247,3 +247,22 @@ def test_casual_equals_nltk_on_generated_text(text):
     from nltk.tokenize.casual import casual_tokenize
 
     assert get_tokenizer("casual")(text) == casual_tokenize(text)
+
+
+def test_low_frequency_checks_predictions_before_the_reference():
+    """The predictions are named first when both are bad, in one process and when finishing merged counts."""
+    from dialeval.distributed.states import lexical_plan, lexical_result
+    from dialeval.lexical_metrics import compute_low_frequency
+    from dialeval.ngrams import NgramCounts
+
+    with pytest.raises(ValueError, match="`predictions`"):
+        compute_low_frequency(None, reference_counts=[1])
+    with pytest.raises(ValueError, match="not both"):
+        compute_low_frequency(["a"], reference_counts={"a": 1}, reference_texts=["a"])
+    plan = lexical_plan("low_frequency", {"reference_texts": [1]})
+    with pytest.raises(ValueError, match="`predictions` is empty"):
+        lexical_result(NgramCounts((1,), "casual"), plan)
+    plan = lexical_plan("low_frequency", {"reference_counts": {"a": 3}, "threshold": 2})
+    state = NgramCounts((1,), "casual").update(["a b", "a"])
+    assert lexical_result(state, plan) == compute_low_frequency(["a b", "a"], threshold=2, reference_counts={"a": 3})
+    assert lexical_result(state, plan)["low_frequency"] == pytest.approx(1 / 3)  # only "b" (unseen: 0 ≤ 2)

@@ -190,3 +190,12 @@ def test_meta_evaluation_reads_the_declarations(toy_package):
         registry.MetricDeclaration(inputs="response_sets", meta_datasets=("dailydialog",), **base)
     with pytest.raises(ValueError, match="meta_datasets need a meta_adapter"):
         registry.MetricDeclaration(inputs="turns", meta_datasets=("fed",), **base)
+    with pytest.raises(TypeError, match=r"a tuple of dataset names, e.g. \('fed',\)"):
+        registry.MetricDeclaration(inputs="turns", meta_datasets="fed", meta_adapter="m:f", **base)
+    with pytest.raises(ValueError, match="meta_adapter without meta_datasets"):
+        registry.MetricDeclaration(inputs="turns", meta_adapter="m:f", **base)
+    from dialeval.metaeval import DEFAULT_CONFIGS
+
+    assert set(registry.META_DATASETS) == set(DEFAULT_CONFIGS)  # every declared dataset has a protocol
+    for decl in registry.meta_evaluable().values():
+        assert decl.meta_adapter is None or callable(decl.meta_adapter_factory()), decl.name

@@ -69,14 +69,16 @@ def _mean(values: list[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def _check_counted(state: NgramCounts) -> None:
+def check_counted(state: NgramCounts) -> None:
+    """Refuse counts of no text (an empty corpus has no Dist/Ent/LF)."""
     if state.num_texts == 0:
         raise ValueError("`predictions` is empty; pass at least one response.")
 
 
 def distinct_result(state: NgramCounts, vocab_size: int | None = None) -> dict[str, Any]:
-    """Corpus Dist-n (EAD-n with ``vocab_size``), their mean over n and the signature, from n-gram counts."""
-    _check_counted(state)
+    """Corpus Dist-n (EAD-n with ``vocab_size``, checked by :func:`check_vocab_size`), their mean over n and
+    the signature, from n-gram counts."""
+    check_counted(state)
     out: dict[str, Any] = lexical.distinct_scores(state, vocab_size)
     out["distinct_mean"] = _mean([out[f"distinct_{k}"] for k in state.orders])
     out["signature"] = make_signature("distinct_n", tok=state.tokenizer_id, n=state.orders, level="corpus",
@@ -85,8 +87,8 @@ def distinct_result(state: NgramCounts, vocab_size: int | None = None) -> dict[s
 
 
 def ent_result(state: NgramCounts, base: float = 2.0) -> dict[str, Any]:
-    """Corpus Ent-n and the signature, from n-gram counts."""
-    _check_counted(state)
+    """Corpus Ent-n (``base`` checked by :func:`check_base`) and the signature, from n-gram counts."""
+    check_counted(state)
     out: dict[str, Any] = lexical.entropy_scores(state, base)
     out["signature"] = make_signature("ent_n", tok=state.tokenizer_id, n=state.orders, base=base, level="corpus")
     return out
@@ -96,7 +98,7 @@ def low_frequency_result(state: NgramCounts, threshold: int, reference: dict[str
                          source: str = "predictions") -> dict[str, Any]:
     """LF and the signature from unigram counts; ``reference`` counts (named by ``source``) replace the
     predictions' own counts when given."""
-    _check_counted(state)
+    check_counted(state)
     return {
         "low_frequency": lexical.low_frequency_share(state.counts[1], threshold, reference),
         "signature": make_signature("low_frequency", tok=state.tokenizer_id, n=1, threshold=threshold,
@@ -111,14 +113,14 @@ def check_low_frequency_reference(reference_counts: Any = None, reference_texts:
     return None if reference_counts is None else _reference_counts(reference_counts)
 
 
-def low_frequency_reference(tokenizer: Any, reference_counts: Any = None, reference_texts: Any = None,
+def low_frequency_reference(tokenizer: Any, checked_counts: dict[str, int] | None = None, reference_texts: Any = None,
                             num_workers: int = 0) -> tuple[dict[str, int] | None, str]:
-    """LF's reference counts and their source name (``predictions`` when neither option is given)."""
-    counts = check_low_frequency_reference(reference_counts, reference_texts)
+    """LF's reference counts and their source name (``predictions`` when neither is given);
+    ``checked_counts`` come from :func:`check_low_frequency_reference`."""
     if reference_texts is not None:
         texts = check_texts(reference_texts, "reference_texts")
         return dict(lexical.unigram_counts(texts, tokenizer, num_workers=num_workers)), "reference_texts"
-    return (counts, "reference_counts") if counts is not None else (None, "predictions")
+    return (checked_counts, "reference_counts") if checked_counts is not None else (None, "predictions")
 
 
 def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual", level: str = "corpus",
@@ -169,7 +171,9 @@ def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any
     is at most ``threshold``; with a signature."""
     get_tokenizer(tokenizer)
     threshold, workers = check_threshold(threshold), check_num_workers(num_workers)
-    check_low_frequency_reference(reference_counts, reference_texts)
+    if reference_counts is not None and reference_texts is not None:
+        raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
     texts = check_texts(predictions, "predictions")
-    reference, source = low_frequency_reference(tokenizer, reference_counts, reference_texts, workers)
+    counts = check_low_frequency_reference(reference_counts, reference_texts)
+    reference, source = low_frequency_reference(tokenizer, counts, reference_texts, workers)
     return low_frequency_result(count_ngrams(texts, (1,), tokenizer, num_workers=workers), threshold, reference, source)

@@ -169,8 +169,10 @@ def _turn_texts(turns: list[dict[str, str]], speaker_prefix: bool) -> list[str]:
     return [f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
 
 
-def full_fed_adapter(options: dict[str, Any], level: str) -> Adapter:
-    """FULL on FED rows (``level`` = turn or dialog); speakers stripped unless ``speaker_prefix=True``."""
+def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
+    """FULL on FED rows (``config`` = the level, turn or dialog); speakers stripped unless
+    ``speaker_prefix=True``."""
+    level = config
     from .loading import load
 
     opts = dict(options)

@@ -121,6 +121,12 @@ class MetricDeclaration:
             if option is not None and option not in names:
                 raise ValueError(f"metric {self.name!r}: {option!r} (references_option/resources) is not among "
                                  "its options; declare it in options=.")
+        if isinstance(self.meta_datasets, str):
+            raise TypeError(f"metric {self.name!r}: meta_datasets must be a tuple of dataset names, e.g. "
+                            f"({self.meta_datasets!r},), not a string.")
+        if self.meta_adapter is not None and not self.meta_datasets:
+            raise ValueError(f"metric {self.name!r}: meta_adapter without meta_datasets would never be used; "
+                             f"name the datasets it scores ({sorted(META_DATASETS)}).")
         unknown = sorted(set(self.meta_datasets) - set(META_DATASETS))
         if unknown:
             raise ValueError(f"metric {self.name!r}: meta_datasets {unknown} are not among {sorted(META_DATASETS)}.")

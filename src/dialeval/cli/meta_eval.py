@@ -10,10 +10,11 @@ from ..files import atomic_write_json, check_output_path
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
-    p.add_argument("dataset", help="contest (conTest/decTest) or fed")
-    from ..registry import meta_evaluable
+    from ..registry import META_DATASETS, meta_evaluable
 
+    p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
+    p.add_argument("dataset", choices=list(META_DATASETS),
+                   help="; ".join(f"{k}: each row is {v}" for k, v in META_DATASETS.items()))
     usable = ", ".join(f"{n} ({'/'.join(d.meta_datasets)})" for n, d in meta_evaluable().items())
     p.add_argument("--metric", required=True, help=f"{usable}, or column:NAME for a stored column")
     p.add_argument("--config", action="append", default=None,

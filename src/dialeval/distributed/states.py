@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import lexical_metrics as lm
+from .. import lexical_metrics as lexm
 from ..ngrams import NgramCounts
 from ..text import get_tokenizer
 from ..validation import check_texts
@@ -43,18 +43,18 @@ def lexical_plan(metric: str, options: dict[str, Any]) -> LexicalPlan:
     tok = opts.pop("tokenizer", "casual")
     if metric == "low_frequency":
         get_tokenizer(tok)
-        opts["threshold"] = lm.check_threshold(opts.get("threshold", 100))
-        opts["reference_counts"] = lm.check_low_frequency_reference(opts.get("reference_counts"),
+        opts["threshold"] = lexm.check_threshold(opts.get("threshold", 100))
+        opts["reference_counts"] = lexm.check_low_frequency_reference(opts.get("reference_counts"),
                                                                     opts.get("reference_texts"))
         return LexicalPlan(metric, (1,), tok, opts)
-    orders = lm.resolve_orders(tok, opts.pop("n", None))
-    if lm.check_level(opts.get("level", "corpus")) != "corpus":
+    orders = lexm.resolve_orders(tok, opts.pop("n", None))
+    if lexm.check_level(opts.get("level", "corpus")) != "corpus":
         raise ValueError(f"{metric} level='set' scores each response set on its own, which the Ray engine does "
                          "not do yet; run it in one process (no --engine), or score sets with nli_diversity.")
     if metric == "distinct_n":
-        opts["vocab_size"] = lm.check_vocab_size(opts.get("vocab_size"))
+        opts["vocab_size"] = lexm.check_vocab_size(opts.get("vocab_size"))
     if metric == "ent_n":
-        opts["base"] = lm.check_base(opts.get("base", 2.0))
+        opts["base"] = lexm.check_base(opts.get("base", 2.0))
     return LexicalPlan(metric, orders, tok, opts)
 
 
@@ -75,13 +75,14 @@ def lexical_result(state: NgramCounts, plan: LexicalPlan) -> dict[str, Any]:
     """The result single-process ``compute`` gives for the same texts (same numbers, same signature): the
     core's own ``*_result`` functions on the merged counts."""
     opts = plan.options
+    lexm.check_counted(state)
     if plan.metric == "distinct_n":
-        return lm.distinct_result(state, opts.get("vocab_size"))
+        return lexm.distinct_result(state, opts.get("vocab_size"))
     if plan.metric == "ent_n":
-        return lm.ent_result(state, opts.get("base", 2.0))
-    reference, source = lm.low_frequency_reference(plan.tokenizer, opts.get("reference_counts"),
+        return lexm.ent_result(state, opts.get("base", 2.0))
+    reference, source = lexm.low_frequency_reference(plan.tokenizer, opts.get("reference_counts"),
                                                    opts.get("reference_texts"))
-    return lm.low_frequency_result(state, opts["threshold"], reference, source)
+    return lexm.low_frequency_result(state, opts["threshold"], reference, source)
 
 
 # ----------------------------------------------------------------------------------------- clusters

@@ -1,5 +1,6 @@
 """FULL (follow-up likelihood) as an `evaluate` module, configs `turn` and `dialog`; the implementation
-lives in `dialeval.full` and `dialeval.modules.full_followup`."""
+lives in `dialeval.full` (texts, aggregation), `dialeval.full_scorer` (the model side) and
+`dialeval.modules.full_followup`."""
 
 import dialeval.modules.full_followup as impl
 
