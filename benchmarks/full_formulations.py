@@ -2,15 +2,15 @@
 
 Factors (De Bruyn et al. 2022 leave them open for causal LMs):
   speaker prefixes ("User: "/"System: ") or none; separator after each turn (newline, tab, space);
-  follow-up as a bare sentence, as the next user turn ("User: " cue, prefixed histories only) or as the
+  follow-up as a bare sentence, as the next user turn ("User: " cue) or as the
   next user message of the tokenizer's chat template; left truncation of the history (256/512/1024 tokens);
   aggregation of a follow-up's token log-probabilities (mean per-token NLL, or their sum).
 
 Design (2 CPU cores; fp32, the metric's default): one factor at a time, not the Cartesian product. The
 default ``--texts`` are the paper's text (no prefixes, tab, bare follow-up), the old meta-eval default
 (prefixes, newline), each separator alone (no prefixes, newline / space), the follow-up as a "User: " turn
-(prefixes, newline) and the chat template (skipped for a tokenizer without one); the other grid points
-(``TEXTS``: prefixes with tab or space) run with ``--texts``. Each text is scored once at 1024 tokens;
+(newline, with and without prefixes) and the chat template (skipped for a tokenizer without one); the other
+grid points (``TEXTS``: prefixes with tab or space) run with ``--texts``. Each text is scored once at 1024 tokens;
 both aggregations come from the same run (sum = mean × the follow-up's token count, which does not depend
 on the history), and follow-up NLLs are cached by the history's token ids.
 Truncation (256, 512) is then varied around the FED winner only (only histories it changes are re-run).
@@ -52,11 +52,11 @@ from dialeval.runtime import run_batched  # noqa: E402
 SEPARATORS = {"nl": "\n", "tab": "\t", "sp": " "}
 #: name -> (speaker prefixes, separator key, follow-up: bare | turn | chat)
 TEXTS = {f"{'prefix' if p else 'plain'}-{s}-{f}": (p, s, f) for p in (True, False) for s in SEPARATORS
-         for f in (("bare", "turn") if p else ("bare",))}
+         for f in ("bare", "turn")}
 TEXTS["chat"] = (False, "nl", "chat")
 OLD_DEFAULT, PAPER = "prefix-nl-bare", "plain-tab-bare"
 #: One factor at a time around the paper's text (plain-tab-bare), plus the old meta-eval default.
-DEFAULT_TEXTS = (PAPER, OLD_DEFAULT, "prefix-nl-turn", "plain-nl-bare", "plain-sp-bare", "chat")
+DEFAULT_TEXTS = (PAPER, OLD_DEFAULT, "prefix-nl-turn", "plain-nl-bare", "plain-sp-bare", "chat", "plain-nl-turn")
 TRUNCATIONS = (256, 512, 1024)
 AGGREGATIONS = ("mean", "sum")
 
