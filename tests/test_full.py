@@ -139,10 +139,14 @@ def test_batched_scorer_equals_hand_loop(lms, name, batch_size):
 
 
 def test_causal_history_text_and_follow_up_tokens(lms):
+    """Causal default (the formulation study's winner): each turn followed by a space, at most 512 tokens;
+    seq2seq keeps the newline."""
     scorer = FollowupScorer(lms["llama"])
     tok = lms["llama"].tokenizer
     ids = scorer.encode_history(["Hi", "Hello there"], 100)
-    assert tok.decode(ids) == "Hi\nHello there\n"
+    assert tok.decode(ids) == "Hi Hello there "
+    assert scorer.max_length == 512 and FollowupScorer(lms["blenderbot"]).separator == "\n"
+    assert tok.decode(FollowupScorer(lms["llama"], separator="\n").encode_history(["Hi", "Yo"], 100)) == "Hi\nYo\n"
     assert tok.decode(scorer.encode_follow_ups(["You're really boring."])[0]) == "You're really boring."
 
 
@@ -310,12 +314,14 @@ def test_module_passes_formulation_options(tiny_dirs, lms):
     (counted here with the tokenizer); the signature records the formulation."""
     dialog = dialeval.load("full_followup", "dialog", model=str(tiny_dirs["llama"]), progress=False)
     follow_ups = ["Huh?", "That makes no sense at all."]
-    mean = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups)
-    total = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups, aggregation="sum")
+    mean = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups, aggregation="mean")
+    total = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups)  # sum: the causal default
     counts = [len(lms["llama"].tokenizer(f, add_special_tokens=False)["input_ids"]) for f in follow_ups]
     np.testing.assert_allclose(np.asarray(total["follow_up_scores"]),
                                np.asarray(mean["follow_up_scores"]) * np.asarray(counts), rtol=1e-5)
     assert parse_signature(total["signature"])["agg"] == "sum_nll"
+    assert parse_signature(mean["signature"])["agg"] == "mean_nll"
+    assert parse_signature(total["signature"])["sep"] == "space" and parse_signature(total["signature"])["max_len"] == "512"
     prefixed = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups, follow_up_prefix="User: ")
     assert parse_signature(prefixed["signature"])["fu_prefix"] == "User: "
     assert "fu_prefix" not in parse_signature(mean["signature"])

@@ -90,8 +90,9 @@ def test_formulation_errors(lms):
 def test_summed_aggregation_is_mean_times_follow_up_length(lms):
     lm = lms["llama"]
     hist = [["Hi", "Hello there"], ["Do you like music ?"]]
-    mean = full_scores(hist, level="dialog", lm=lm, progress=False)
-    total = full_scores(hist, level="dialog", lm=lm, aggregation="sum", progress=False)
+    mean = full_scores(hist, level="dialog", lm=lm, aggregation="mean", progress=False)
+    total = full_scores(hist, level="dialog", lm=lm, progress=False)  # sum: the causal default
+    assert (mean["aggregation"], total["aggregation"]) == ("mean", "sum")
     lengths = [len(lm.tokenizer(f, add_special_tokens=False)["input_ids"]) for f in FOLLOW_UPS]
     want = np.asarray(mean["follow_up_scores"]) * np.asarray(lengths)
     np.testing.assert_allclose(total["follow_up_scores"], want, rtol=1e-12)

@@ -25,7 +25,13 @@ from .full import (
     package_turns,
     recent_turns_fitting,
 )
-from .full_formulation import AGGREGATIONS, chat_pieces, check_formulation, followup_nll
+from .full_formulation import (
+    AGGREGATIONS,
+    chat_pieces,
+    check_formulation,
+    default_formulation,
+    followup_nll,
+)
 from .runtime import run_batched
 
 # --------------------------------------------------------------------------------------------------
@@ -36,13 +42,14 @@ class FollowupScorer:
     """Mean per-token NLL of every follow-up after every history, with one history encoding per item.
 
     ``lm`` is a :class:`dialeval.lm.LoadedLM`. ``separator`` joins turns in default mode; ``max_length``
-    caps the history (default: the model's limit, at most 1024 tokens for causal models). Causal LMs only:
+    caps the history (default: the model's limit, at most 512 tokens for causal models); ``separator`` and the
+    cap default per model kind (:data:`dialeval.full_formulation.DEFAULT_FORMULATION`). Causal LMs only:
     ``follow_up_prefix`` (e.g. ``"User: "``) is written after the history and conditioned on, not scored;
     ``chat_template=True`` writes the history with the tokenizer's chat template and the follow-up as the
     next user message (:func:`dialeval.full_formulation.chat_pieces`). Both are kept when truncating.
     """
 
-    def __init__(self, lm: Any, *, separator: str = "\n", max_length: int | None = None,
+    def __init__(self, lm: Any, *, separator: str | None = None, max_length: int | None = None,
                  compat: str | None = None, lookback: int = PACKAGE_LOOKBACK, follow_up_prefix: str = "",
                  chat_template: bool = False) -> None:
         if compat is not None and compat not in COMPAT_MODES:
@@ -50,8 +57,9 @@ class FollowupScorer:
         if compat and lm.kind != "seq2seq":
             raise ValueError(f"compat={compat!r} reproduces the `full` package, which only runs seq2seq models "
                              f"(BlenderBot); {lm.name!r} is a causal LM. Use compat=None.")
-        if not isinstance(separator, str):
-            raise TypeError(f"`separator` must be a string, got {type(separator).__name__}.")
+        if separator is not None and not isinstance(separator, str):
+            raise TypeError(f"`separator` must be a string or None (the model kind's default), got "
+                            f"{type(separator).__name__}.")
         if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 8):
             raise ValueError(f"`max_length` must be an int ≥ 8 (tokens) or None, got {max_length!r}.")
         if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 1:
@@ -62,7 +70,7 @@ class FollowupScorer:
         self.lm = lm
         self.model = lm.model
         self.kind = lm.kind
-        self.separator = separator
+        self.separator = separator if separator is not None else default_formulation(lm.kind)["separator"]
         self.compat = compat
         self.lookback = lookback
         self.tokenizer = lm.tokenizer
@@ -80,7 +88,8 @@ class FollowupScorer:
             limits.append(tok_max)
         limits = [v for v in limits if isinstance(v, int) and v > 0]
         limit = min(limits) if limits else 1024
-        return limit if self.kind == "seq2seq" else min(limit, 1024)
+        cap = default_formulation(self.kind)["max_length"]
+        return limit if cap is None else min(limit, cap)
 
     @property
     def device(self) -> Any:
@@ -293,16 +302,20 @@ def _compat_tokenizer(lm: Any) -> Any:
 # --------------------------------------------------------------------------------------------------
 
 def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: Sequence[str] | None = None,
-                compat: str | None = None, separator: str = "\n", max_length: int | None = None,
+                compat: str | None = None, separator: str | None = None, max_length: int | None = None,
                 lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
                 progress: bool | None = None, follow_up_prefix: str = "", chat_template: bool = False,
-                aggregation: str = "mean") -> dict[str, Any]:
+                aggregation: str | None = None) -> dict[str, Any]:
     """Score validated histories (turn level: context turns + response) and aggregate.
 
     Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
-    in compat mode), ``follow_ups`` and the mean ``full_followup``. ``aggregation="sum"`` scores each
-    follow-up by its total NLL instead of the per-token mean (default mode only).
+    in compat mode), ``follow_ups``, the mean ``full_followup`` and the text settings that ran
+    (``max_length``, ``separator``, ``aggregation``). ``aggregation="sum"`` scores each follow-up by its total
+    NLL instead of the per-token mean (default mode only); ``None`` options take the model kind's default
+    (:data:`dialeval.full_formulation.DEFAULT_FORMULATION`).
     """
+    if aggregation is None:
+        aggregation = default_formulation(lm.kind, compat)["aggregation"]
     fus = check_follow_ups(follow_ups) if follow_ups is not None else (FULL_0_0_3_FOLLOW_UPS if compat else FOLLOW_UPS)
     if aggregation not in AGGREGATIONS or (compat and aggregation != "mean"):
         raise ValueError(f"`aggregation`={aggregation!r}: use one of {AGGREGATIONS} (compat mode: 'mean').")
@@ -323,4 +336,6 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
         "follow_up_scores": values.tolist(),
         "follow_ups": list(fus),
         "max_length": scorer.max_length,
+        "separator": scorer.separator,
+        "aggregation": aggregation,
     }

@@ -18,8 +18,9 @@ METRIC = declare(
         Option("follow_ups", None, "texts", "negative follow-ups (default: the paper's five)"),
         Option("compat", None, "str", "None, or full-0.0.3 to reproduce the `full` package",
                choices=(None, "full-0.0.3"), widget=True),
-        Option("separator", "\n", "str", "between turns"),
-        Option("max_length", None, "int", "left-truncate the history to this many tokens"),
+        Option("separator", None, "str", "between turns (None: ' ' for causal LMs, measured; '\\n' for seq2seq)"),
+        Option("max_length", None, "int", "left-truncate the history to this many tokens (None: the model's "
+               "limit, at most 512 for causal LMs)"),
         Option("lookback", 50, "int", "turns kept in compat mode"),
         Option("batch_size", 16, "int", "sequences per batch"),
         Option("max_tokens", None, "int", "token budget per batch"),
@@ -28,8 +29,8 @@ METRIC = declare(
         Option("progress", None, "bool", "show progress bars"),
         Option("follow_up_prefix", "", "str", "text before each follow-up, e.g. 'User: ' (default mode)"),
         Option("chat_template", False, "bool", "write history and follow-up through the tokenizer's chat template"),
-        Option("aggregation", "mean", "str", "per follow-up: mean or sum of token NLLs (default mode)",
-               choices=("mean", "sum")),
+        Option("aggregation", None, "str", "per follow-up: mean or sum of token NLLs (default mode; None: sum for "
+               "causal LMs, measured; mean for seq2seq)", choices=(None, "mean", "sum")),
     ),
     model_option="model",
     models=("smollm2-135m-instruct-gguf", "facebook/blenderbot-400M-distill", "facebook/blenderbot-1B-distill"),
