@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import Any
 
 from .text import Tokenizer, TokenizerPool, get_tokenizer, tokenizer_name
+
+_COUNT_BATCH = 2048  # tokenized texts counted together
 
 
 def iter_ngrams(tokens: list[str], n: int) -> Iterable[Any]:
@@ -58,19 +61,25 @@ class NgramCounts:
                 return self.update(texts, pool=own)
         distinct = Counter(texts)
         self.num_texts += sum(distinct.values())
-        for mult, tokens in zip(distinct.values(), pool.map(list(distinct))):
-            for n in self.orders:
-                k = len(tokens) - n + 1
-                if k <= 0:
-                    continue
-                self.totals[n] += mult * k
-                counter = self.counts[n]
-                if mult == 1:
-                    counter.update(iter_ngrams(tokens, n))
-                else:
-                    for gram in iter_ngrams(tokens, n):
-                        counter[gram] += mult
+        tokenized = zip(distinct.values(), pool.map(list(distinct)))
+        while batch := list(islice(tokenized, _COUNT_BATCH)):  # bounded, and overlaps with worker tokenizing
+            self._add_batch(batch)
         return self
+
+    def _add_batch(self, batch: list[tuple[int, list[str]]]) -> None:
+        """Add (multiplicity, tokens) pairs in input order: every text's n-grams once in one chained
+        ``Counter.update`` per order (the counting loop runs in C; first occurrences keep their order), then
+        the extra ``multiplicity - 1`` of repeated texts."""
+        for n in self.orders:
+            counter = self.counts[n]
+            counter.update(chain.from_iterable(iter_ngrams(tokens, n) for _, tokens in batch))
+            for mult, tokens in batch:
+                k = len(tokens) - n + 1
+                if k > 0:
+                    self.totals[n] += mult * k
+                    if mult > 1:
+                        for gram in iter_ngrams(tokens, n):
+                            counter[gram] += mult - 1
 
     def merge(self, other: NgramCounts) -> NgramCounts:
         """Add ``other``'s counts into ``self`` (same orders and tokenizer required). Returns ``self``."""
