@@ -3,6 +3,7 @@ the evaluate module, bad input, and the language-model loader."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -25,6 +26,7 @@ from dialeval.full import (
     package_turns,
     recent_turns_fitting,
 )
+from dialeval.full_formulation import default_formulation
 from dialeval.full_scorer import FollowupScorer, full_scores
 from dialeval.lm import ModelNotAvailableError, detect_kind, find_smollm2_gguf, load_lm
 from dialeval.modules.full_followup import follow_up_set_name
@@ -139,14 +141,22 @@ def test_batched_scorer_equals_hand_loop(lms, name, batch_size):
 
 
 def test_causal_history_text_and_follow_up_tokens(lms):
-    """Causal default (the formulation study's winner): each turn followed by a space, at most 512 tokens;
-    seq2seq keeps the newline."""
+    """Causal default (the formulation study): each turn followed by a newline, at most 1024 tokens, summed
+    NLL; an offline model studied on its own gets its own winner (SmolLM2: a space, 512 tokens); seq2seq
+    keeps the earlier text."""
     scorer = FollowupScorer(lms["llama"])
     tok = lms["llama"].tokenizer
     ids = scorer.encode_history(["Hi", "Hello there"], 100)
-    assert tok.decode(ids) == "Hi Hello there "
-    assert scorer.max_length == 512 and FollowupScorer(lms["blenderbot"]).separator == "\n"
-    assert tok.decode(FollowupScorer(lms["llama"], separator="\n").encode_history(["Hi", "Yo"], 100)) == "Hi\nYo\n"
+    assert tok.decode(ids) == "Hi\nHello there\n"
+    limit = lms["llama"].model.config.max_position_embeddings
+    assert scorer.max_length == min(limit, 1024) and FollowupScorer(lms["blenderbot"]).separator == "\n"
+    assert default_formulation("causal") == {"separator": "\n", "aggregation": "sum", "max_length": 1024}
+    assert default_formulation("causal", offline="smollm2-135m-instruct-gguf") == {
+        "separator": " ", "aggregation": "sum", "max_length": 512}
+    assert default_formulation("causal", compat="full-0.0.3")["aggregation"] == "mean"
+    as_smollm2 = dataclasses.replace(lms["llama"], offline="smollm2-135m-instruct-gguf")
+    assert tok.decode(FollowupScorer(as_smollm2).encode_history(["Hi", "Yo"], 100)) == "Hi Yo "
+    assert tok.decode(FollowupScorer(as_smollm2, separator="\t").encode_history(["Hi", "Yo"], 100)) == "Hi\tYo\t"
     assert tok.decode(scorer.encode_follow_ups(["You're really boring."])[0]) == "You're really boring."
 
 
@@ -299,6 +309,7 @@ def test_default_smollm2_matches_hand_loop():
     lm = load_lm(None, device="cpu")
     assert lm.kind == "causal" and lm.name.startswith("SmolLM2-135M-Instruct.Q4_1.gguf@sha256:")
     scorer = FollowupScorer(lm)
+    assert (scorer.separator, scorer.max_length) == (" ", 512)  # SmolLM2's measured text
     histories = [["User: Hi!", "System: Hi! What's up?"], ["User: Do you like music?"]]
     got = scorer.score(histories, FOLLOW_UPS[:2], batch_size=2, progress=False)
     f_ids = scorer.encode_follow_ups(FOLLOW_UPS[:2])
@@ -321,7 +332,8 @@ def test_module_passes_formulation_options(tiny_dirs, lms):
                                np.asarray(mean["follow_up_scores"]) * np.asarray(counts), rtol=1e-5)
     assert parse_signature(total["signature"])["agg"] == "sum_nll"
     assert parse_signature(mean["signature"])["agg"] == "mean_nll"
-    assert parse_signature(total["signature"])["sep"] == "space" and parse_signature(total["signature"])["max_len"] == "512"
+    assert parse_signature(total["signature"])["sep"] == "\\n" and parse_signature(total["signature"])["max_len"] == str(
+        min(lms["llama"].model.config.max_position_embeddings, 1024))
     prefixed = dialog.compute(dialogues=HISTORIES, follow_ups=follow_ups, follow_up_prefix="User: ")
     assert parse_signature(prefixed["signature"])["fu_prefix"] == "User: "
     assert "fu_prefix" not in parse_signature(mean["signature"])

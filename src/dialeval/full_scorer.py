@@ -41,9 +41,10 @@ from .runtime import run_batched
 class FollowupScorer:
     """Mean per-token NLL of every follow-up after every history, with one history encoding per item.
 
-    ``lm`` is a :class:`dialeval.lm.LoadedLM`. ``separator`` joins turns in default mode; ``max_length``
-    caps the history (default: the model's limit, at most 512 tokens for causal models); ``separator`` and the
-    cap default per model kind (:data:`dialeval.full_formulation.DEFAULT_FORMULATION`). Causal LMs only:
+    ``lm`` is a :class:`dialeval.lm.LoadedLM`. ``separator`` is written after each turn in default mode;
+    ``max_length`` caps the history (default: the model's limit, at most 1024 tokens for causal models);
+    ``None`` takes the measured default of the model kind or offline model
+    (:func:`dialeval.full_formulation.default_formulation`). Causal LMs only:
     ``follow_up_prefix`` (e.g. ``"User: "``) is written after the history and conditioned on, not scored;
     ``chat_template=True`` writes the history with the tokenizer's chat template and the follow-up as the
     next user message (:func:`dialeval.full_formulation.chat_pieces`). Both are kept when truncating.
@@ -70,7 +71,8 @@ class FollowupScorer:
         self.lm = lm
         self.model = lm.model
         self.kind = lm.kind
-        self.separator = separator if separator is not None else default_formulation(lm.kind)["separator"]
+        defaults = default_formulation(lm.kind, compat, getattr(lm, "offline", None))
+        self.separator = separator if separator is not None else defaults["separator"]
         self.compat = compat
         self.lookback = lookback
         self.tokenizer = lm.tokenizer
@@ -88,7 +90,7 @@ class FollowupScorer:
             limits.append(tok_max)
         limits = [v for v in limits if isinstance(v, int) and v > 0]
         limit = min(limits) if limits else 1024
-        cap = default_formulation(self.kind)["max_length"]
+        cap = default_formulation(self.kind, self.compat, getattr(self.lm, "offline", None))["max_length"]
         return limit if cap is None else min(limit, cap)
 
     @property
@@ -315,7 +317,7 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
     (:data:`dialeval.full_formulation.DEFAULT_FORMULATION`).
     """
     if aggregation is None:
-        aggregation = default_formulation(lm.kind, compat)["aggregation"]
+        aggregation = default_formulation(lm.kind, compat, getattr(lm, "offline", None))["aggregation"]
     fus = check_follow_ups(follow_ups) if follow_ups is not None else (FULL_0_0_3_FOLLOW_UPS if compat else FOLLOW_UPS)
     if aggregation not in AGGREGATIONS or (compat and aggregation != "mean"):
         raise ValueError(f"`aggregation`={aggregation!r}: use one of {AGGREGATIONS} (compat mode: 'mean').")

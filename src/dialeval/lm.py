@@ -51,6 +51,7 @@ class LoadedLM:
     kind: str  # "causal" or "seq2seq"
     name: str  # model id@revision for signatures
     path: str  # what from_pretrained was given (a local directory for the default)
+    offline: str | None = None  # DEFAULT_LM or GEMMA3_LM when it is one of the offline models
 
 
 def cache_dir() -> Path:
@@ -215,4 +216,5 @@ def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
         raise ModelNotAvailableError(f"{path!r} is not a {kind} language model transformers can load: {exc}") from exc
     tok = load_pretrained(AutoTokenizer, path, what="tokenizer")
     lm.to(dev).eval()
-    return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path)
+    return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path,
+                    offline=model if model in (DEFAULT_LM, GEMMA3_LM) else None)

@@ -18,9 +18,10 @@ METRIC = declare(
         Option("follow_ups", None, "texts", "negative follow-ups (default: the paper's five)"),
         Option("compat", None, "str", "None, or full-0.0.3 to reproduce the `full` package",
                choices=(None, "full-0.0.3"), widget=True),
-        Option("separator", None, "str", "between turns (None: ' ' for causal LMs, measured; '\\n' for seq2seq)"),
+        Option("separator", None, "str", "after each turn (None: the measured default, ' ' for SmolLM2, '\\n' "
+               "otherwise)"),
         Option("max_length", None, "int", "left-truncate the history to this many tokens (None: the model's "
-               "limit, at most 512 for causal LMs)"),
+               "limit, at most 1024 for causal LMs, 512 for SmolLM2)"),
         Option("lookback", 50, "int", "turns kept in compat mode"),
         Option("batch_size", 16, "int", "sequences per batch"),
         Option("max_tokens", None, "int", "token budget per batch"),
