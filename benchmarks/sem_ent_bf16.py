@@ -1,6 +1,6 @@
 """bf16 experiments on the Sem-Ent encoder (MiniLM, CPU): what brings bf16 closer to the matmul peak.
 
-    python benchmarks/sem_ent_bf16.py --n 256 --repeats 3 [--compile]
+    python benchmarks/sem_ent_bf16.py --n 256 --repeats 3 [--compile] [--dtype fp32]
 
 Variants, interleaved in one process, all in bf16 on the same distinct DailyDialog test responses:
 
@@ -53,14 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--max-tokens", type=int, default=1024)
     p.add_argument("--compile", action="store_true", help="also try torch.compile(dynamic=True) (slow to compile)")
+    p.add_argument("--dtype", choices=["bf16", "fp32"], default="bf16", help="precision of the variants (default bf16)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     texts = sample_texts(args.n)
     space = SemanticSpace.load(SPACE)
     fp32 = SentenceTransformerEncoder(default_encoder_path())
     labels32 = space.assign_embeddings(fp32.encode(texts, progress=False))
-    base = SentenceTransformerEncoder(default_encoder_path(), dtype="bf16")
-    eager = SentenceTransformerEncoder(default_encoder_path(), dtype="bf16")
+    dtype = None if args.dtype == "fp32" else "bf16"
+    base = SentenceTransformerEncoder(default_encoder_path(), dtype=dtype)
+    eager = SentenceTransformerEncoder(default_encoder_path(), dtype=dtype)
     eager.model[0].auto_model.set_attn_implementation("eager")
     runs = {
         "batch 32 (default)": lambda: base.encode(texts, progress=False),
@@ -69,12 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         "eager attention": lambda: eager.encode(texts, progress=False),
     }
     if args.compile:
-        comp = SentenceTransformerEncoder(default_encoder_path(), dtype="bf16")
+        comp = SentenceTransformerEncoder(default_encoder_path(), dtype=dtype)
         comp.model[0].auto_model.forward = torch.compile(comp.model[0].auto_model.forward, dynamic=True)
         runs["torch.compile(dynamic=True)"] = lambda: comp.encode(texts, progress=False)
     for fn in runs.values():
         fn()  # warm-up (and compilation)
-    peak = matmul_peak(torch.bfloat16)
+    peak = matmul_peak(torch.float32 if args.dtype == "fp32" else torch.bfloat16)
     secs, outs = interleaved(runs, args.repeats)
     bert = base.model[0].auto_model
     shape = (non_embedding_params(bert), bert.config.num_hidden_layers, bert.config.hidden_size)
@@ -86,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         same = float((space.assign_embeddings(np.asarray(outs[name])) == labels32).mean())
         rows.append([name, f"{args.n / secs[name]:.1f}", f"{secs[ref] / secs[name]:.2f}",
                      f"{100 * useful / secs[name] / peak:.0f}%", f"{100 * same:.1f}%"])
-    print(f"\n{args.n} distinct DailyDialog test responses, MiniLM bf16; bf16 matmul peak {peak / 1e9:.0f} GFLOP/s")
+    print(f"\n{args.n} distinct DailyDialog test responses, MiniLM {args.dtype}; {args.dtype} matmul peak "
+          f"{peak / 1e9:.0f} GFLOP/s")
     print(machine_line(args.threads))
-    print(table(["variant", "resp/s", "vs batch 32", "useful % bf16 peak", "same cluster as fp32"], rows))
+    print(table(["variant", "resp/s", "vs batch 32", f"useful % {args.dtype} peak", "same cluster as fp32"], rows))
     return 0
 
 

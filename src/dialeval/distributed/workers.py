@@ -140,7 +140,7 @@ class SemanticLabeler:
     ``(1 − p_ref(c))^γ``). Loads the space and its encoder once."""
 
     def __init__(self, space: str, *, column: str, output: str, weight_output: str | None = None,
-                 gamma: float | None = None, device: Any = None, dtype: Any = None, batch_size: int = 32,
+                 gamma: float | None = None, device: Any = None, dtype: Any = None, batch_size: int = 256,
                  info_dir: str | None = None) -> None:
         from ..semantic import SemanticSpace
 

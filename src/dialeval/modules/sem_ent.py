@@ -49,7 +49,7 @@ Args:
         must be the space's encoder (default: the space's own).
     k: number of clusters when fitting (default 20).
     dtype: None/"fp32" (exact), "bf16" or "fp16" (GPU) for the encoder.
-    device: "cpu", "cuda" or None (auto). batch_size: encoder batch size (default 32).
+    device: "cpu", "cuda" or None (auto). batch_size: encoder batch size (default 256 texts; on CPU also ≤ 1,024 padded tokens).
     examples_per_cluster: how many distinct predictions to show per cluster (default 3).
 Returns:
     sem_ent, max_sem_ent (ln k), cluster_distribution, reference_distribution, human_sem_ent (with references),
@@ -71,7 +71,7 @@ def _fitted_space(reference_responses: Any, encoder: Any, k: int, device: Any, d
 
 
 def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: Any = None, references: Any = None,
-                    encoder: Any = None, k: int = K, dtype: Any = None, device: Any = None, batch_size: int = 32,
+                    encoder: Any = None, k: int = K, dtype: Any = None, device: Any = None, batch_size: int = 256,
                     examples_per_cluster: int = 3, progress: bool | None = None) -> dict[str, Any]:
     """Sem-Ent of ``predictions`` in a saved/given ``space`` or one fitted on ``reference_responses``."""
     preds = check_responses(predictions, "predictions")

@@ -18,7 +18,7 @@ METRIC = declare(
         Option("k", 20, "int", "number of clusters when fitting", widget=True),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
-        Option("batch_size", 32, "int", "encoder batch size"),
+        Option("batch_size", 256, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens)"),
         Option("examples_per_cluster", 3, "int", "distinct predictions shown per cluster"),
         Option("progress", None, "bool", "show progress bars"),
     ),
