@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .encoders import BATCH_SIZE
 from .semantic import SemanticSpace, cluster_distribution
 
 GAMMA = 30.0
@@ -68,7 +69,7 @@ def negative_flags(labels: Sequence[int] | np.ndarray, k: int, threshold: float 
 
 def dress_from_space(space: SemanticSpace, training_responses: Sequence[str] | None = None,
                      generated_responses: Sequence[str] | None = None, *, gamma: float = GAMMA,
-                     threshold: float = HEAD_THRESHOLD, batch_size: int = 256,
+                     threshold: float = HEAD_THRESHOLD, batch_size: int = BATCH_SIZE,
                      progress: bool | None = None) -> dict[str, Any]:
     """Weights for ``training_responses`` and flags for ``generated_responses`` in ``space``.
 

@@ -118,9 +118,12 @@ def iter_embeddings(encoder: Any, unique: Sequence[str], *, texts: Sequence[str]
     Each chunk is tokenized once, embedded in length-sorted batches and released before the next, so the
     working memory is bounded by ``chunk_size`` whatever the corpus size. ``unique`` should hold distinct
     texts (:func:`unique_texts`); ``texts`` (the original list) only locates a bad text in error messages.
-    Encoders without an ``embed_chunk`` method get their ``encode`` called per chunk.
+    Encoders without an ``embed_chunk`` method get their ``encode`` called per chunk. ``max_tokens=None``
+    is the device's default budget (:func:`default_max_tokens`).
     """
     embed = getattr(encoder, "embed_chunk", None)
+    if max_tokens is None:
+        max_tokens = default_max_tokens(getattr(encoder, "device", "cpu"))
     bar = progress_bar(total=len(unique), desc=f"embedding {field}", disable=None if progress is None else not progress)
     try:
         for start, stop in chunk_bounds(len(unique), chunk_size):
@@ -241,7 +244,7 @@ class LastTokenEncoder:
             if not x:
                 raise NoTokensError(text)
         rows = run_batched(ids, self._step, lengths=[len(x) for x in ids], batch_size=batch_size,
-                           max_tokens=max_tokens or default_max_tokens(self.device), progress=False)
+                           max_tokens=max_tokens, progress=False)
         return np.stack(rows).astype(np.float32, copy=False)
 
     def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = BATCH_SIZE,
@@ -317,8 +320,7 @@ class SentenceTransformerEncoder:
         features = dict(self.model.preprocess(texts))  # drops the tokenizer's per-text Encoding objects
         lengths = [int(x) for x in features["attention_mask"].sum(1)]
         rows = run_batched(list(range(len(texts))), lambda idx: self._forward(features, idx, lengths),
-                           lengths=lengths, batch_size=batch_size,
-                           max_tokens=max_tokens or default_max_tokens(self.device), progress=False)
+                           lengths=lengths, batch_size=batch_size, max_tokens=max_tokens, progress=False)
         return np.stack(rows).astype(np.float32, copy=False)
 
     def encode(self, texts: Sequence[str], *, field: str = "texts", batch_size: int = BATCH_SIZE,

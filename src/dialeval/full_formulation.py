@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from .lm import DEFAULT_LM, GEMMA3_LM
+
 AGGREGATIONS = ("mean", "sum")
 
 #: Default mode, per model kind (``benchmarks/full_formulations.py``; the FULL card has the tables). Causal
@@ -25,8 +27,8 @@ DEFAULT_FORMULATION: dict[str, dict[str, Any]] = {
 #: FED turn/dialog ρ 0.352/0.463 against 0.274/0.473 for the earlier newline/mean/1024 text; Gemma-3-270M:
 #: 0.333/0.516 against 0.329/0.494.
 MODEL_FORMULATIONS: dict[str, dict[str, Any]] = {
-    "smollm2-135m-instruct-gguf": {"separator": " ", "aggregation": "sum", "max_length": 512},
-    "gemma3-270m-gguf": {"separator": "\n", "aggregation": "sum", "max_length": 1024},
+    DEFAULT_LM: {"separator": " ", "aggregation": "sum", "max_length": 512},
+    GEMMA3_LM: {"separator": "\n", "aggregation": "sum", "max_length": 1024},
 }
 
 

@@ -71,8 +71,8 @@ class FollowupScorer:
         self.lm = lm
         self.model = lm.model
         self.kind = lm.kind
-        defaults = default_formulation(lm.kind, compat, getattr(lm, "offline", None))
-        self.separator = separator if separator is not None else defaults["separator"]
+        self.defaults = default_formulation(lm.kind, compat, getattr(lm, "offline", None))
+        self.separator = separator if separator is not None else self.defaults["separator"]
         self.compat = compat
         self.lookback = lookback
         self.tokenizer = lm.tokenizer
@@ -90,7 +90,7 @@ class FollowupScorer:
             limits.append(tok_max)
         limits = [v for v in limits if isinstance(v, int) and v > 0]
         limit = min(limits) if limits else 1024
-        cap = default_formulation(self.kind, self.compat, getattr(self.lm, "offline", None))["max_length"]
+        cap = self.defaults["max_length"]
         return limit if cap is None else min(limit, cap)
 
     @property

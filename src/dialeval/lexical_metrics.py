@@ -106,10 +106,14 @@ def low_frequency_result(state: NgramCounts, threshold: int, reference: dict[str
     }
 
 
-def check_low_frequency_reference(reference_counts: Any = None, reference_texts: Any = None) -> dict[str, int] | None:
-    """Refuse both LF reference options at once; validate ``reference_counts`` (returned, or ``None``)."""
+def _refuse_both_references(reference_counts: Any, reference_texts: Any) -> None:
     if reference_counts is not None and reference_texts is not None:
         raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
+
+
+def check_low_frequency_reference(reference_counts: Any = None, reference_texts: Any = None) -> dict[str, int] | None:
+    """Refuse both LF reference options at once; validate ``reference_counts`` (returned, or ``None``)."""
+    _refuse_both_references(reference_counts, reference_texts)
     return None if reference_counts is None else _reference_counts(reference_counts)
 
 
@@ -171,9 +175,8 @@ def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any
     is at most ``threshold``; with a signature."""
     get_tokenizer(tokenizer)
     threshold, workers = check_threshold(threshold), check_num_workers(num_workers)
-    if reference_counts is not None and reference_texts is not None:
-        raise ValueError("pass either `reference_counts` or `reference_texts`, not both.")
+    _refuse_both_references(reference_counts, reference_texts)  # before the predictions: a usage error
     texts = check_texts(predictions, "predictions")
-    counts = check_low_frequency_reference(reference_counts, reference_texts)
+    counts = None if reference_counts is None else _reference_counts(reference_counts)
     reference, source = low_frequency_reference(tokenizer, counts, reference_texts, workers)
     return low_frequency_result(count_ngrams(texts, (1,), tokenizer, num_workers=workers), threshold, reference, source)

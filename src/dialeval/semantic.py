@@ -27,6 +27,16 @@ from typing import Any
 
 import numpy as np
 
+from .encoders import (
+    BATCH_SIZE,
+    CHUNK_SIZE,
+    MAX_LENGTH,
+    check_responses,
+    encoder_name,
+    get_encoder,
+    iter_embeddings,
+    unique_texts,
+)
 from .semantic_math import (  # noqa: F401 - re-exported: the math is part of this module's API
     KMEANS_SEED,
     MAX_POINTS_PER_CENTROID,
@@ -130,12 +140,10 @@ class SemanticSpace:
     def fit(cls, reference_responses: Sequence[str], encoder: Any = None, k: int = K, *,
             variance: float = VARIANCE, pca_seed: int = PCA_SEED, kmeans_seed: int = KMEANS_SEED,
             niter: int = NITER, nredo: int = NREDO, max_points_per_centroid: int = MAX_POINTS_PER_CENTROID,
-            device: Any = None, dtype: Any = None, batch_size: int = 256, max_length: int | None = None,
+            device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE, max_length: int | None = None,
             progress: bool | None = None) -> SemanticSpace:
         """Embed ``reference_responses`` with ``encoder`` (name, path or encoder object; default the offline
         all-MiniLM-L6-v2) and fit PCA + k-means on them."""
-        from .encoders import MAX_LENGTH, check_responses, get_encoder
-
         texts = check_responses(reference_responses, "reference_responses")
         _check_k(k, len(set(texts)))
         enc = get_encoder(encoder, device=device, dtype=dtype, max_length=max_length or MAX_LENGTH)
@@ -176,8 +184,6 @@ class SemanticSpace:
                     check: bool = True) -> Any:
         """Attach (and return) the encoder; by default the one the space was fitted with, by name.
         A different encoder is an error: its embeddings live in another space."""
-        from .encoders import MAX_LENGTH, encoder_name, get_encoder
-
         if encoder is None and self.encoder is not None and device is None and dtype is None:
             return self.encoder
         if check and encoder is not None:
@@ -209,21 +215,17 @@ class SemanticSpace:
         """Cluster index of each raw embedding (normalised and projected here)."""
         return assign_nearest(self.project_embeddings(embeddings), self.centroids)
 
-    def embed(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = 256,
+    def embed(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = BATCH_SIZE,
               progress: bool | None = None) -> np.ndarray:
         """Raw encoder embeddings of ``responses``."""
-        from .encoders import check_responses
-
         texts = check_responses(responses, field)
         return self.use_encoder().encode(texts, field=field, batch_size=batch_size, progress=progress)
 
-    def assign(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = 256,
+    def assign(self, responses: Sequence[str], *, field: str = "predictions", batch_size: int = BATCH_SIZE,
                progress: bool | None = None, chunk_size: int | None = None) -> np.ndarray:
         """Nearest-centroid cluster index of each response, streamed: each distinct response is tokenized
         and embedded once, chunk by chunk (embed → normalise → project → assign, then the chunk is dropped),
         so memory beyond the model stays within a fixed chunk budget plus one label per response."""
-        from .encoders import CHUNK_SIZE, check_responses, iter_embeddings, unique_texts
-
         texts = check_responses(responses, field)
         unique, inverse = unique_texts(texts)
         labels = np.empty(len(unique), dtype=np.int64)
@@ -323,8 +325,6 @@ def _read_meta(path: Path) -> dict[str, Any]:
 def _canonical_encoder(name: str) -> str:
     """A saved space's encoder name as :func:`dialeval.encoders.encoder_name` spells it today (local paths
     resolved), so a space saved with ``hf-last-token:P/`` accepts ``P``."""
-    from .encoders import encoder_name
-
     try:
         return encoder_name(name)
     except (TypeError, ValueError):

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import registry
+from ..encoders import BATCH_SIZE
 from . import engine
 from .columns import default_config, input_kind, resolve_columns
 from .states import (
@@ -224,7 +225,7 @@ def _model_items(job: Job) -> dict[str, Any]:
 def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train", output: str | os.PathLike,
                   column: str = "text", gamma: float = 30.0, threshold: float = 0.1, address: str | None = None,
                   concurrency: int | None = None, num_gpus: float | None = None, rows_per_batch: int | None = None,
-                  device: Any = None, dtype: Any = None, batch_size: int = 256,
+                  device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE,
                   actor_info_dir: str | None = None) -> dict[str, Any]:
     """DRESS on Ray: ``split="train"`` adds ``cluster`` and ``weight`` = (1 − p_ref(c))^γ to every row;
     ``split="generated"`` adds ``cluster`` and ``weight`` = −1.0 for responses in head clusters (share of the

@@ -18,6 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..encoders import BATCH_SIZE
 from .columns import as_texts
 from .states import ClusterState, LexicalPlan, MeanState, SpeakerState, ngram_state
 
@@ -140,7 +141,7 @@ class SemanticLabeler:
     ``(1 − p_ref(c))^γ``). Loads the space and its encoder once."""
 
     def __init__(self, space: str, *, column: str, output: str, weight_output: str | None = None,
-                 gamma: float | None = None, device: Any = None, dtype: Any = None, batch_size: int = 256,
+                 gamma: float | None = None, device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE,
                  info_dir: str | None = None) -> None:
         from ..semantic import SemanticSpace
 

@@ -10,7 +10,7 @@ import datasets
 import evaluate
 import numpy as np
 
-from ..encoders import DEFAULT_ENCODER, check_responses, encoder_name
+from ..encoders import BATCH_SIZE, DEFAULT_ENCODER, check_responses, encoder_name
 from ..metrics.sem_ent import METRIC
 from ..runtime import ModelCache
 from ..semantic import (
@@ -71,7 +71,7 @@ def _fitted_space(reference_responses: Any, encoder: Any, k: int, device: Any, d
 
 
 def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: Any = None, references: Any = None,
-                    encoder: Any = None, k: int = K, dtype: Any = None, device: Any = None, batch_size: int = 256,
+                    encoder: Any = None, k: int = K, dtype: Any = None, device: Any = None, batch_size: int = BATCH_SIZE,
                     examples_per_cluster: int = 3, progress: bool | None = None) -> dict[str, Any]:
     """Sem-Ent of ``predictions`` in a saved/given ``space`` or one fitted on ``reference_responses``."""
     preds = check_responses(predictions, "predictions")

@@ -1,5 +1,6 @@
 """Sem-Ent: entropy of responses over semantic clusters of human responses; DRESS weights (Han et al. 2022)."""
 
+from dialeval.encoders import BATCH_SIZE
 from dialeval.registry import Option, declare
 
 METRIC = declare(
@@ -18,7 +19,7 @@ METRIC = declare(
         Option("k", 20, "int", "number of clusters when fitting", widget=True),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
-        Option("batch_size", 256, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens)"),
+        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens)"),
         Option("examples_per_cluster", 3, "int", "distinct predictions shown per cluster"),
         Option("progress", None, "bool", "show progress bars"),
     ),
