@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
+from ..encoders import BATCH_SIZE
 from ..files import atomic_write_lines, check_output_path
 from ..io import read_texts
 
@@ -23,7 +24,8 @@ def register(sub: Any) -> None:
     p.add_argument("--gamma", type=float, default=30.0)
     p.add_argument("--threshold", type=float, default=0.1)
     p.add_argument("--out", required=True, help="JSONL file to write")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=BATCH_SIZE,
+                   help=f"encoder batch size in texts (default {BATCH_SIZE}; on CPU also at most 1,024 padded tokens)")
     p.add_argument("--device", default=None)
     p.add_argument("--dtype", default=None)
     ray = p.add_argument_group("Ray engine (pip install 'dialeval[distributed]')",

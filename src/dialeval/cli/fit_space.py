@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..encoders import BATCH_SIZE
 from ..files import check_output_path
 from ..io import read_texts
 
@@ -22,7 +23,8 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="directory to write space.safetensors and space.json to")
     p.add_argument("--dtype", default=None, help="encoder dtype: fp32 (default), bf16, fp16 (GPU)")
     p.add_argument("--device", default=None, help="cpu, cuda or auto (default)")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=BATCH_SIZE,
+                   help=f"encoder batch size in texts (default {BATCH_SIZE}; on CPU also at most 1,024 padded tokens)")
     p.add_argument("--plot", action="store_true", help="also write reference_distribution.png")
     p.set_defaults(func=run)
 
