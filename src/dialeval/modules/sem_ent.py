@@ -49,6 +49,8 @@ Args:
         must be the space's encoder (default: the space's own).
     k: number of clusters when fitting (default 20).
     dtype: None/"fp32" (exact), "bf16" or "fp16" (GPU) for the encoder.
+    backend: "torch", "onnx" (ONNX Runtime, fp32) or "onnx-int8" (dynamic int8, explicit only); None runs
+        ONNX Runtime on CPU when it is installed (`pip install dialeval[onnx]`), torch otherwise.
     device: "cpu", "cuda" or None (auto). batch_size: encoder batch size (default 256 texts; on CPU also ≤ 1,024 padded tokens).
     examples_per_cluster: how many distinct predictions to show per cluster (default 3).
 Returns:
@@ -62,17 +64,18 @@ _SPACES = ModelCache(max_size=2)
 
 
 def _fitted_space(reference_responses: Any, encoder: Any, k: int, device: Any, dtype: Any, batch_size: int,
-                  progress: Any) -> SemanticSpace:
+                  progress: Any, backend: str | None = None) -> SemanticSpace:
     texts = check_responses(reference_responses, "reference_responses")
     enc_key = encoder_name(encoder) if isinstance(encoder, (str, os.PathLike)) else id(encoder)
-    key = (texts_fingerprint(texts), enc_key, k, str(device), str(dtype))
+    key = (texts_fingerprint(texts), enc_key, k, str(device), str(dtype), str(backend))
     return _SPACES.get(key, lambda: SemanticSpace.fit(texts, encoder=encoder, k=k, device=device, dtype=dtype,
-                                                      batch_size=batch_size, progress=progress))
+                                                      batch_size=batch_size, progress=progress, backend=backend))
 
 
 def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: Any = None, references: Any = None,
                     encoder: Any = None, k: int = K, dtype: Any = None, device: Any = None, batch_size: int = BATCH_SIZE,
-                    examples_per_cluster: int = 3, progress: bool | None = None) -> dict[str, Any]:
+                    examples_per_cluster: int = 3, progress: bool | None = None,
+                    backend: str | None = None) -> dict[str, Any]:
     """Sem-Ent of ``predictions`` in a saved/given ``space`` or one fitted on ``reference_responses``."""
     preds = check_responses(predictions, "predictions")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -89,11 +92,11 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
     if references is not None:
         references = check_responses(references, "references")
     if space is not None:
-        sp = resolve_space(space, encoder=encoder, device=device, dtype=dtype)
+        sp = resolve_space(space, encoder=encoder, device=device, dtype=dtype, backend=backend)
         sp.use_encoder()
     else:
         sp = _fitted_space(reference_responses, encoder if encoder is not None else DEFAULT_ENCODER, k, device,
-                           dtype, batch_size, progress)
+                           dtype, batch_size, progress, backend)
     labels = sp.assign(preds, field="predictions", batch_size=batch_size, progress=progress)
     human = None
     if references is not None:
@@ -103,13 +106,14 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
                           human_sem_ent=human)
 
 
-def sem_ent_signature(sp: SemanticSpace, dtype_name: str | None = None) -> str:
-    """The signature of a Sem-Ent score in ``sp``; ``dtype_name`` is the encoder's dtype where it ran
-    (default: the attached encoder's)."""
+def sem_ent_signature(sp: SemanticSpace, dtype_name: str | None = None, backend: str | None = None) -> str:
+    """The signature of a Sem-Ent score in ``sp``; ``dtype_name`` and ``backend`` are the encoder's where it
+    ran (default: the attached encoder's; torch, onnx or onnx-int8)."""
     cfg = sp.config
     dtype = dtype_name or getattr(sp.encoder, "dtype_name", "fp32")
+    backend = backend or getattr(sp.encoder, "backend", "torch")
     return make_signature(
-        "sem_ent", encoder=sp.encoder_revision, dtype=dtype, k=sp.k,
+        "sem_ent", encoder=sp.encoder_revision, dtype=dtype, backend=backend, k=sp.k,
         var=cfg.get("variance"), pca_seed=cfg.get("pca_seed", PCA_SEED), km_seed=cfg.get("kmeans_seed", KMEANS_SEED),
         niter=cfg.get("niter"), nredo=cfg.get("nredo"), maxpts=cfg.get("max_points_per_centroid"),
         maxlen=cfg.get("max_length"), space=sp.fingerprint,

@@ -19,6 +19,8 @@ METRIC = declare(
         Option("k", 20, "int", "number of clusters when fitting", widget=True),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
+        Option("backend", None, "str", "torch, onnx or onnx-int8; None = ONNX Runtime on CPU when installed",
+               choices=(None, "torch", "onnx", "onnx-int8")),
         Option("batch_size", BATCH_SIZE, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens)"),
         Option("examples_per_cluster", 3, "int", "distinct predictions shown per cluster"),
         Option("progress", None, "bool", "show progress bars"),

@@ -1,0 +1,167 @@
+"""The ONNX Runtime backend: backend resolution (and the torch fallback without onnxruntime), export once
+into the disk cache, ONNX embeddings equal to torch's (the reference), int8 as an explicit option, and the
+signature telling the backends apart. Tiny random models keep exports to well under a second."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from dialeval import onnx_backend
+from dialeval.encoders import LastTokenEncoder, SentenceTransformerEncoder, get_encoder
+from dialeval.runtime import MODELS
+from dialeval.signature import parse_signature
+from dialeval.testing.gpt2 import build_tiny_gpt2
+from dialeval.testing.roberta import roberta_tokenizer
+
+TEXTS = ["Hello , how are you today ?", "Yes .", "I don't know what you mean .",
+         "Where are you from ? I am from Beijing .", "Okay .", "Thank you very much for the dinner last night ."]
+REFERENCES = TEXTS * 3 + ["What time is it ?", "No , thanks .", "Let's go to the beach !", "Sure ."]
+
+
+def _cosines(a, b):
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    return (a * b).sum(1)
+
+
+@pytest.fixture(scope="module")
+def tiny_st(tmp_path_factory):
+    """A sentence-transformers model (tiny random RoBERTa, mean pooling, normalisation) saved to a folder."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import RobertaConfig, RobertaModel
+
+    root = tmp_path_factory.mktemp("st")
+    tok = roberta_tokenizer(root / "base")
+    torch.manual_seed(0)
+    cfg = RobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=130, pad_token_id=tok.pad_token_id)
+    RobertaModel(cfg).save_pretrained(root / "base")
+    first = models.Transformer(str(root / "base"), max_seq_length=64)
+    st = SentenceTransformer(modules=[first, models.Pooling(32, "mean"), models.Normalize()], device="cpu")
+    st.save(str(root / "st"))
+    return root / "st"
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    return build_tiny_gpt2(tmp_path_factory.mktemp("gpt2"))
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    MODELS.clear()
+    yield
+    MODELS.clear()
+
+
+def test_resolution_defaults_and_errors(monkeypatch):
+    assert onnx_backend.resolve_backend(None, "cpu", "fp32") == "onnx"
+    assert onnx_backend.resolve_backend("auto", "cpu", "bf16") == "torch"  # ONNX graphs run fp32 only
+    assert onnx_backend.resolve_backend(None, "cuda", "fp32") == "torch"  # torch on an accelerator
+    assert onnx_backend.resolve_backend("onnx-int8", "cpu", "fp32") == "onnx-int8"
+    with pytest.raises(ValueError, match=r"`backend`='tensorrt' is not known"):
+        onnx_backend.resolve_backend("tensorrt")
+    with pytest.raises(ValueError, match=r"runs fp32 graphs; use dtype=None/'fp32'"):
+        onnx_backend.resolve_backend("onnx", "cpu", "bf16")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` now fails, as when absent
+    assert onnx_backend.resolve_backend(None, "cpu", "fp32") == "torch"
+    with pytest.raises(ValueError, match=r"needs onnxruntime: `pip install dialeval\[onnx\]`"):
+        onnx_backend.resolve_backend("onnx")
+
+
+def test_sentence_transformer_onnx_equals_torch_and_exports_once(tiny_st, monkeypatch):
+    ref = SentenceTransformerEncoder(tiny_st).encode(TEXTS)  # torch, the reference
+    enc = get_encoder(str(tiny_st))
+    assert enc.backend == "onnx" and enc.runner is not None
+    got = enc.encode(TEXTS, batch_size=2)
+    assert _cosines(got, ref).min() >= 0.9999
+    np.testing.assert_allclose(got, ref, atol=1e-5)
+    entries = list((onnx_backend.cache_dir() / "onnx").iterdir())
+    assert len(entries) == 1
+    meta = json.loads((entries[0] / onnx_backend.SOURCE_FILE).read_text())
+    assert meta["kind"] == "sentence-transformers" and meta["quantize"] == "none" and len(meta["weights_sha256"]) == 64
+    MODELS.clear()
+    monkeypatch.setattr(onnx_backend, "export_module", lambda *a, **k: pytest.fail("exported twice"))
+    again = get_encoder(str(tiny_st), backend="onnx").encode(TEXTS, batch_size=2)  # from the disk cache
+    np.testing.assert_array_equal(again, got)
+
+
+def test_without_onnxruntime_everything_runs_on_torch(tiny_st, monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    enc = get_encoder(str(tiny_st))
+    assert enc.backend == "torch" and enc.runner is None
+    np.testing.assert_array_equal(enc.encode(TEXTS), SentenceTransformerEncoder(tiny_st).encode(TEXTS))
+    with pytest.raises(ValueError, match="needs onnxruntime"):
+        get_encoder(str(tiny_st), backend="onnx")
+    assert not (onnx_backend.cache_dir() / "onnx").exists()
+
+
+def test_last_token_encoder_onnx_equals_torch(tiny_gpt2):
+    ref = LastTokenEncoder(tiny_gpt2).encode(TEXTS)
+    enc = LastTokenEncoder(tiny_gpt2, backend="onnx")
+    got = enc.encode(TEXTS, batch_size=3)
+    assert enc.backend == "onnx" and _cosines(got, ref).min() >= 0.9999
+    np.testing.assert_allclose(got, ref, atol=1e-4)
+
+
+def test_int8_is_explicit_quantised_and_cached_apart(tiny_st):
+    fp32 = get_encoder(str(tiny_st)).encode(TEXTS)
+    enc = get_encoder(str(tiny_st), backend="onnx-int8")
+    got = enc.encode(TEXTS)
+    assert enc.backend == "onnx-int8" and got.shape == fp32.shape and np.isfinite(got).all()
+    assert not np.allclose(got, fp32, atol=1e-6)  # the weights really are int8
+    metas = [json.loads((p / onnx_backend.SOURCE_FILE).read_text())
+             for p in (onnx_backend.cache_dir() / "onnx").iterdir()]
+    assert sorted(m["quantize"] for m in metas) == ["int8", "none"]
+
+
+def test_cuda_needs_the_cuda_provider_and_int8_stays_on_cpu(monkeypatch):
+    class FakeOrt:
+        providers = ["CPUExecutionProvider"]
+
+        def get_available_providers(self):
+            return self.providers
+
+    fake = FakeOrt()
+    monkeypatch.setattr(onnx_backend, "import_onnxruntime", lambda: fake)
+    with pytest.raises(ValueError, match="needs onnxruntime-gpu"):
+        onnx_backend.resolve_backend("onnx", "cuda", "fp32")
+    fake.providers = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert onnx_backend.resolve_backend("onnx", "cuda", "fp32") == "onnx"
+    with pytest.raises(ValueError, match="runs on CPU only"):
+        onnx_backend.resolve_backend("onnx-int8", "cuda", "fp32")
+
+
+def test_signature_tells_backends_apart_and_clusters_agree(tiny_st):
+    import dialeval
+
+    metric = dialeval.load("sem_ent")
+    out = {b: metric.compute(predictions=TEXTS, reference_responses=REFERENCES, encoder=str(tiny_st), k=3, backend=b)
+           for b in ("torch", "onnx", "onnx-int8")}
+    default = metric.compute(predictions=TEXTS, reference_responses=REFERENCES, encoder=str(tiny_st), k=3)
+    assert {b: parse_signature(o["signature"])["backend"] for b, o in out.items()} == {
+        "torch": "torch", "onnx": "onnx", "onnx-int8": "onnx-int8"}
+    assert parse_signature(default["signature"])["backend"] == "onnx"
+    assert out["onnx"]["cluster_distribution"] == out["torch"]["cluster_distribution"]
+    with pytest.raises(ValueError, match="`backend`='gpu' is not known"):
+        metric.compute(predictions=TEXTS, reference_responses=REFERENCES, encoder=str(tiny_st), k=3, backend="gpu")
+
+
+@pytest.mark.slow
+def test_minilm_onnx_assigns_dailydialog_test_like_torch(shared_data):
+    """The real MiniLM: ONNX embeddings of 500 DailyDialog test responses are cosine ≥ 0.9999 to torch's
+    and fall in the same clusters of the bundled space (benchmarks/sem_ent_speed.py checks all of them)."""
+    from dialeval.resources import semantic_space_dir
+    from dialeval.semantic import SemanticSpace
+
+    test = [t["text"].strip() for d in json.loads((shared_data / "dailydialog" / "test.json").read_text())
+            for t in d["dialogue"][1:] if t["text"].strip()][:500]
+    space = SemanticSpace.load(semantic_space_dir())
+    ref = space.use_encoder(backend="torch").encode(test)
+    got = space.use_encoder(backend="onnx").encode(test)
+    assert space.encoder.backend == "onnx" and _cosines(got, ref).min() >= 0.9999
+    np.testing.assert_array_equal(space.assign_embeddings(got), space.assign_embeddings(ref))
