@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from . import registry
-from .signature import make_signature
-from .stats import (  # noqa: F401 - re-exported
+from dialeval import registry
+from dialeval.signature import make_signature
+from dialeval.stats import (  # noqa: F401 - re-exported
     auc,
     average_ranks,
     best_threshold_accuracy,
@@ -120,7 +120,7 @@ def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
 def _lexical_options(options: dict[str, Any], metric: str) -> dict[str, Any]:
     """The metric's declared options (scoring is per set), checked before any scoring; the tokenizer
     defaults to ``tevet`` (Tevet's preset, n = 1..5), the meta-evaluation protocol."""
-    from .lexical_metrics import resolve_orders
+    from dialeval.lexical.core import resolve_orders
 
     allowed = {o.name for o in registry.get(metric).options} - {"level"}
     unknown = sorted(set(options) - allowed)
@@ -138,7 +138,7 @@ def _set_scores(result: dict[str, Any]) -> dict[str, Any]:
 def distinct_set_adapter(options: dict[str, Any], config: str) -> Adapter:
     """Per-set Dist-n averaged over n (``distinct_n`` with ``level="set"``; with the ``tevet`` tokenizer this
     is Tevet's AveragedDistinctNgrams). Uses the metric's core, so no ``evaluate`` import is needed."""
-    from .lexical_metrics import compute_distinct
+    from dialeval.lexical.core import compute_distinct
 
     opts = _lexical_options(options, "distinct_n")
     return lambda rows: _set_scores(compute_distinct(_sets(rows), level="set", **opts))
@@ -146,7 +146,7 @@ def distinct_set_adapter(options: dict[str, Any], config: str) -> Adapter:
 
 def ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
     """Per-set Ent-n averaged over n (entropy of the set's pooled n-gram distribution)."""
-    from .lexical_metrics import compute_ent
+    from dialeval.lexical.core import compute_ent
 
     opts = _lexical_options(options, "ent_n")
     return lambda rows: _set_scores(compute_ent(_sets(rows), level="set", **opts))
@@ -155,7 +155,7 @@ def ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
 def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
     """Load ``name`` with ``options`` and ``compute`` each row's response set (the default adapter of a
     ``response_sets`` metric)."""
-    from .loading import load
+    from dialeval.loading import load
 
     module = load(name, **options)
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
     """FULL on FED rows (``config`` = the level, turn or dialog); speakers stripped unless
     ``speaker_prefix=True``."""
     level = config
-    from .loading import load
+    from dialeval.loading import load
 
     opts = dict(options)
     prefix = opts.pop("speaker_prefix", False)
@@ -291,7 +291,7 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
     dialog). ``round_decimals="auto"`` rounds computed scores to 3 decimals on conTest/decTest (Tevet's
     stored precision) and leaves them as they are elsewhere. ``rows`` ({config: rows}) skips loading.
     """
-    from . import datasets as dd
+    from dialeval import datasets as dd
 
     if dataset not in DEFAULT_CONFIGS:
         raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")

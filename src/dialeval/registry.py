@@ -165,11 +165,21 @@ class MetricDeclaration:
         """The metric card (``README.md``), front matter included."""
         return (self.script_dir / "README.md").read_text(encoding="utf-8")
 
+    @property
+    def citation(self) -> str:
+        """The BibTeX of the metric's papers: the card's ```` ```bibtex ```` block (declared once, in the card)."""
+        card = self.card()
+        start = card.find("```bibtex")
+        if start < 0:
+            return ""
+        body = card[start + len("```bibtex"):]
+        return body[: body.find("```")].strip() + "\n"
+
     def resource(self, option: str) -> Path | None:
         """The packaged folder the UI passes as ``option`` (``resources[option]`` under
         ``dialeval/resources/``), or ``None`` when absent; ``$DIALEVAL_<NAME>_<OPTION>`` overrides it
         (e.g. ``DIALEVAL_SEM_ENT_SPACE``)."""
-        from .resources import resource_path
+        from dialeval.resources import resource_path
 
         env = os.environ.get(f"DIALEVAL_{self.name}_{option}".upper())
         candidates = [Path(env)] if env else []
