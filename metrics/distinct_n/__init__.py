@@ -26,5 +26,5 @@ METRIC = declare(
     tags=("diversity", "lexical"),
     order=10,
     meta_datasets=("contest",),
-    meta_adapter="dialeval.metaeval:distinct_set_adapter",
+    meta_adapter="dialeval.lexical.core:distinct_set_adapter",
 )

@@ -25,5 +25,5 @@ METRIC = declare(
     tags=("diversity", "lexical"),
     order=20,
     meta_datasets=("contest",),
-    meta_adapter="dialeval.metaeval:ent_set_adapter",
+    meta_adapter="dialeval.lexical.core:ent_set_adapter",
 )

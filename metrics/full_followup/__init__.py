@@ -44,5 +44,5 @@ METRIC = declare(
     tags=("dialogue", "quality", "language-model"),
     order=70,
     meta_datasets=("fed",),
-    meta_adapter="dialeval.metaeval:full_fed_adapter",
+    meta_adapter="dialeval.full.full_followup:full_fed_adapter",
 )

@@ -66,7 +66,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
 
 def _options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Per metric, the ``--metric-arg`` (and ``--tokenizer``) options it knows; an option no metric knows is an error."""
-    from dialeval.metaeval import parse_metric_args
+    from dialeval.registry import parse_metric_args
 
     extra = parse_metric_args(args.metric_arg)
     decls = {name: registry.get(name) for name in args.metric}

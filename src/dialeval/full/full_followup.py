@@ -12,8 +12,13 @@ from dialeval.full.texts import (
     FOLLOW_UPS,
     FULL_0_0_3_FOLLOW_UPS,
     PACKAGE_LOOKBACK,
+    check_dialogues,
+    check_follow_ups,
+    check_turn_inputs,
 )
 from dialeval.lm import load_lm
+from dialeval.registry import Adapter
+from dialeval.registry import get as get_declaration
 from dialeval.runtime import loaded_dtype
 from dialeval.signature import make_signature
 
@@ -65,3 +70,39 @@ def compute_full(histories: list[list[str]], *, level: str, model: Any = None, f
             fields["chat"] = "template"
     out["signature"] = make_signature("full_followup", **fields)
     return out
+
+
+# -- meta-evaluation adapter (declared as ``meta_adapter``): FED rows → per-item FULL scores -------------
+
+def _turn_texts(turns: list[dict[str, str]], speaker_prefix: bool) -> list[str]:
+    return [f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
+
+
+def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
+    """FULL on FED rows (``config`` = the level, turn or dialog); speakers stripped unless
+    ``speaker_prefix=True``."""
+    level = config
+    opts = dict(options)
+    prefix = opts.pop("speaker_prefix", False)
+    if not isinstance(prefix, bool):
+        raise ValueError(f"speaker_prefix={prefix!r}: use true (the old 'User: '/'System: ' texts) or false "
+                         "(default: the FULL paper's protocol, speakers stripped).")
+    known = {o.name for o in get_declaration("full_followup").options}
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; known: {sorted(known)} and speaker_prefix.")
+    if opts.get("follow_ups") is not None:
+        opts["follow_ups"] = list(check_follow_ups(opts["follow_ups"]))
+
+    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        if level == "turn":
+            contexts = [_turn_texts(r["context"], prefix) for r in rows]
+            responses = [f"{r['response_speaker']}: {r['response']}" if prefix else r["response"] for r in rows]
+            contexts, responses = check_turn_inputs(contexts, responses)
+            histories = [[*c, p] for c, p in zip(contexts, responses)]
+        else:
+            histories = check_dialogues([_turn_texts(r["context"], prefix) for r in rows])
+        res = compute_full([list(h) for h in histories], level=level, **opts)
+        return {"scores": list(res["scores"]), "signature": res.get("signature")}
+
+    return score
