@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .files import atomic_directory
-from .lm import cache_dir
+from dialeval.files import atomic_directory
+from dialeval.lm import cache_dir
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 OPSET = 17
