@@ -156,7 +156,7 @@ def test_minilm_onnx_assigns_dailydialog_test_like_torch(shared_data):
     """The real MiniLM: ONNX embeddings of 500 DailyDialog test responses are cosine ≥ 0.9999 to torch's
     and fall in the same clusters of the bundled space (benchmarks/sem_ent_speed.py checks all of them)."""
     from dialeval.resources import semantic_space_dir
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     test = [t["text"].strip() for d in json.loads((shared_data / "dailydialog" / "test.json").read_text())
             for t in d["dialogue"][1:] if t["text"].strip()][:500]

@@ -1,0 +1,59 @@
+"""The ONNX Runtime peers, run in their own venv (benchmarks/onnx_peer_venv: transformers 4.57 + optimum-onnx,
+which pins transformers<4.58) and driven line by line from a dialeval benchmark, so rounds interleave.
+
+    onnx_peer_venv/bin/python benchmarks/onnx_peer/worker.py KIND MODEL_DIR TEXTS_JSON THREADS
+
+KIND: ``st`` (``SentenceTransformer(path, backend="onnx")``) or ``cross`` (``CrossEncoder(path, backend="onnx")``).
+stdin: one JSON command per line (``{"batch_size": 32}``, or ``{"save": PATH}`` to write the last output as
+.npy); stdout: ``{"seconds": ...}`` per run. The ORT session gets ``THREADS`` intra-op threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def main() -> int:
+    kind, path, texts_file, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    import onnxruntime as ort
+    import torch
+
+    torch.set_num_threads(threads)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    kwargs = {"provider": "CPUExecutionProvider", "session_options": opts}
+    data = json.loads(open(texts_file, encoding="utf-8").read())
+    if kind == "st":
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(path, backend="onnx", device="cpu", model_kwargs=kwargs)
+        run = lambda bs: model.encode(data, batch_size=bs, convert_to_numpy=True)  # noqa: E731
+    else:
+        from sentence_transformers import CrossEncoder
+
+        model = CrossEncoder(path, backend="onnx", device="cpu", model_kwargs=kwargs)
+        pairs = [tuple(p) for p in data]
+        run = lambda bs: model.predict(pairs, batch_size=bs, apply_softmax=True, convert_to_numpy=True)  # noqa: E731
+    last = None
+    print(json.dumps({"ready": True, "ort": ort.__version__}), flush=True)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        if "save" in cmd:
+            np.save(cmd["save"], np.asarray(last, dtype=np.float32))
+            print(json.dumps({"saved": cmd["save"]}), flush=True)
+            continue
+        start = time.perf_counter()
+        last = run(int(cmd["batch_size"]))
+        print(json.dumps({"seconds": time.perf_counter() - start}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    raise SystemExit(main())
