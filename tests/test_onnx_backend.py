@@ -165,3 +165,24 @@ def test_minilm_onnx_assigns_dailydialog_test_like_torch(shared_data):
     got = space.use_encoder(backend="onnx").encode(test)
     assert space.encoder.backend == "onnx" and _cosines(got, ref).min() >= 0.9999
     np.testing.assert_array_equal(space.assign_embeddings(got), space.assign_embeddings(ref))
+
+
+def test_nli_classifier_onnx_equals_torch_and_signature_says_so(tmp_path):
+    import dialeval
+    from dialeval.nli.core import NLIClassifier, get_classifier, ordered_pairs
+    from dialeval.testing.roberta import ENC, tiny_nli_model
+
+    path = tiny_nli_model(tmp_path / "nli", ENC)
+    pairs = [(TEXTS[i], TEXTS[j]) for i, j in ordered_pairs(len(TEXTS))]
+    ref = NLIClassifier.from_pretrained(path, batch_size=4)(pairs)  # torch, the reference
+    clf = get_classifier(str(path), batch_size=4)
+    got = clf(pairs)
+    assert clf.backend == "onnx" and clf.runner is not None
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(got.argmax(1), ref.argmax(1))
+    assert get_classifier(str(path), backend="onnx").runner is clf.runner  # one export and session per model
+    metric = dialeval.load("nli_diversity")
+    sets = [TEXTS[:3], TEXTS[3:]]
+    sigs = {b: parse_signature(metric.compute(predictions=sets, model=str(path), backend=b)["signature"])["backend"]
+            for b in ("torch", "onnx", "onnx-int8")}
+    assert sigs == {"torch": "torch", "onnx": "onnx", "onnx-int8": "onnx-int8"}

@@ -17,6 +17,8 @@ METRIC = declare(
                choices=("baseline", "neutral", "confidence"), widget=True),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
+        Option("backend", None, "str", "torch, onnx or onnx-int8; None = ONNX Runtime on CPU when installed",
+               choices=(None, "torch", "onnx", "onnx-int8")),
         Option("batch_size", 32, "int", "pairs per batch"),
         Option("max_tokens", None, "int", "token budget per batch instead of a fixed batch size"),
         Option("max_length", None, "int", "truncate each pair to this many tokens"),

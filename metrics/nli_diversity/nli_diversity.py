@@ -15,7 +15,7 @@ from dialeval.metrics.nli_diversity import METRIC
 from dialeval.nli.nli_diversity import compute
 
 _INPUTS = """predictions: list of response sets (each a list of at least 2 responses).
-options: model, variant, device, dtype, batch_size, max_tokens, max_length, return_probabilities, progress."""
+options: model, variant, device, dtype, backend, batch_size, max_tokens, max_length, return_probabilities, progress."""
 
 
 class NLIDiversity(evaluate_module.DialevalMetric):
@@ -27,9 +27,9 @@ class NLIDiversity(evaluate_module.DialevalMetric):
         return self.metric_info(
             datasets.Features({"predictions": datasets.Sequence(datasets.Value("string"))}), _INPUTS)
 
-    def _compute(self, predictions: Any, model: Any, variant: str, device: Any, dtype: Any, batch_size: int,
-                 max_tokens: int | None, max_length: int | None, return_probabilities: bool,
+    def _compute(self, predictions: Any, model: Any, variant: str, device: Any, dtype: Any, backend: str | None,
+                 batch_size: int, max_tokens: int | None, max_length: int | None, return_probabilities: bool,
                  progress: bool | None) -> dict[str, Any]:
         return compute(predictions, model=model, variant=variant, device=device, dtype=dtype,
                        batch_size=batch_size, max_tokens=max_tokens, max_length=max_length,
-                       return_probabilities=return_probabilities, progress=progress)
+                       return_probabilities=return_probabilities, progress=progress, backend=backend)

@@ -144,6 +144,22 @@ def last_hidden_module(model: Any) -> Any:
     return LastHidden(model).eval()
 
 
+def logits_module(model: Any) -> Any:
+    """``model(input_ids, attention_mask[, token_type_ids]).logits`` (a sequence classifier, for export)."""
+    import torch
+
+    class Logits(torch.nn.Module):
+        def __init__(self, model: Any) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any = None) -> Any:
+            extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
+            return self.model(input_ids=input_ids, attention_mask=attention_mask, **extra).logits
+
+    return Logits(model).eval()
+
+
 def export_module(module: Any, inputs: dict[str, Any], output_names: Sequence[str], path: Path,
                   dynamic_outputs: dict[str, dict[int, str]] | None = None) -> None:
     """``torch.onnx.export`` of ``module(*inputs.values())`` with batch and sequence axes of every 2-D input

@@ -252,6 +252,10 @@ def model_max_length(tokenizer: Any, model: Any) -> int:
     return min(limits) if limits else 512
 
 
+def _dtype_name(dtype: Any) -> str:
+    return "fp32" if str(dtype) == "torch.float32" else str(dtype).replace("torch.", "")
+
+
 class NLIClassifier:
     """A transformers sequence-classification NLI model as a :class:`PairClassifier`.
 
@@ -263,7 +267,7 @@ class NLIClassifier:
 
     def __init__(self, model: Any, tokenizer: Any, *, device: Any = None, dtype: Any = None,
                  batch_size: int = 32, max_tokens: int | None = None, max_length: int | None = None,
-                 progress: bool | None = None) -> None:
+                 progress: bool | None = None, backend: str | None = "torch", runner: Any = None) -> None:
         from dialeval.runtime import resolve_device, resolve_dtype
 
         self.device = resolve_device(device)
@@ -285,6 +289,19 @@ class NLIClassifier:
         self.progress = progress
         self.forward_calls = 0
         self.pairs_classified = 0
+        from dialeval.onnx_backend import resolve_backend
+
+        self.backend = resolve_backend(backend, self.device, _dtype_name(self.dtype))
+        self.runner = None if self.backend == "torch" else runner or self.onnx_runner()
+
+    def onnx_runner(self) -> Any:
+        """The model's logits as an ONNX graph, exported once (:mod:`dialeval.onnx_backend`)."""
+        from dialeval.onnx_backend import logits_module, onnx_runner
+
+        enc = self.tokenizer(["a b", "c"], ["d", "e f"], padding=True, return_tensors="pt")
+        sample = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+        return onnx_runner(self.identity, "sequence-classification", logits_module(self.model), sample, ["logits"],
+                           backend=self.backend, device=self.device)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike = DEFAULT_MODEL, **kwargs: Any) -> NLIClassifier:
@@ -316,8 +333,10 @@ class NLIClassifier:
         import torch
 
         padded = self.tokenizer.pad(batch, padding=True, return_tensors="pt")
-        inputs = {k: v.to(self.device) for k, v in padded.items()}
-        logits = self.model(**inputs).logits
+        if self.runner is not None:
+            logits = torch.from_numpy(self.runner({k: v.numpy() for k, v in padded.items()})[0])
+        else:
+            logits = self.model(**{k: v.to(self.device) for k, v in padded.items()}).logits
         self.forward_calls += 1
         self.pairs_classified += len(batch)
         probs = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
@@ -380,13 +399,14 @@ class NLISetScorer:
 
 def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any = None, batch_size: int = 32,
                    max_tokens: int | None = None, max_length: int | None = None,
-                   progress: bool | None = None) -> Any:
+                   progress: bool | None = None, backend: str | None = None) -> Any:
     """A ready classifier: ``model`` is a Hub id, a local path, or already a classifier object
     (anything with ``id2label`` and ``__call__(pairs)``, e.g. :class:`dialeval.nli.core.NLIClassifier`).
 
     The model and tokenizer come from the process-wide cache (:data:`dialeval.runtime.MODELS`, keyed by the
     model's real path, device and dtype); each call gets its own light classifier around them, so calls
     with other batch sizes or lengths neither reload the model nor change another call's settings."""
+    from dialeval.onnx_backend import resolve_backend
     from dialeval.runtime import cached_model, resolve_device, resolve_dtype
 
     if not isinstance(model, (str, os.PathLike)):
@@ -397,5 +417,9 @@ def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any
     dt = resolve_dtype(dtype, dev)
     base = cached_model("nli", model, lambda path: NLIClassifier.from_pretrained(path, device=dev, dtype=dt),
                         str(dev), str(dt))
+    be = resolve_backend(backend, dev, _dtype_name(dt))
+    runner = None if be == "torch" else cached_model(
+        "nli-onnx", model, lambda _: NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, backend=be).runner,
+        str(dev), be)
     return NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, batch_size=batch_size,
-                         max_tokens=max_tokens, max_length=max_length, progress=progress)
+                         max_tokens=max_tokens, max_length=max_length, progress=progress, backend=be, runner=runner)

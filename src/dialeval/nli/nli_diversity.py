@@ -16,17 +16,19 @@ def nli_signature(classifier: Any, variant: str) -> str:
     return make_signature(
         "nli_diversity", model=identity, variant=variant, pairs="ordered",
         dtype=str(dtype).replace("torch.", "") if dtype is not None else None,
+        backend=getattr(classifier, "backend", None),
         trunc=f"longest_first@{max_length}" if max_length else None,
     )
 
 
 def compute(predictions: Any, model: Any = DEFAULT_MODEL, variant: str = "baseline", device: Any = None,
             dtype: Any = None, batch_size: int = 32, max_tokens: int | None = None, max_length: int | None = None,
-            return_probabilities: bool = False, progress: bool | None = None) -> dict[str, Any]:
+            return_probabilities: bool = False, progress: bool | None = None,
+            backend: str | None = None) -> dict[str, Any]:
     """NLI Diversity of each response set in ``predictions`` with a signature (see :mod:`dialeval.nli.core`)."""
     check_variant(variant)
     classifier = get_classifier(model, device=device, dtype=dtype, batch_size=batch_size, max_tokens=max_tokens,
-                                max_length=max_length, progress=progress)
+                                max_length=max_length, progress=progress, backend=backend)
     out = compute_nli_diversity(predictions, classifier, variant, bool(return_probabilities))
     out["signature"] = nli_signature(classifier, variant)
     return out
