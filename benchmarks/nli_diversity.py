@@ -9,7 +9,9 @@ not depend on the weights; the Hub is offline here). Interleaved in one process,
 
 - dialeval ``compute_nli_diversity`` with ``NLIClassifier`` (tokenize once, token-length-sorted batches
   of 32, each distinct pair once);
-- sentence-transformers ``CrossEncoder.predict(pairs, batch_size=32)`` on the same saved model;
+  — its default backend (fp32 on CPU: ONNX Runtime when installed), and ``backend="torch"``/``"onnx-int8"``;
+- sentence-transformers ``CrossEncoder.predict(pairs, batch_size=32)`` on the same saved model, on torch and
+  (fp32) with ``backend="onnx"`` in its own venv (``benchmarks/onnx_peer``; optimum pins transformers<4.58);
 - transformers ``pipeline("text-classification")(pairs, batch_size=32)``;
 - reference column (``--per-pair``): the same pipeline called pair by pair, as naive reference code does.
 
@@ -42,8 +44,11 @@ offline()
 
 REPO = Path(__file__).resolve().parents[1]
 CONTEST = REPO.parent / "shared" / "data" / "diversity_eval" / "raw" / "conTest" / "con_test_200_with_hds_resp_gen.csv"
-DIALEVAL = "dialeval NLIClassifier"
+DIALEVAL = "dialeval NLIClassifier (default backend)"
+TORCH = "dialeval NLIClassifier backend='torch'"
+INT8 = "dialeval NLIClassifier backend='onnx-int8'"
 CROSS = "sentence-transformers CrossEncoder.predict(batch_size=32)"
+CROSS_ONNX = "CrossEncoder backend='onnx' (ONNX Runtime), batch_size=32"
 PIPE = "transformers pipeline(batch_size=32)"
 PER_PAIR = "reference: pipeline pair by pair"
 
@@ -54,34 +59,44 @@ def load_sets(n: int) -> list[list[str]]:
     return [[row[k] for k in sorted(row) if k.startswith("resp_")] for row in rows]
 
 
-def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool):
+def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool, threads: int):
     import numpy as np
+    from onnx_peer.driver import PeerProcess, available
     from sentence_transformers import CrossEncoder
     from transformers import pipeline
 
     from dialeval.nli.core import NLIClassifier, compute_nli_diversity
 
-    clf = NLIClassifier(model, tokenizer, device="cpu", dtype=dtype, batch_size=32, progress=False)
+    backend = None if dtype == "fp32" else "torch"  # the default: ONNX Runtime on CPU in fp32 when installed
+    clf = NLIClassifier(model, tokenizer, device="cpu", dtype=dtype, batch_size=32, progress=False, backend=backend)
     cross = CrossEncoder(model_dir, device="cpu")
     cross.to(clf.dtype)
     pipe = pipeline("text-classification", model=clf.model, tokenizer=tokenizer, device="cpu", top_k=None)
     labels = [clf.model.config.id2label[i] for i in range(clf.model.config.num_labels)]
     as_dicts = [{"text": p, "text_pair": h} for p, h in pairs]
 
-    def ours():
-        res = compute_nli_diversity(sets, clf, "confidence", return_probabilities=True)
+    def ours(classifier=clf):
+        res = compute_nli_diversity(sets, classifier, "confidence", return_probabilities=True)
         return np.array([[m[c][i][j] for c in ("contradiction", "neutral", "entailment")]
                          for m, s in zip(res["probabilities"], sets) for i in range(len(s)) for j in range(len(s)) if i != j])
 
     def scores(out):
         return np.array([[{d["label"]: d["score"] for d in o}[name] for name in labels] for o in out])
 
-    runs = {DIALEVAL: ours,
-            CROSS: lambda: np.asarray(cross.predict(pairs, batch_size=32, show_progress_bar=False)),
-            PIPE: lambda: scores(pipe(as_dicts, batch_size=32, truncation=True))}
+    runs = {DIALEVAL: ours}
+    peer = None
+    if clf.backend != "torch":
+        for name, be in ((TORCH, "torch"), (INT8, "onnx-int8")):
+            other = NLIClassifier(model, tokenizer, device="cpu", batch_size=32, progress=False, backend=be)
+            runs[name] = lambda c=other: ours(c)
+        if available():
+            peer = PeerProcess("cross", model_dir, [list(p) for p in pairs], threads)
+            runs[CROSS_ONNX] = lambda: peer.run(32)
+    runs[CROSS] = lambda: np.asarray(cross.predict(pairs, batch_size=32, show_progress_bar=False))
+    runs[PIPE] = lambda: scores(pipe(as_dicts, batch_size=32, truncation=True))
     if per_pair:
         runs[PER_PAIR] = lambda: scores([pipe(d, truncation=True) for d in as_dicts])
-    return runs, clf
+    return runs, clf, peer
 
 
 def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> tuple[list[list[str]], object]:
@@ -89,18 +104,27 @@ def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> 
 
     from dialeval.runtime import length_sorted_batches
 
-    runs, clf = runners(model_dir, model, tokenizer, pairs, sets, dtype, args.per_pair)
+    runs, clf, peer = runners(model_dir, model, tokenizer, pairs, sets, dtype, args.per_pair, args.threads)
     lengths = [len(e["input_ids"]) for e in clf.encode(pairs)]
     cfg = clf.model.config
     shape = (non_embedding_params(clf.model), cfg.num_hidden_layers, cfg.hidden_size)
-    batches = {DIALEVAL: length_sorted_batches(lengths, 32),
-               CROSS: fixed_batches(np.argsort([-(len(p) + len(h)) for p, h in pairs], kind="stable"), 32),
+    by_chars = fixed_batches(np.argsort([-(len(p) + len(h)) for p, h in pairs], kind="stable"), 32)
+    batches = {DIALEVAL: length_sorted_batches(lengths, 32), TORCH: length_sorted_batches(lengths, 32),
+               INT8: length_sorted_batches(lengths, 32), CROSS: by_chars, CROSS_ONNX: by_chars,
                PIPE: fixed_batches(range(len(pairs)), 32), PER_PAIR: [[i] for i in range(len(pairs))]}
     for fn in runs.values():
         fn()  # warm-up
     peak = matmul_peak(clf.dtype)
     secs, outs = interleaved(runs, args.repeats)
+    if peer is not None:
+        outs[CROSS_ONNX] = peer.output()
+        peer.close()
     ours = outs[DIALEVAL].argmax(1)
+    if TORCH in outs:
+        print(f"{dtype}: default ({clf.backend}) vs backend='torch': same class on "
+              f"{int((outs[TORCH].argmax(1) == ours).sum())}/{len(ours)} pairs, max |Δprob| "
+              f"{np.abs(outs[TORCH] - outs[DIALEVAL]).max():.2e}; onnx-int8: same class on "
+              f"{int((outs[INT8].argmax(1) == ours).sum())}/{len(ours)}", flush=True)
     rows = []
     for name in runs:
         useful, executed = batched_flops(lengths, batches[name], *shape)
@@ -109,8 +133,8 @@ def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> 
                      f"{useful / len(pairs) / 1e9:.2f}", f"{executed / len(pairs) / 1e9:.2f}", f"{peak / 1e9:.0f}",
                      f"{100 * useful / secs[name] / peak:.0f}%", f"{100 * executed / secs[name] / peak:.0f}%",
                      f"{100 * agree:.1f}%"])
-    print(f"{dtype}: dialeval / CrossEncoder = {secs[CROSS] / secs[DIALEVAL]:.2f}x, dialeval / pipeline(batch 32) = "
-          f"{secs[PIPE] / secs[DIALEVAL]:.2f}x", flush=True)
+    fastest = min((n for n in runs if not n.startswith("dialeval")), key=secs.get)
+    print(f"{dtype}: dialeval default / fastest peer ({fastest}) = {secs[fastest] / secs[DIALEVAL]:.2f}x", flush=True)
     return rows, outs[DIALEVAL]
 
 
