@@ -186,3 +186,30 @@ def test_nli_classifier_onnx_equals_torch_and_signature_says_so(tmp_path):
     sigs = {b: parse_signature(metric.compute(predictions=sets, model=str(path), backend=b)["signature"])["backend"]
             for b in ("torch", "onnx", "onnx-int8")}
     assert sigs == {"torch": "torch", "onnx": "onnx", "onnx-int8": "onnx-int8"}
+
+
+def test_full_causal_lm_on_onnx_runtime_matches_torch(tmp_path):
+    import dialeval
+    from dialeval.testing.blenderbot import build_tiny_causal_lm
+
+    path = str(build_tiny_causal_lm(tmp_path / "llama"))
+    metric = dialeval.load("full_followup", "turn")
+    contexts = [["Hello , how are you ?"], ["Where do you live ?", "In Beijing ."], ["What time is it ?"]]
+    predictions = ["I am fine , thanks .", "Near the park , with my parents .", "It is five ."]
+    out = {b: metric.compute(contexts=contexts, predictions=predictions, model=path, backend=b)
+           for b in ("torch", "onnx", "onnx-int8")}
+    ref, got = np.array(out["torch"]["follow_up_scores"]), np.array(out["onnx"]["follow_up_scores"])
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=0)
+    assert {b: parse_signature(o["signature"])["backend"] for b, o in out.items()} == {
+        "torch": "torch", "onnx": "onnx", "onnx-int8": "onnx-int8"}
+    assert np.isfinite(out["onnx-int8"]["follow_up_scores"]).all()
+
+
+def test_full_seq2seq_stays_on_torch(tmp_path):
+    from dialeval.lm import load_lm
+    from dialeval.testing.blenderbot import build_tiny_blenderbot
+
+    path = str(build_tiny_blenderbot(tmp_path / "bb"))
+    assert load_lm(path, backend=None).backend == "torch"
+    with pytest.raises(ValueError, match="runs causal LMs; .* is seq2seq: use backend='torch'"):
+        load_lm(path, backend="onnx")

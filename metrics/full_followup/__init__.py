@@ -27,6 +27,8 @@ METRIC = declare(
         Option("max_tokens", None, "int", "token budget per batch"),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
+        Option("backend", "torch", "str", "torch, onnx or onnx-int8 (causal LMs; ONNX Runtime, CPU)",
+               choices=(None, "torch", "onnx", "onnx-int8")),
         Option("progress", None, "bool", "show progress bars"),
         Option("follow_up_prefix", "", "str", "text before each follow-up, e.g. 'User: ' (default mode)"),
         Option("chat_template", False, "bool", "write history and follow-up through the tokenizer's chat template"),

@@ -83,8 +83,8 @@ class FullFollowup(evaluate_module.DialevalMetric):
 
     def _compute(self, model: Any, follow_ups: Any, compat: str | None, separator: str | None,
                  max_length: int | None, lookback: int, batch_size: int, max_tokens: int | None, dtype: Any,
-                 device: Any, progress: bool | None, follow_up_prefix: str, chat_template: bool,
-                 aggregation: str | None, contexts: Any = None, predictions: Any = None,
+                 device: Any, backend: str | None, progress: bool | None, follow_up_prefix: str,
+                 chat_template: bool, aggregation: str | None, contexts: Any = None, predictions: Any = None,
                  dialogues: Any = None) -> dict[str, Any]:
         # the inputs were checked once, by compute() or add_batch() (see _checked)
         if self.level == "turn":
@@ -95,4 +95,4 @@ class FullFollowup(evaluate_module.DialevalMetric):
                             separator=separator, max_length=max_length, lookback=lookback, batch_size=batch_size,
                             max_tokens=max_tokens, dtype=dtype, device=device, progress=progress,
                             follow_up_prefix=follow_up_prefix, chat_template=chat_template,
-                            aggregation=aggregation)
+                            aggregation=aggregation, backend=backend)

@@ -222,7 +222,8 @@ class LastTokenEncoder:
         sample = {"input_ids": torch.tensor([[self.pad_id] * 3, [self.pad_id] * 3]),
                   "attention_mask": torch.tensor([[1, 1, 1], [1, 1, 0]])}
         return onnx_runner(self.name, "last-hidden-state", module, sample, ["last_hidden_state"],
-                           backend=self.backend, device=self.device)
+                           backend=self.backend, device=self.device,
+                           output_axes={"last_hidden_state": {0: "batch", 1: "input_ids_length"}})
 
     @classmethod
     def from_model(cls, model: Any, tokenizer: Any, *, name: str, max_length: int = MAX_LENGTH) -> LastTokenEncoder:

@@ -11,6 +11,7 @@ part packages joined by its ``assemble()``), converted and cached the same way (
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -52,6 +53,8 @@ class LoadedLM:
     name: str  # model id@revision for signatures
     path: str  # what from_pretrained was given (a local directory for the default)
     offline: str | None = None  # DEFAULT_LM or GEMMA3_LM when it is one of the offline models
+    backend: str = "torch"  # "torch", "onnx" or "onnx-int8" (causal LMs; see dialeval.onnx_backend)
+    onnx: Any = None  # the OnnxCausalLM running it when backend is not torch
 
 
 def cache_dir() -> Path:
@@ -174,12 +177,14 @@ _ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "camembert", "electra", "debe
                  "albert", "mpnet", "ernie", "data2vec-text", "megatron-bert", "modernbert", "xmod", "rembert"}
 
 
-def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None) -> LoadedLM:
+def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend: str | None = "torch") -> LoadedLM:
     """Load (and cache, see :data:`dialeval.runtime.MODELS`) a causal or seq2seq LM with its tokenizer;
     ``model=None`` is the offline SmolLM2. A local path is cached under its real path.
 
     A loaded ``LoadedLM`` passes through unchanged. Hub ids work where the Hub is reachable (or cached);
     offline, a :class:`~dialeval.runtime.ModelNotAvailableError` says how to pass a local directory.
+    ``backend="onnx"``/``"onnx-int8"`` also runs a causal LM on ONNX Runtime (:class:`dialeval.onnx_backend.OnnxCausalLM`);
+    ``None`` picks ONNX Runtime on CPU in fp32 when installed (seq2seq LMs stay on torch).
     """
     if isinstance(model, LoadedLM):
         return model
@@ -187,8 +192,21 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None) -> Load
         raise TypeError(f"`model` must be a Hub id, a local path or None (offline SmolLM2), got {model!r:.60}.")
     dev = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, dev)
-    return cached_model("lm", DEFAULT_LM if model is None else model,
-                        lambda ident: _load_lm(ident, torch_dtype, dev), str(torch_dtype), str(dev))
+    lm = cached_model("lm", DEFAULT_LM if model is None else model,
+                      lambda ident: _load_lm(ident, torch_dtype, dev), str(torch_dtype), str(dev))
+    from dialeval.onnx_backend import (  # it imports cache_dir from here
+        OnnxCausalLM,
+        resolve_backend,
+    )
+
+    dtype_name = "fp32" if str(torch_dtype) == "torch.float32" else str(torch_dtype)
+    backend = resolve_backend("torch" if backend is None and lm.kind != "causal" else backend, dev, dtype_name)
+    if backend == "torch":
+        return lm
+    if lm.kind != "causal":
+        raise ValueError(f"`backend`={backend!r} runs causal LMs; {lm.name!r} is {lm.kind}: use backend='torch'.")
+    return cached_model("lm-onnx", DEFAULT_LM if model is None else model, lambda _: dataclasses.replace(
+        lm, backend=backend, onnx=OnnxCausalLM(lm.model, lm.name, backend, dev)), str(dev), backend)
 
 
 def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:

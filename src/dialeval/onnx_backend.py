@@ -31,6 +31,7 @@ from dialeval.lm import cache_dir
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 OPSET = 17
+EXPORT_FORMAT = 1  # bump when the exported graphs change, so cached entries of older ones are not reused
 MODEL_FILE = "model.onnx"
 SOURCE_FILE = "source.json"
 
@@ -101,7 +102,7 @@ def _version(dist: str) -> str:
 
 def cache_key(kind: str, digest: str, quantize: str | None) -> dict[str, Any]:
     """Everything an exported graph depends on (its cache entry is a hash of this)."""
-    return {"kind": kind, "weights_sha256": digest, "quantize": quantize or "none", "opset": OPSET,
+    return {"kind": kind, "format": EXPORT_FORMAT, "weights_sha256": digest, "quantize": quantize or "none", "opset": OPSET,
             "torch": _version("torch"), "transformers": _version("transformers"), "onnx": _version("onnx")}
 
 
@@ -161,14 +162,17 @@ def logits_module(model: Any) -> Any:
 
 
 def export_module(module: Any, inputs: dict[str, Any], output_names: Sequence[str], path: Path,
-                  dynamic_outputs: dict[str, dict[int, str]] | None = None) -> None:
-    """``torch.onnx.export`` of ``module(*inputs.values())`` with batch and sequence axes of every 2-D input
-    dynamic (TorchScript exporter, opset :data:`OPSET`)."""
+                  output_axes: dict[str, dict[int, str]] | None = None) -> None:
+    """``torch.onnx.export`` of ``module(*inputs.values())`` (TorchScript exporter, opset :data:`OPSET`) with
+    dynamic axes: batch and length of every 2-D input, batch and past length of every 4-D one (key/value
+    caches), and ``output_axes`` (default: each output's batch axis)."""
     import torch
 
     names = list(inputs)
-    axes: dict[str, dict[int, str]] = {k: {0: "batch", 1: "sequence"} for k in names}
-    axes.update(dynamic_outputs or {o: {0: "batch"} for o in output_names})
+    axes: dict[str, dict[int, str]] = {}
+    for k, v in inputs.items():
+        axes[k] = {0: "batch", 1: f"{k}_length"} if v.ndim == 2 else {0: "batch", 2: "past_length"}
+    axes.update(output_axes or {o: {0: "batch"} for o in output_names})
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")
         torch.onnx.export(module, tuple(inputs.values()), str(path), input_names=names,
@@ -176,7 +180,7 @@ def export_module(module: Any, inputs: dict[str, Any], output_names: Sequence[st
 
 
 def exported(name: str, kind: str, module: Any, inputs: dict[str, Any], output_names: Sequence[str], *,
-             quantize: str | None = None, dynamic_outputs: dict[str, dict[int, str]] | None = None) -> Path:
+             quantize: str | None = None, output_axes: dict[str, dict[int, str]] | None = None) -> Path:
     """Path of the cached ONNX graph of ``module`` (exported, and quantised with ``quantize="int8"``, on
     first use). ``name`` only names the folder; the key is :func:`cache_key`."""
     digest = weights_digest(module)
@@ -184,14 +188,14 @@ def exported(name: str, kind: str, module: Any, inputs: dict[str, Any], output_n
     if (target / SOURCE_FILE).is_file():
         return target / MODEL_FILE
     if quantize == "int8":
-        fp32 = exported(name, kind, module, inputs, output_names, dynamic_outputs=dynamic_outputs)
+        fp32 = exported(name, kind, module, inputs, output_names, output_axes=output_axes)
     with atomic_directory(target) as tmp:
         if quantize == "int8":
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
             quantize_dynamic(str(fp32), str(tmp / MODEL_FILE), weight_type=QuantType.QInt8)
         else:
-            export_module(module, inputs, output_names, tmp / MODEL_FILE, dynamic_outputs)
+            export_module(module, inputs, output_names, tmp / MODEL_FILE, output_axes)
         meta = {"name": str(name), **cache_key(kind, digest, quantize)}
         (tmp / SOURCE_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return target / MODEL_FILE
@@ -224,12 +228,90 @@ class OnnxRunner:
         self.input_names = [i.name for i in self.session.get_inputs()]
 
     def __call__(self, arrays: dict[str, Any]) -> list[np.ndarray]:
-        feed = {k: np.ascontiguousarray(np.asarray(arrays[k], dtype=np.int64)) for k in self.input_names}
+        feed = {}
+        for k in self.input_names:
+            a = np.asarray(arrays[k])
+            feed[k] = np.ascontiguousarray(a if a.dtype.kind == "f" else a.astype(np.int64, copy=False))
         return self.session.run(None, feed)
 
 
 def onnx_runner(name: str, kind: str, module: Any, inputs: dict[str, Any], output_names: Sequence[str], *,
-                backend: str, device: Any = "cpu") -> OnnxRunner:
+                backend: str, device: Any = "cpu", output_axes: dict[str, dict[int, str]] | None = None) -> OnnxRunner:
     """Export (once, cached) and open ``module`` for ``backend`` ``"onnx"`` or ``"onnx-int8"``."""
     quantize = "int8" if backend == "onnx-int8" else None
-    return OnnxRunner(exported(name, kind, module, inputs, output_names, quantize=quantize), device)
+    return OnnxRunner(exported(name, kind, module, inputs, output_names, quantize=quantize, output_axes=output_axes),
+                      device)
+
+
+# --------------------------------------------------------------------------------------------------
+# Causal LMs (FULL): a prefix graph returning the last position's logits and the key/value cache, and a
+# continuation graph scoring tokens after a given cache — the history runs once per item, as on torch.
+# --------------------------------------------------------------------------------------------------
+
+def causal_modules(model: Any) -> tuple[Any, Any]:
+    """(prefix, continuation) modules of a transformers causal LM with a ``DynamicCache``."""
+    import torch
+    from transformers import DynamicCache
+
+    layers = int(model.config.num_hidden_layers)
+
+    class Prefix(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, position_ids: Any) -> Any:
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                             use_cache=True, logits_to_keep=1)
+            cache = getattr(out, "cache", None) or out.past_key_values
+            return (out.logits[:, -1], *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+
+    class Continuation(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, position_ids: Any, *past: Any) -> Any:
+            cache = DynamicCache(config=self.model.config)
+            for i in range(layers):
+                cache.update(past[2 * i], past[2 * i + 1], i)
+            return self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                              cache=cache, use_cache=True).logits
+
+    return Prefix().eval(), Continuation().eval()
+
+
+class OnnxCausalLM:
+    """A causal LM on ONNX Runtime: ``prefix(ids, mask, positions) -> (last logits, past)`` and
+    ``continuation(ids, mask, positions, past) -> logits`` (numpy)."""
+
+    def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
+        import torch
+
+        prefix, cont = causal_modules(model)
+        ids = torch.tensor([[5, 6, 7], [0, 8, 9]])
+        mask = torch.tensor([[1, 1, 1], [0, 1, 1]])
+        sample = {"input_ids": ids, "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
+        layers = int(model.config.num_hidden_layers)
+        self.past_names = [f"past_{i}_{kv}" for i in range(layers) for kv in ("key", "value")]
+        kv_axes = {n: {0: "batch", 2: "past_length"} for n in self.past_names}
+        self.prefix = onnx_runner(name, "causal-lm-prefix", prefix, sample, ["logits", *self.past_names],
+                                  backend=backend, device=device, output_axes={"logits": {0: "batch"}, **kv_axes})
+        with torch.no_grad():
+            past = prefix(*sample.values())[1:]
+        cont_sample = {"input_ids": ids[:, :2], "attention_mask": torch.cat([mask, mask[:, :2]], 1),
+                       "position_ids": sample["position_ids"][:, :2] + 3, **dict(zip(self.past_names, past))}
+        self.continuation = onnx_runner(name, "causal-lm-continuation", cont, cont_sample, ["logits"],
+                                        backend=backend, device=device,
+                                        output_axes={"logits": {0: "batch", 1: "input_ids_length"}})
+
+    def run_prefix(self, input_ids: Any, attention_mask: Any, position_ids: Any) -> tuple[np.ndarray, list[np.ndarray]]:
+        out = self.prefix({"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids})
+        return out[0], out[1:]
+
+    def run_continuation(self, past: list[np.ndarray], repeats: int, input_ids: Any, attention_mask: Any,
+                         position_ids: Any) -> np.ndarray:
+        """Logits after ``past`` with each of its rows repeated ``repeats`` times (row b → b*repeats…)."""
+        feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
+        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+        return self.continuation(feed)[0]

@@ -49,9 +49,10 @@ def compute_full(histories: list[list[str]], *, level: str, model: Any = None, f
                  compat: str | None = None, separator: str | None = None, max_length: int | None = None,
                  lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
                  dtype: Any = None, device: Any = None, progress: bool | None = None, follow_up_prefix: str = "",
-                 chat_template: bool = False, aggregation: str | None = None) -> dict[str, Any]:
+                 chat_template: bool = False, aggregation: str | None = None,
+                 backend: str | None = "torch") -> dict[str, Any]:
     """Load the LM (memoised), score, and attach the signature."""
-    lm = load_lm(model, dtype=dtype, device=device)
+    lm = load_lm(model, dtype=dtype, device=device, backend=backend)
     out = full_scores(histories, level=level, lm=lm, follow_ups=follow_ups, compat=compat, separator=separator,
                       max_length=max_length, lookback=lookback, batch_size=batch_size, max_tokens=max_tokens,
                       progress=progress, follow_up_prefix=follow_up_prefix, chat_template=chat_template,
@@ -59,7 +60,8 @@ def compute_full(histories: list[list[str]], *, level: str, model: Any = None, f
     separator, aggregation = out.pop("separator"), out.pop("aggregation")  # what ran: in the signature
     dtype_name = str(loaded_dtype(lm.model)).replace("torch.", "")  # what ran, never the option re-resolved
     fields: dict[str, Any] = {"model": lm.name, "kind": lm.kind, "level": level,
-                              "fu": follow_up_set_name(follow_ups, compat), "dtype": dtype_name}
+                              "fu": follow_up_set_name(follow_ups, compat), "dtype": dtype_name,
+                              "backend": lm.backend}
     if compat:
         fields.update(compat=compat, lookback=lookback, agg="mean_ppl")
     else:

@@ -243,23 +243,32 @@ class FollowupScorer:
             attn[b, width - len(h):] = 1
         input_ids, attn = input_ids.to(self.device), attn.to(self.device)
         positions = (attn.cumsum(-1) - 1).clamp(min=0)
-        out = model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True,
-                    logits_to_keep=1)
+        onnx = getattr(self.lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_backend.OnnxCausalLM) or torch
+        if onnx is not None:
+            last, cache = onnx.run_prefix(input_ids.numpy(), attn.numpy(), positions.numpy())
+            last = torch.from_numpy(last)
+        else:
+            out = model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True,
+                        logits_to_keep=1)
+            last, cache = out.logits[:, -1], out.cache
         labels, lmask = self._followup_tensors(f_ids, pad)
         # log p(f_0 | h) from the last history position (left padding puts every history's end there)
-        first_lp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[:, labels[:, 0]]  # [items, F]
+        first_lp = torch.log_softmax(last.float(), dim=-1)[:, labels[:, 0]]  # [items, F]
         total = first_lp.clone()
         if labels.shape[1] > 1:
-            cache = out.cache
-            _repeat_cache(cache, n_f)
             f_in = labels[:, :-1].repeat(n_items, 1)
             f_mask = lmask[:, :-1].repeat(n_items, 1).long()
             full_mask = torch.cat([attn.repeat_interleave(n_f, dim=0), f_mask], dim=1)
             f_pos = attn.sum(-1).repeat_interleave(n_f, dim=0).unsqueeze(1) + torch.arange(
                 f_in.shape[1], device=self.device).unsqueeze(0)
-            out2 = model(input_ids=f_in, attention_mask=full_mask, position_ids=f_pos, cache=cache,
-                         use_cache=True)
-            logp = torch.log_softmax(out2.logits.float(), dim=-1)
+            if onnx is not None:
+                logits = torch.from_numpy(onnx.run_continuation(cache, n_f, f_in.numpy(), full_mask.numpy(),
+                                                                f_pos.numpy()))
+            else:
+                _repeat_cache(cache, n_f)
+                logits = model(input_ids=f_in, attention_mask=full_mask, position_ids=f_pos, cache=cache,
+                               use_cache=True).logits
+            logp = torch.log_softmax(logits.float(), dim=-1)
             tgt = labels[:, 1:].repeat(n_items, 1)
             rest = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1) * lmask[:, 1:].repeat(n_items, 1)
             total = total + rest.sum(-1).view(n_items, n_f)
