@@ -23,16 +23,22 @@ def offline() -> None:
         os.environ.setdefault(key, value)
 
 
-def matmul_peak(dtype: Any, n: int = 2048, seconds: float = 2.0) -> float:
-    """Best FLOP/s of ``torch.matmul`` on n×n matrices over ~``seconds`` at the current thread count."""
+def matmul_peak(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
+    """Best FLOP/s of ``torch.matmul`` on n×n matrices over ~``seconds`` at the current thread count
+    (on ``device``; CUDA is synchronised around each product and uses n = 8192)."""
     import torch
 
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    cuda = str(device).startswith("cuda")
+    n = 8192 if cuda else n
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    a, b = torch.randn(n, n, dtype=dtype, device=device), torch.randn(n, n, dtype=dtype, device=device)
     torch.matmul(a, b)
+    sync()
     best, start = 0.0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         t = time.perf_counter()
         torch.matmul(a, b)
+        sync()
         best = max(best, 2 * n**3 / (time.perf_counter() - t))
     return best
 

@@ -13,6 +13,12 @@ follow-ups, 128-token right truncation), so the work is identical and the scores
 FLOPs per item: 2 × parameters × tokens (encoder over the history, decoder + LM head over each follow-up)
 plus attention; "useful" encodes each history once (what dialeval runs), the package encodes it once per
 follow-up (4 times).
+
+``--causal``: the offline causal default (SmolLM2-135M-Instruct, default mode, per-token mean NLL) on ONNX
+Runtime: dialeval ``backend="torch"``, ``"onnx"`` and ``"onnx-int8"`` (history once per item, follow-ups on
+its key/value cache) against a plain transformers loop and optimum's ``ORTModelForCausalLM`` (own venv,
+``benchmarks/onnx_peer``), both re-running the history with each follow-up in one batch per item; the same
+token ids everywhere, interleaved rounds, max relative difference of the NLLs against dialeval torch.
 """
 
 from __future__ import annotations
@@ -123,9 +129,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dtypes", nargs="+", default=["fp32", "bf16"])
     ap.add_argument("--quick", action="store_true", help="--limit 8 --repeats 2")
+    ap.add_argument("--causal", action="store_true", help="SmolLM2 on torch / ONNX Runtime (see above)")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda with --causal (torch routes, first of --dtypes)")
     args = ap.parse_args()
     if args.quick:
         args.limit, args.repeats = 8, 2
+    if args.causal:
+        return causal_main(args)
 
     import numpy as np
     import torch
@@ -194,6 +204,84 @@ def main() -> None:
 
         rho = spearmanr(scores32["fp32"], scores32["bf16"]).statistic
         print(f"dialeval bf16 vs fp32: Spearman rho of the item scores {rho:.4f}")
+
+
+def causal_main(args) -> None:
+    import sys
+
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import interleaved, machine_line, matmul_peak, table
+    from onnx_peer.driver import PeerProcess, available
+
+    from dialeval.full.scorer import FollowupScorer, full_scores
+    from dialeval.full.texts import FOLLOW_UPS
+    from dialeval.lm import load_lm
+
+    torch.set_num_threads(args.threads)
+    items = fed_turn_items(args.limit)
+    histories = [it["context"] + [it["response"]] for it in items]
+    on_cpu = args.device == "cpu"
+    dtype = "fp32" if on_cpu else args.dtypes[0]
+    lms = {b: load_lm(args.model, device=args.device, dtype=dtype, backend=b)
+           for b in (("torch", "onnx", "onnx-int8") if on_cpu else ("torch",))}
+    scorer = FollowupScorer(lms["torch"])
+    f_ids = scorer.encode_follow_ups(FOLLOW_UPS)
+    h_ids = [scorer.encode_history(h, scorer.max_length - max(len(f) for f in f_ids)) for h in histories]
+    model = lms["torch"].model
+    pad = model.config.pad_token_id if model.config.pad_token_id is not None else model.config.eos_token_id
+
+    def ours(lm):
+        return full_scores(histories, level="turn", lm=lm, aggregation="mean", batch_size=args.batch_size,
+                           progress=False)["follow_up_scores"]
+
+    def hf_loop():  # transformers, history re-run with every follow-up, one batch per item
+        out = []
+        with torch.inference_mode():
+            for h in h_ids:
+                seqs = [h + f for f in f_ids]
+                width = max(map(len, seqs))
+                ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+                mask = torch.zeros_like(ids)
+                for i, x in enumerate(seqs):
+                    ids[i, :len(x)], mask[i, :len(x)] = torch.tensor(x), 1
+                logits = model(input_ids=ids.to(model.device), attention_mask=mask.to(model.device)).logits
+                logp = torch.log_softmax(logits.float(), -1).cpu()
+                out.append([float(-logp[i, torch.arange(len(h) - 1, len(h) - 1 + len(f)), torch.tensor(f)].mean())
+                            for i, f in enumerate(f_ids)])
+        return out
+
+    runs = {f"dialeval backend='{b}'": (lambda lm=lm: ours(lm)) for b, lm in lms.items()}
+    runs["transformers loop (history per follow-up)"] = hf_loop
+    peer = None
+    if available() and on_cpu:
+        peer = PeerProcess("causal", lms["torch"].path, {"histories": h_ids, "follow_ups": f_ids, "pad": pad},
+                           args.threads)
+        runs["optimum ORTModelForCausalLM (history per follow-up)"] = lambda: peer.run(0)
+    for fn in runs.values():
+        fn()  # warm-up (and the peer's export happened on load)
+    peak = matmul_peak(model.dtype, device=args.device)
+    secs, outs = interleaved(runs, args.repeats)
+    if peer is not None:
+        outs["optimum ORTModelForCausalLM (history per follow-up)"] = peer.output()
+        peer.close()
+    ref = np.asarray(outs["dialeval backend='torch'"])
+    params = sum(p.numel() for p in model.parameters())
+    tokens = sum(len(h) + sum(map(len, f_ids)) for h in h_ids)
+    rerun = sum(len(f_ids) * len(h) + sum(map(len, f_ids)) for h in h_ids)
+    rows = []
+    for name in runs:
+        flops = 2 * params * (rerun if "per follow-up" in name else tokens)
+        rel = np.max(np.abs(np.asarray(outs[name]) - ref) / np.abs(ref))
+        rows.append([name, f"{len(items) / secs[name]:.2f}", f"{secs[name] / secs[next(iter(runs))]:.2f}",
+                     f"{2 * params * tokens / len(items) / 1e9:.1f}", f"{flops / len(items) / 1e9:.1f}",
+                     f"{peak / 1e9:.0f}", f"{100 * 2 * params * tokens / secs[name] / peak:.0f}%", f"{rel:.1e}"])
+    print(f"\nFULL on {len(items)} FED turn-level items, default mode, mean NLL, {lms['torch'].name}, {dtype} on {args.device}")
+    print(machine_line(args.threads))
+    print(table(["configuration", "items/s", "time vs torch", "useful GFLOP/item", "executed GFLOP/item",
+                 "peak GFLOP/s", "useful % peak", "max rel diff vs torch"], rows))
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def load_sets(n: int) -> list[list[str]]:
     return [[row[k] for k in sorted(row) if k.startswith("resp_")] for row in rows]
 
 
-def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool, threads: int):
+def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool, threads: int, device: str = "cpu"):
     import numpy as np
     from onnx_peer.driver import PeerProcess, available
     from sentence_transformers import CrossEncoder
@@ -68,10 +68,10 @@ def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool
     from dialeval.nli.core import NLIClassifier, compute_nli_diversity
 
     backend = None if dtype == "fp32" else "torch"  # the default: ONNX Runtime on CPU in fp32 when installed
-    clf = NLIClassifier(model, tokenizer, device="cpu", dtype=dtype, batch_size=32, progress=False, backend=backend)
-    cross = CrossEncoder(model_dir, device="cpu")
+    clf = NLIClassifier(model, tokenizer, device=device, dtype=dtype, batch_size=32, progress=False, backend=backend)
+    cross = CrossEncoder(model_dir, device=device)
     cross.to(clf.dtype)
-    pipe = pipeline("text-classification", model=clf.model, tokenizer=tokenizer, device="cpu", top_k=None)
+    pipe = pipeline("text-classification", model=clf.model, tokenizer=tokenizer, device=device, top_k=None)
     labels = [clf.model.config.id2label[i] for i in range(clf.model.config.num_labels)]
     as_dicts = [{"text": p, "text_pair": h} for p, h in pairs]
 
@@ -104,7 +104,8 @@ def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> 
 
     from dialeval.runtime import length_sorted_batches
 
-    runs, clf, peer = runners(model_dir, model, tokenizer, pairs, sets, dtype, args.per_pair, args.threads)
+    runs, clf, peer = runners(model_dir, model, tokenizer, pairs, sets, dtype, args.per_pair, args.threads,
+                              args.device)
     lengths = [len(e["input_ids"]) for e in clf.encode(pairs)]
     cfg = clf.model.config
     shape = (non_embedding_params(clf.model), cfg.num_hidden_layers, cfg.hidden_size)
@@ -114,7 +115,7 @@ def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> 
                PIPE: fixed_batches(range(len(pairs)), 32), PER_PAIR: [[i] for i in range(len(pairs))]}
     for fn in runs.values():
         fn()  # warm-up
-    peak = matmul_peak(clf.dtype)
+    peak = matmul_peak(clf.dtype, device=args.device)
     secs, outs = interleaved(runs, args.repeats)
     if peer is not None:
         outs[CROSS_ONNX] = peer.output()
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sets", type=int, default=8, help="conTest response sets (20 ordered pairs each)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu", help="cpu, or cuda (torch routes; --dtypes fp16/bf16/fp32)")
     p.add_argument("--dtypes", nargs="+", default=["fp32", "bf16"])
     p.add_argument("--per-pair", action="store_true", help="also time the per-pair pipeline (reference column)")
     p.add_argument("--quick", action="store_true", help="--sets 4 --repeats 2")

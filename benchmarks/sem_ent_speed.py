@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     batched_flops,
     fixed_batches,
+    forward_flops,
     interleaved,
     machine_line,
     matmul_peak,
@@ -131,6 +132,34 @@ def minilm_rows(texts: list[str], dtype: str, repeats: int, threads: int) -> lis
     return rows
 
 
+def gpu_rows(texts: list[str], dtype: str, repeats: int, device: str) -> list[list[str]]:
+    """On CUDA (torch only; SDPA attention, the transformers default): dialeval against sentence-transformers."""
+    from sentence_transformers import SentenceTransformer
+
+    from dialeval.encoders import SentenceTransformerEncoder, default_encoder_path
+    from dialeval.runtime import resolve_dtype
+
+    path = default_encoder_path()
+    ours = SentenceTransformerEncoder(path, device=device, dtype=dtype)
+    peer = SentenceTransformer(str(path), device=device)
+    peer.to(resolve_dtype(dtype, device))
+    runs = {f"dialeval {dtype} {device}": lambda: ours.encode(texts, progress=False),
+            f"sentence-transformers {dtype} {device}, batch_size=32": lambda: peer.encode(texts, batch_size=32),
+            f"sentence-transformers {dtype} {device}, batch_size=256": lambda: peer.encode(texts, batch_size=256)}
+    for fn in runs.values():
+        fn()
+    torch.cuda.synchronize()
+    peak = matmul_peak(resolve_dtype(dtype, device), device=device)
+    secs, outs = interleaved(runs, repeats)
+    bert, first = peer[0].auto_model, next(iter(runs))
+    lengths = ours.token_lengths(texts)
+    useful = sum(forward_flops(non_embedding_params(bert), bert.config.num_hidden_layers, bert.config.hidden_size, n)
+                 for n in lengths)
+    check_equal(outs, first, dtype)
+    return [[name, f"{len(texts) / secs[name]:.1f}", f"{secs[name] / secs[first]:.2f}", f"{useful / len(texts) / 1e9:.3f}",
+             "", f"{peak / 1e9:.0f}", f"{100 * useful / secs[name] / peak:.1f}%", ""] for name in runs]
+
+
 def check_equal(outs: dict, first: str, dtype: str) -> None:
     """Print the minimum cosine of every route against the first, and whether the bundled space (fitted on
     DailyDialog test responses) assigns every text to the same cluster."""
@@ -210,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=1024, help="distinct responses (MiniLM)")
     p.add_argument("--repeats", type=int, default=5, help="interleaved rounds (median reported)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default="cpu", help="cpu (all routes) or cuda (torch routes, --dtypes fp16/bf16)")
     p.add_argument("--dtypes", nargs="+", default=["fp32"], help="fp32 (all routes) and/or bf16 (torch routes)")
     p.add_argument("--large", type=int, default=0, help="also N responses through a DialoGPT-large-shaped model")
     p.add_argument("--quick", action="store_true", help="--n 256 --repeats 3")
@@ -223,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     texts = sample_texts(args.n)
     rows = []
     for dtype in args.dtypes:
-        rows += minilm_rows(texts, dtype, args.repeats, args.threads)
+        rows += (minilm_rows(texts, dtype, args.repeats, args.threads) if args.device == "cpu"
+                 else gpu_rows(texts, dtype, args.repeats, args.device))
     if args.large:
         rows += large_rows(args.large, max(1, args.repeats // 2))
     if args.agreement:

@@ -24,3 +24,15 @@ def shared_data() -> Path:
     """The read-only real data beside the checkout (../shared/data)."""
     assert SHARED.is_dir(), f"{SHARED} is missing: the tests need ../shared/data beside the checkout"
     return SHARED
+
+
+def pytest_collection_modifyitems(config, items):
+    """``@pytest.mark.gpu`` tests are deselected (not skipped) where no CUDA GPU is visible."""
+    gpu = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        config.hook.pytest_deselected(items=gpu)
+        items[:] = [item for item in items if not item.get_closest_marker("gpu")]

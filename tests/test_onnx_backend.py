@@ -213,3 +213,20 @@ def test_full_seq2seq_stays_on_torch(tmp_path):
     assert load_lm(path, backend=None).backend == "torch"
     with pytest.raises(ValueError, match="runs causal LMs; .* is seq2seq: use backend='torch'"):
         load_lm(path, backend="onnx")
+
+
+@pytest.mark.gpu
+def test_cuda_runs_torch_by_default_and_matches_cpu(tiny_st, tmp_path):
+    import dialeval
+    from dialeval.testing.blenderbot import build_tiny_causal_lm
+
+    ref = SentenceTransformerEncoder(tiny_st).encode(TEXTS)
+    enc = get_encoder(str(tiny_st), device="cuda")
+    assert enc.backend == "torch"
+    np.testing.assert_allclose(enc.encode(TEXTS), ref, atol=1e-4)
+    assert _cosines(get_encoder(str(tiny_st), device="cuda", dtype="bf16").encode(TEXTS), ref).min() > 0.99
+    path = str(build_tiny_causal_lm(tmp_path / "llama"))
+    metric = dialeval.load("full_followup", "turn")
+    kw = dict(contexts=[["Hello , how are you ?"]], predictions=["I am fine , thanks ."], model=path)
+    cpu = np.array(metric.compute(device="cpu", **kw)["follow_up_scores"])
+    np.testing.assert_allclose(np.array(metric.compute(device="cuda", **kw)["follow_up_scores"]), cpu, rtol=1e-4)

@@ -3,7 +3,9 @@ which pins transformers<4.58) and driven line by line from a dialeval benchmark,
 
     onnx_peer_venv/bin/python benchmarks/onnx_peer/worker.py KIND MODEL_DIR TEXTS_JSON THREADS
 
-KIND: ``st`` (``SentenceTransformer(path, backend="onnx")``) or ``cross`` (``CrossEncoder(path, backend="onnx")``).
+KIND: ``st`` (``SentenceTransformer(path, backend="onnx")``), ``cross`` (``CrossEncoder(path, backend="onnx")``)
+or ``causal`` (optimum ``ORTModelForCausalLM``, exported on load; per item, the history re-run with each
+follow-up in one right-padded batch, mean NLL of the follow-up tokens; TEXTS_JSON holds token ids).
 stdin: one JSON command per line (``{"batch_size": 32}``, or ``{"save": PATH}`` to write the last output as
 .npy); stdout: ``{"seconds": ...}`` per run. The ORT session gets ``THREADS`` intra-op threads.
 """
@@ -16,6 +18,34 @@ import sys
 import time
 
 import numpy as np
+
+
+def causal_scorer(path: str, data: dict, kwargs: dict):
+    """``run(_)`` → [items, follow-ups] mean NLL of each follow-up after its history (ids from dialeval)."""
+    import torch
+    from optimum.onnxruntime import ORTModelForCausalLM
+
+    model = ORTModelForCausalLM.from_pretrained(path, export=True, use_cache=False, **kwargs)
+    fus, pad = data["follow_ups"], int(data["pad"])
+
+    def run(_batch_size: int) -> list[list[float]]:
+        out = []
+        for hist in data["histories"]:
+            seqs = [hist + f for f in fus]
+            width = max(len(x) for x in seqs)
+            ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for i, x in enumerate(seqs):
+                ids[i, :len(x)], mask[i, :len(x)] = torch.tensor(x), 1
+            logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), -1)
+            row = []
+            for i, f in enumerate(fus):
+                pos = torch.arange(len(hist) - 1, len(hist) - 1 + len(f))
+                row.append(float(-logp[i, pos, torch.tensor(f)].mean()))
+            out.append(row)
+        return out
+
+    return run
 
 
 def main() -> int:
@@ -34,6 +64,8 @@ def main() -> int:
 
         model = SentenceTransformer(path, backend="onnx", device="cpu", model_kwargs=kwargs)
         run = lambda bs: model.encode(data, batch_size=bs, convert_to_numpy=True)  # noqa: E731
+    elif kind == "causal":
+        run = causal_scorer(path, data, kwargs)
     else:
         from sentence_transformers import CrossEncoder
 
