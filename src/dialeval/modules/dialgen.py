@@ -45,14 +45,15 @@ def coherence_of(stories: Any, predictions: list[list[str]], model: str, device:
 
 
 class DialGenModule(DialevalMetric):
-    """BLEU-n = mean sentence BLEU-n over masked turns; Dist-n over generated turns; coherence = mean P(original)."""
+    """BLEU-n = mean sentence BLEU-n over masked turns; Dist-n over generated turns; coherence = share of
+    stories with P(original) > 0.5 (coherence_mean = mean P(original))."""
 
     DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description="DialStory DialGen: BLEU-1/2 averaged over masked turns, Dist-2/3/4 over generated turns, "
-                        "and a coherence classifier's mean P(original) over filled-in stories.",
+                        "and the share of filled-in stories a coherence classifier judges coherent (P(original) > 0.5).",
             citation=_CITATION,
             inputs_description="predictions: per story, the generated turns (one per [MASKk]); references: "
                                "per story, the gold turns; stories (option): the masked stories, for coherence.",
@@ -74,4 +75,4 @@ class DialGenModule(DialevalMetric):
             coherence = coherence_of(opts["stories"], [list(p) for p in predictions], model, opts["device"],
                                      opts["batch_size"])
         return dialgen_scores(predictions, references, tokenization=opts["tokenization"], smooth=opts["smooth"],
-                              coherence=coherence, coherence_model=None if model is None else str(model))
+                              quotes=opts["quotes"], coherence=coherence, coherence_model=None if model is None else str(model))
