@@ -12,7 +12,7 @@ import datasets
 import evaluate
 
 from dialeval.registry import MetricDeclaration
-from dialeval.validation import check_valid_unicode
+from dialeval.validation import check_valid_unicode, inputs_checked
 
 
 def _kind(feature: Any) -> str | None:
@@ -116,7 +116,7 @@ class DialevalMetric(evaluate.Metric):
                 if not any(_matches(item, w) for w in fitting):
                     what = "a string" if fitting[0] == "str" else "a list of strings"
                     raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
-            check_valid_unicode(value, name)
+            check_valid_unicode(value, name)  # skipped for evaluate's own add_batch inside compute
 
     def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
         kinds = self._input_kinds()
@@ -141,7 +141,8 @@ class DialevalMetric(evaluate.Metric):
         names = self._input_names(self._input_kinds())
         inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in names})
         self._check_call(inputs, kwargs, computing=True)
-        return super().compute(**inputs, **self.options(kwargs))
+        with inputs_checked():  # scanned above (or by add_batch): the core does not scan again
+            return super().compute(**inputs, **self.options(kwargs))
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Check the inputs (clear errors naming the field), then ``evaluate``'s add_batch.\n"""
