@@ -10,8 +10,8 @@ import json
 import pytest
 
 from dialeval.cli import main
-from dialeval.coherence_model import PAPER_RECIPE, TrainConfig, recipe_name
-from dialeval.dialgen import coherence_summary, dialgen_scores, strip_quotes
+from dialeval.dialstory.coherence import PAPER_RECIPE, TrainConfig, recipe_name
+from dialeval.dialstory.dialgen import coherence_summary, dialgen_scores, strip_quotes
 
 
 def test_coherence_is_the_share_above_one_half():

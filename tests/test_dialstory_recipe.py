@@ -25,9 +25,9 @@ from dialeval.datasets.dialstory_characters import (
     find_characters,
     recall,
 )
-from dialeval.resources import resource_path
+from dialeval.resources import dataset_card_dir
 
-LABELLED = resource_path("datasets") / "dialstory" / "labelled" / "stories.jsonl"
+LABELLED = dataset_card_dir("dialstory") / "labelled" / "stories.jsonl"
 
 
 def labelled() -> list[dict]:

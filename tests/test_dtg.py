@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dialeval.generation import (
+from dialeval.nli.core import NLISetScorer
+from dialeval.nli.generation import (
     ThresholdGenerationResult,
     calibrate_threshold,
     default_contradiction_threshold,
@@ -15,7 +16,6 @@ from dialeval.generation import (
     summarize_trials,
     threshold_resample,
 )
-from dialeval.nli import NLISetScorer
 
 
 def scripted_sampler(responses):
@@ -124,7 +124,7 @@ def test_trials_with_a_tiny_lm(tmp_path):
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Tokenizer
 
-    from dialeval.generation import threshold_generation_trials
+    from dialeval.nli.generation import threshold_generation_trials
     from dialeval.testing import train_bpe_tokenizer
 
     tok = train_bpe_tokenizer(tmp_path, GPT2Tokenizer,

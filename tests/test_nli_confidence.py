@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dialeval.nli import (
+from dialeval.nli.core import (
     CANONICAL,
     VARIANTS,
     compute_nli_diversity,
@@ -56,7 +56,7 @@ def test_the_two_readings_can_disagree_in_sign():
 
 
 def test_signature_records_the_variant():
-    from dialeval.modules.nli_diversity import compute
+    from dialeval.nli.nli_diversity import compute
 
     out = compute([["a", "b", "c"]], model=Scripted(), variant="confidence_soft")
     assert "|variant:confidence_soft|" in out["signature"]
