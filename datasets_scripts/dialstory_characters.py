@@ -11,8 +11,9 @@ subjects" around it. Neither model is public, so this module does both with rule
   name (小雨 in 林小雨) or is a bare title that a kept name ends with (老师 beside 李老师).
 - :func:`annotate_speakers` gives each quoted turn the nearest subject: the first character named in the
   clause (else the sentence) that leads into the quote; a leading 他/她 is resolved to the latest character
-  named in the narration before it; with no lead-in, the subject of a speech clause right after the quote.
-  Turns with no subject stay unlabelled (``None``).
+  named in the narration before it; with no lead-in, the subject of a speech clause right after the quote,
+  or the name that opens an action beat right after it (“…”小明笑了。). Turns with no subject stay
+  unlabelled (``None``).
 - :func:`dialspk_record` turns the annotation into a DialSpk example (``[MASK]`` before each labelled turn).
 """
 
@@ -143,7 +144,9 @@ def turn_subject(narr: str, span: tuple[int, int], names: Sequence[str], guess: 
         return who
     trail = _trail_clause(narr, e + 1)
     if not SPEECH_VERBS.search(trail):
-        return None
+        # an action beat right after the quote (“…”小明笑了。) names the speaker when it opens the clause
+        who = _first_mention(trail, names)
+        return who if who is not None and trail.lstrip().startswith(who) else None
     if _starts_with_pronoun(trail):
         return _resolve_pronoun(narr, s - 1, names)
     return _first_mention(trail, names) or (_leading_word(trail) if guess else None)
@@ -237,8 +240,8 @@ def _starts_with_pronoun(clause: str) -> bool:
 def annotate_speakers(text: str, characters: Sequence[str]) -> list[str | None]:
     """The speaker of every quoted turn of ``text`` among ``characters``: the first character named in the
     clause (else the sentence) leading into the quote; a leading 他/她 resolved to the latest character named
-    in the narration before it; with no lead-in, the subject of a speech clause right after the quote;
-    ``None`` where there is no subject."""
+    in the narration before it; with no lead-in, the subject of a speech clause right after the quote or the
+    name opening an action beat right after it; ``None`` where there is no subject."""
     narr = _narration(text)
     names = list(characters)
     return [turn_subject(narr, span, names) for span in dialogue_turns(text)]

@@ -141,11 +141,12 @@ def test_finder_recall_on_the_hand_labelled_sample():
 
 def test_annotation_cases_by_hand():
     text = ("小明走进来，他大声说：“早！”“你好。”小红说。老王推开门，笑了：“都来了？”"
-            "“嗯。”“嗯。”")
+            "“嗯。”“嗯。”“好啊。”小红点点头。")
     names = ["小明", "小红", "老王"]
     # 1: 他 → latest name before (小明); 2: no lead-in → speech clause after (小红); 3: clause 笑了 has no
-    # subject → its sentence (老王); 4, 5: consecutive bare quotes → unlabelled
-    assert annotate_speakers(text, names) == ["小明", "小红", "老王", None, None]
+    # subject → its sentence (老王); 4, 5: consecutive bare quotes → unlabelled; 6: no lead-in, an action
+    # beat opening with a name right after (小红)
+    assert annotate_speakers(text, names) == ["小明", "小红", "老王", None, None, "小红"]
 
 
 def test_annotator_agreement_on_the_hand_labelled_sample():
