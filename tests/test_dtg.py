@@ -109,6 +109,15 @@ def test_summarize_trials_by_hand():
         summarize_trials([])
 
 
+def test_initial_set_and_report_scorer():
+    scorer = NLISetScorer(CountClassifier(), "contradictions")
+    out = threshold_resample(scripted_sampler(["x1", "x2", "y1", "y2", "y3", "x3"]), scorer, n=5, threshold=10)
+    assert out.initial_responses() == ["x1", "x2", "y1", "y2", "y3"] and out.responses == ["x1", "x2", "x3", "y2", "y3"]
+    baseline = NLISetScorer(CountClassifier(), "baseline")  # +1 per contradiction, neutral 0: 8 → 12
+    summary = summarize_trials([out], report=baseline)
+    assert summary["starting_report"] == 8.0 and summary["ending_report"] == 12.0
+
+
 def test_calibrate_threshold_is_the_90th_percentile():
     # scores 1..10 (set sizes): linear interpolation at rank 0.9 · 9 = 8.1 → 9 + 0.1 · (10 − 9) = 9.1
     sets = [[f"r{j}" for j in range(k)] for k in range(1, 11)]

@@ -58,6 +58,13 @@ class ThresholdGenerationResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def initial_responses(self) -> list[str]:
+        """The first n sampled responses (the final set with every replacement undone)."""
+        out = list(self.responses)
+        for step in reversed(self.replacements):
+            out[step["slot"]] = step["dropped"]
+        return out
+
 
 #: The paper's target: 10 contradictions among the 20 ordered pairs of 5 responses.
 PAPER_CONTRADICTIONS = 10
@@ -118,19 +125,25 @@ def threshold_resample(
                                      float(threshold), replacements, bool(inclusive))
 
 
-def summarize_trials(results: Sequence[ThresholdGenerationResult]) -> dict[str, float]:
+def summarize_trials(results: Sequence[ThresholdGenerationResult], report: Scorer | None = None) -> dict[str, float]:
     """Means over trials (the paper averages 10): starting and ending score, responses sampled, and the
-    share of trials that reached the threshold."""
+    share of trials that reached the threshold; with ``report`` (e.g. Baseline NLI Diversity, what the
+    paper's Table 4 reports while thresholding on contradictions), also its mean on the starting and the
+    ending sets."""
     if not results:
         raise ValueError("no trials to summarize.")
     k = len(results)
-    return {
+    out = {
         "starting_score": math.fsum(r.scores[0] for r in results) / k,
         "ending_score": math.fsum(r.scores[-1] for r in results) / k,
         "num_samples": math.fsum(r.num_samples for r in results) / k,
         "reached_share": sum(r.reached_threshold for r in results) / k,
         "trials": k,
     }
+    if report is not None:
+        out["starting_report"] = math.fsum(float(report(r.initial_responses())) for r in results) / k
+        out["ending_report"] = math.fsum(float(report(list(r.responses))) for r in results) / k
+    return out
 
 
 def calibrate_threshold(scorer: Scorer, reference_sets: Sequence[Sequence[str]], percentile: float = 90.0) -> float:
@@ -334,16 +347,17 @@ class ThresholdGenerationTrials:
 
 def threshold_generation_trials(model: Any, tokenizer: Any, context: str | Sequence[str], *, trials: int = 10,
                                 seed: int = 0, scorer: Scorer | None = None, nli_model: Any = "roberta-large-mnli",
-                                **kwargs: Any) -> ThresholdGenerationTrials:
+                                report: Scorer | None = None, **kwargs: Any) -> ThresholdGenerationTrials:
     """The paper's protocol: :func:`diversity_threshold_generation` ``trials`` times (10 by default, seeds
-    ``seed``…``seed + trials − 1``), one scorer (and its NLI pair cache) shared by all runs."""
+    ``seed``…``seed + trials − 1``), one scorer (and its NLI pair cache) shared by all runs; ``report``
+    scores the starting and ending sets for the summary (:func:`summarize_trials`)."""
     _check_int(trials, "trials", 1)
     if scorer is None:
         scorer = nli_scorer(nli_model, "contradictions")
         kwargs.setdefault("threshold", default_contradiction_threshold(kwargs.get("n", 5)))
     seeds = [seed + k for k in range(trials)]
     runs = [diversity_threshold_generation(model, tokenizer, context, scorer=scorer, seed=s, **kwargs) for s in seeds]
-    return ThresholdGenerationTrials(runs, summarize_trials(runs), seeds)
+    return ThresholdGenerationTrials(runs, summarize_trials(runs, report), seeds)
 
 
 def plot_threshold_generation(result: ThresholdGenerationResult, path: str) -> None:
