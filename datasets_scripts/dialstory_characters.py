@@ -24,7 +24,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from dialeval.datasets.dialstory import PERSON_TAGS, dialogue_turns, insert_speaker_masks
+from dialeval.datasets.dialstory import (
+    PERSON_TAGS,
+    dialogue_turns,
+    escape_mask_text,
+    insert_speaker_masks,
+)
 
 SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈"
             "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤牛")
@@ -250,11 +255,11 @@ def annotate_speakers(text: str, characters: Sequence[str]) -> list[str | None]:
 def dialspk_record(story_id: str, text: str, characters: Sequence[str],
                    speakers: Sequence[str | None]) -> dict[str, Any] | None:
     """A DialSpk example: ``[MASK]`` before each turn with a speaker, candidates = ``characters``; ``None``
-    when no turn has one."""
+    when no turn has one. Literal ``[MASK`` in the story is escaped as ``[[MASK`` first (never a placeholder)."""
     chosen = [i for i, sp in enumerate(speakers) if sp is not None and sp in characters]
     if not chosen:
         return None
-    return {"id": story_id, "story": insert_speaker_masks(text, chosen), "candidates": list(characters),
+    return {"id": story_id, "story": insert_speaker_masks(escape_mask_text(text), chosen), "candidates": list(characters),
             "speakers": [speakers[i] for i in chosen]}
 
 

@@ -182,3 +182,8 @@ def test_dialstory_make_writes_automatic_dialspk_data(tmp_path, capsys):
         check_dialspk(rec, f"line {i + 1}")  # valid DialSpk: one speaker per [MASK], all among candidates
     direct, skipped = make_dialspk([{"id": "x", "story": "他说：“好。”"}])
     assert direct == [] and skipped["fewer than 2 characters"] == 1
+    # literal [MASK] in a story is escaped, so the record still has one [MASK] per speaker
+    text = "旁白[MASK]。小明说：“好。”小红说：“行。”小明笑了。小红也笑了。"
+    recs, _ = make_dialspk([{"id": "m", "story": text, "characters": ["小明", "小红"]}], characters="given")
+    assert recs[0]["story"] == "旁白[[MASK]。小明说：[MASK]“好。”小红说：[MASK]“行。”小明笑了。小红也笑了。"
+    check_dialspk(recs[0], "m")
