@@ -205,8 +205,10 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
         return lm
     if lm.kind != "causal":
         raise ValueError(f"`backend`={backend!r} runs causal LMs; {lm.name!r} is {lm.kind}: use backend='torch'.")
-    return cached_model("lm-onnx", DEFAULT_LM if model is None else model, lambda _: dataclasses.replace(
-        lm, backend=backend, onnx=OnnxCausalLM(lm.model, lm.name, backend, dev)), str(dev), backend)
+    variants = lm.__dict__.setdefault("onnx_variants", {})  # kept with the cached torch LM, evicted with it
+    if backend not in variants:
+        variants[backend] = dataclasses.replace(lm, backend=backend, onnx=OnnxCausalLM(lm.model, lm.name, backend, dev))
+    return variants[backend]
 
 
 def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:

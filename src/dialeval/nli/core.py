@@ -428,8 +428,9 @@ def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any
     base = cached_model("nli", model, lambda path: NLIClassifier.from_pretrained(path, device=dev, dtype=dt),
                         str(dev), str(dt))
     be = resolve_backend(backend, dev, _dtype_name(dt))
-    runner = None if be == "torch" else cached_model(
-        "nli-onnx", model, lambda _: NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, backend=be).runner,
-        str(dev), be)
+    runners = base.__dict__.setdefault("onnx_runners", {})  # one export and session per cached model
+    if be != "torch" and be not in runners:
+        runners[be] = NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, backend=be).runner
+    runner = runners.get(be)
     return NLIClassifier(base.model, base.tokenizer, device=dev, dtype=dt, batch_size=batch_size,
                          max_tokens=max_tokens, max_length=max_length, progress=progress, backend=be, runner=runner)
