@@ -28,12 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dialeval.onnx_backend import (
-    last_hidden_module,
-    onnx_runner,
-    resolve_backend,
-    sentence_embedding_module,
-)
+from dialeval.onnx_backend import last_hidden_runner, resolve_backend, sentence_embedding_runner
 from dialeval.runtime import (
     cached_model,
     load_pretrained,
@@ -212,18 +207,8 @@ class LastTokenEncoder:
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
         self.backend = resolve_backend(backend, self.device, self.dtype_name)
-        self.runner = self._onnx() if self.backend != "torch" else None
-
-    def _onnx(self) -> Any:
-        """The base model's ``last_hidden_state`` as an ONNX graph (input ids and attention mask in)."""
-        import torch
-
-        module = last_hidden_module(self.model)
-        sample = {"input_ids": torch.tensor([[self.pad_id] * 3, [self.pad_id] * 3]),
-                  "attention_mask": torch.tensor([[1, 1, 1], [1, 1, 0]])}
-        return onnx_runner(self.name, "last-hidden-state", module, sample, ["last_hidden_state"],
-                           backend=self.backend, device=self.device,
-                           output_axes={"last_hidden_state": {0: "batch", 1: "input_ids_length"}})
+        self.runner = None if self.backend == "torch" else last_hidden_runner(
+            self.model, self.pad_id, self.name, self.backend, self.device)
 
     @classmethod
     def from_model(cls, model: Any, tokenizer: Any, *, name: str, max_length: int = MAX_LENGTH) -> LastTokenEncoder:
@@ -314,17 +299,8 @@ class SentenceTransformerEncoder:
         # Prompted models go through the library's own encode (torch); every other one may run on ONNX Runtime.
         prompted = bool(getattr(self.model, "default_prompt_name", None))
         self.backend = "torch" if prompted else resolve_backend(backend, self.device, self.dtype_name)
-        self.runner = self._onnx() if self.backend != "torch" else None
-
-    def _onnx(self) -> Any:
-        """The whole sentence-transformers pipeline (transformer, pooling, normalisation) as one ONNX graph."""
-        import torch
-
-        sample = {k: v for k, v in self.model.preprocess(["a short text", "hi"]).items()
-                  if isinstance(v, torch.Tensor) and v.ndim == 2}
-        module = sentence_embedding_module(self.model, list(sample))
-        return onnx_runner(self.name, "sentence-transformers", module, sample, ["sentence_embedding"],
-                           backend=self.backend, device=self.device)
+        self.runner = None if self.backend == "torch" else sentence_embedding_runner(
+            self.model, self.name, self.backend, self.device)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text after the model's truncation (what batches are sorted by)."""

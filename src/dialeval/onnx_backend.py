@@ -145,6 +145,27 @@ def last_hidden_module(model: Any) -> Any:
     return LastHidden(model).eval()
 
 
+def sentence_embedding_runner(st_model: Any, name: str, backend: str, device: Any = "cpu") -> OnnxRunner:
+    """A sentence-transformers model's whole pipeline (transformer, pooling, normalisation) as one graph."""
+    import torch
+
+    sample = {k: v for k, v in st_model.preprocess(["a short text", "hi"]).items()
+              if isinstance(v, torch.Tensor) and v.ndim == 2}
+    return onnx_runner(name, "sentence-transformers", sentence_embedding_module(st_model, list(sample)), sample,
+                       ["sentence_embedding"], backend=backend, device=device)
+
+
+def last_hidden_runner(model: Any, pad_id: int, name: str, backend: str, device: Any = "cpu") -> OnnxRunner:
+    """A base transformer's ``last_hidden_state`` as a graph (input ids and attention mask in)."""
+    import torch
+
+    sample = {"input_ids": torch.tensor([[pad_id] * 3, [pad_id] * 3]),
+              "attention_mask": torch.tensor([[1, 1, 1], [1, 1, 0]])}
+    return onnx_runner(name, "last-hidden-state", last_hidden_module(model), sample, ["last_hidden_state"],
+                       backend=backend, device=device,
+                       output_axes={"last_hidden_state": {0: "batch", 1: "input_ids_length"}})
+
+
 def logits_module(model: Any) -> Any:
     """``model(input_ids, attention_mask[, token_type_ids]).logits`` (a sequence classifier, for export)."""
     import torch
