@@ -58,13 +58,25 @@ def sample_texts(n: int) -> list[str]:
     return [texts[i] for i in order[:n]]
 
 
+def mean_pool_reference(bert, tok, texts: list[str], max_length: int) -> np.ndarray:
+    """Fixed batches of 32 in input order, ``output_hidden_states=True``, masked mean of the last layer."""
+    out = []
+    for s in range(0, len(texts), 32):
+        enc = tok(texts[s:s + 32], padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+        with torch.inference_mode():
+            h = bert(**enc, output_hidden_states=True).hidden_states[-1].float()
+        m = enc["attention_mask"].unsqueeze(-1).float()
+        out.append(((h * m).sum(1) / m.sum(1)).numpy())
+    return np.concatenate(out)
+
+
 def cosine_min(a: np.ndarray, b: np.ndarray) -> float:
     a = a / np.linalg.norm(a, axis=1, keepdims=True)
     b = b / np.linalg.norm(b, axis=1, keepdims=True)
     return float((a * b).sum(1).min())
 
 
-def routes(texts: list[str], dtype: str, threads: int) -> tuple[dict, dict, Any, Any, Any]:
+def routes(texts: list[str], dtype: str, threads: int, all_peers: bool = False) -> tuple[dict, dict, Any, Any, Any]:
     """The timed routes at ``dtype`` (fp32: dialeval's default ONNX Runtime route, its torch and int8 routes,
     sentence-transformers torch and, from its own venv, its ONNX backend), their batch schemes, and the
     torch BERT (for FLOPs), the dialeval encoder (for token lengths) and the peer process (or None)."""
@@ -99,6 +111,14 @@ def routes(texts: list[str], dtype: str, threads: int) -> tuple[dict, dict, Any,
     schemes[f"dialeval backend='torch' {dtype}"] = length_sorted_batches(lengths, BATCH_SIZE, CPU_MAX_TOKENS)
     runs[f"sentence-transformers torch {dtype}, batch_size=32"] = lambda: peer.encode(texts, batch_size=32)
     schemes[f"sentence-transformers torch {dtype}, batch_size=32"] = by_chars
+    if all_peers:  # the earlier table's extra columns: batch_size=256 and the reference featurizer's scheme
+        runs[f"sentence-transformers torch {dtype}, batch_size=256"] = lambda: peer.encode(texts, batch_size=256)
+        schemes[f"sentence-transformers torch {dtype}, batch_size=256"] = fixed_batches(
+            np.argsort([-len(t) for t in texts], kind="stable"), 256)
+        bert, tok = peer[0].auto_model, peer.tokenizer
+        runs["reference scheme (input order, batches of 32)"] = lambda: mean_pool_reference(
+            bert, tok, texts, peer.max_seq_length)
+        schemes["reference scheme (input order, batches of 32)"] = fixed_batches(range(len(texts)), 32)
     ort_peer = PeerProcess("st", str(path), texts, threads) if dtype == "fp32" and available() else None
     if ort_peer is not None:
         runs[ST_ONNX] = lambda: ort_peer.run(32)
@@ -109,8 +129,8 @@ def routes(texts: list[str], dtype: str, threads: int) -> tuple[dict, dict, Any,
 ST_ONNX = "sentence-transformers backend='onnx' (ONNX Runtime), batch_size=32"
 
 
-def minilm_rows(texts: list[str], dtype: str, repeats: int, threads: int) -> list[list[str]]:
-    runs, schemes, bert, ours, ort_peer = routes(texts, dtype, threads)
+def minilm_rows(texts: list[str], dtype: str, repeats: int, threads: int, all_peers: bool = False) -> list[list[str]]:
+    runs, schemes, bert, ours, ort_peer = routes(texts, dtype, threads, all_peers)
     lengths = ours.token_lengths(texts)
     shape = (non_embedding_params(bert), bert.config.num_hidden_layers, bert.config.hidden_size)
     for fn in runs.values():  # warm-up
@@ -239,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=1024, help="distinct responses (MiniLM)")
     p.add_argument("--repeats", type=int, default=5, help="interleaved rounds (median reported)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--all-peers", action="store_true",
+                   help="also sentence-transformers batch_size=256 and the reference featurizer's scheme")
     p.add_argument("--device", default="cpu", help="cpu (all routes) or cuda (torch routes, --dtypes fp16/bf16)")
     p.add_argument("--dtypes", nargs="+", default=["fp32"], help="fp32 (all routes) and/or bf16 (torch routes)")
     p.add_argument("--large", type=int, default=0, help="also N responses through a DialoGPT-large-shaped model")
@@ -253,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = sample_texts(args.n)
     rows = []
     for dtype in args.dtypes:
-        rows += (minilm_rows(texts, dtype, args.repeats, args.threads) if args.device == "cpu"
+        rows += (minilm_rows(texts, dtype, args.repeats, args.threads, args.all_peers) if args.device == "cpu"
                  else gpu_rows(texts, dtype, args.repeats, args.device))
     if args.large:
         rows += large_rows(args.large, max(1, args.repeats // 2))
