@@ -167,7 +167,8 @@ def _sem_ent(job: Job) -> dict[str, Any]:
     states = engine.task_stage(labeled, cluster_state, {"text_column": text, "label_column": label, "k": sp.k,
                                                         "per_cluster": per_cluster}, rows=engine.CORPUS_ROWS)
     total: ClusterState = engine.fold(engine.iter_states(states), ClusterState.from_json)
-    out = sem_ent_result(sp, total.counts, total.examples, dtype_name=total.dtype)
+    dtype_name, _, backend = (total.dtype or "").partition(" ")  # workers tag "<dtype> <backend>"
+    out = sem_ent_result(sp, total.counts, total.examples, dtype_name=dtype_name or None, backend=backend or None)
     if job.output:
         out["output"] = engine.write_parquet(labeled, job.output)
     return out

@@ -167,7 +167,9 @@ class SemanticLabeler:
 
             weights = dress_weights(labels, self.space.reference_distribution, self.gamma)
             new[self.weight_output] = pa.array(weights.tolist(), pa.float64())
-        new[TAG] = _tag(getattr(self.encoder, "dtype_name", "fp32"), batch.num_rows)
+        # "<dtype> <backend>": what ran, for the signature (workers must agree on both)
+        new[TAG] = _tag(f'{getattr(self.encoder, "dtype_name", "fp32")} {getattr(self.encoder, "backend", "torch")}',
+                        batch.num_rows)
         self.recorder.batch_done()
         return _with(batch, new)
 

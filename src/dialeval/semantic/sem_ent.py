@@ -130,7 +130,8 @@ def sem_ent_signature(sp: SemanticSpace, dtype_name: str | None = None, restarts
 
 
 def sem_ent_result(sp: SemanticSpace, counts: Any, examples: list[list[str]], *, human_sem_ent: float | None = None,
-                   dtype_name: str | None = None, restarts: int | None = None) -> dict[str, Any]:
+                   dtype_name: str | None = None, restarts: int | None = None,
+                   backend: str | None = None) -> dict[str, Any]:
     """The Sem-Ent result from per-cluster counts of the predictions (a mergeable state: counts from chunks
     or workers add up) and the first distinct predictions per cluster."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -148,5 +149,5 @@ def sem_ent_result(sp: SemanticSpace, counts: Any, examples: list[list[str]], *,
     out["cluster_examples"] = examples
     out["k"] = sp.k
     out["num_predictions"] = int(counts.sum())
-    out["signature"] = sem_ent_signature(sp, dtype_name, restarts)
+    out["signature"] = sem_ent_signature(sp, dtype_name, restarts, backend)
     return out
