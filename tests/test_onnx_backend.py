@@ -250,3 +250,12 @@ def test_distributed_sem_ent_signature_names_the_workers_backend(tiny_st, tmp_pa
     sig = parse_signature(sem_ent_result(sp, state.counts, state.examples, dtype_name=dtype_name,
                                          backend=backend)["signature"])
     assert (sig["dtype"], sig["backend"]) == ("fp32", "onnx")
+
+
+def test_read_only_cache_keeps_the_automatic_choice_on_torch(tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    monkeypatch.setenv("DIALEVAL_CACHE", str(ro / "cache"))
+    monkeypatch.setattr(onnx_backend.os, "access", lambda path, mode: str(path) != str(ro))
+    assert onnx_backend.resolve_backend(None, "cpu", "fp32") == "torch"
+    assert onnx_backend.resolve_backend("onnx", "cpu", "fp32") == "onnx"  # explicit: export and fail loudly

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import re
 import warnings
 from collections.abc import Sequence
@@ -53,11 +54,20 @@ def _device_type(device: Any) -> str:
     return str(getattr(device, "type", device) or "cpu").split(":")[0]
 
 
+def cache_writable() -> bool:
+    """Whether exported graphs can be written (the nearest existing folder of ``$DIALEVAL_CACHE/onnx`` is
+    writable); a read-only cache keeps the automatic choice on torch instead of failing."""
+    path = cache_dir() / "onnx"
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return os.access(path, os.W_OK)
+
+
 def resolve_backend(backend: Any, device: Any = "cpu", dtype_name: str = "fp32") -> str:
-    """The backend that runs: ``None``/``"auto"`` → ``"onnx"`` on CPU in fp32 when onnxruntime is installed,
-    else ``"torch"``; an explicit ``"onnx"``/``"onnx-int8"`` that cannot run is a one-line error."""
+    """The backend that runs: ``None``/``"auto"`` → ``"onnx"`` on CPU in fp32 when onnxruntime is installed
+    (and the cache is writable), else ``"torch"``; an explicit ``"onnx"``/``"onnx-int8"`` that cannot run is a one-line error."""
     if backend is None or backend == "auto":
-        ok = _device_type(device) == "cpu" and dtype_name == "fp32" and onnx_installed()
+        ok = _device_type(device) == "cpu" and dtype_name == "fp32" and onnx_installed() and cache_writable()
         return "onnx" if ok else "torch"
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(f"`backend`={backend!r} is not known; use one of {list(BACKENDS)} or None (fastest installed).")
