@@ -114,7 +114,7 @@ def start_cluster(workers: int) -> tuple[str, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", "--num-cpus", str(workers),
+    subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--num-cpus", str(workers),
                     "--include-dashboard", "false", "--temp-dir", temp, "--port", str(port), "--node-ip-address",
                     "127.0.0.1", "--disable-usage-stats"], check=True, capture_output=True, env=os.environ)
     return f"127.0.0.1:{port}", temp

@@ -89,10 +89,10 @@ def cluster():
 
     temp_dir = tempfile.mkdtemp(prefix="dlr", dir="/tmp")  # Ray's socket paths must stay short
     port = _free_port()
-    cmd = ["ray", "start", "--head", "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", temp_dir,
+    cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", temp_dir,
            "--port", str(port), "--node-ip-address", "127.0.0.1", "--object-store-memory", str(400 * 2**20),
            "--disable-usage-stats"]
-    subprocess.run([Path(sys.executable).parent / cmd[0], *cmd[1:]], check=True, capture_output=True,
+    subprocess.run(cmd, check=True, capture_output=True,
                    env={**os.environ, **LOOPBACK}, timeout=180)
     address = f"127.0.0.1:{port}"
     try:

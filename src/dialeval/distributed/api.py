@@ -13,35 +13,44 @@ from .. import registry
 from ..encoders import BATCH_SIZE
 from . import engine
 from .columns import default_config, input_kind, resolve_columns
-from .states import (
-    ClusterState,
-    MeanState,
-    SpeakerState,
-    lexical_plan,
-    lexical_result,
-    merge_ngram_states,
-)
+from .states import ClusterState, MeanState, SpeakerState
 from .workers import (
     FullScorer,
     NLIScorer,
     SemanticLabeler,
     cluster_state,
     head_flags,
-    lexical_state,
     mean_state,
     speaker_scores,
     speaker_state,
 )
 
-LEXICAL = ("distinct_n", "ent_n", "low_frequency")
 #: The column each per-item metric adds (Sem-Ent: the cluster label of each response).
 ITEM_COLUMNS = {"sem_ent": "sem_ent_cluster", "full_followup": "full_followup", "nli_diversity": "nli_diversity",
                 "dialspk": "dialspk"}
 
 
 @dataclass
+class Settings:
+    """How a job runs: the cluster, the input and output locations, the batching."""
+
+    address: str | None = None
+    connect_timeout: float = engine.CONNECT_TIMEOUT
+    runtime_env: dict[str, Any] | None = None
+    concurrency: int | None = None
+    num_gpus: float | None = None
+    rows: int | None = None
+    dataset_config: str | None = None
+    split: str | None = None
+    info_dir: str | None = None
+    filesystem: Any = None
+    overwrite: bool = False
+    partition_by: list[str] | None = None
+
+
+@dataclass
 class Job:
-    """One ``score`` call, validated: the dataset, its role → column map and the run settings."""
+    """One metric of a ``score`` call, validated: the dataset, its role → column map and the run settings."""
 
     decl: registry.MetricDeclaration
     ds: Any
@@ -49,63 +58,136 @@ class Job:
     config: str | None
     options: dict[str, Any]
     output: str | None
-    concurrency: int | None
-    num_gpus: float | None
-    rows: int | None
-    info_dir: str | None
+    settings: Settings
+
+    @property
+    def rows(self) -> int | None:
+        return self.settings.rows
+
+    @property
+    def concurrency(self) -> int | None:
+        return self.settings.concurrency
+
+    @property
+    def num_gpus(self) -> float | None:
+        return self.settings.num_gpus
+
+    @property
+    def info_dir(self) -> str | None:
+        return self.settings.info_dir
 
 
 def supported() -> list[str]:
     """Registered metrics the Ray engine runs (a plugin metric without a plan is a clear error)."""
-    return [name for name in registry.declarations() if name in LEXICAL or name in ITEM_COLUMNS]
+    return [name for name, d in registry.declarations().items() if d.scale_out or name in ITEM_COLUMNS]
 
 
 def score(dataset: Any, metric: str, columns: dict[str, str] | None = None, *, output: str | os.PathLike | None = None,
-          config: str | None = None, address: str | None = None, concurrency: int | None = None,
-          num_gpus: float | None = None, rows_per_batch: int | None = None, dataset_config: str | None = None,
-          split: str | None = None, actor_info_dir: str | None = None, **options: Any) -> dict[str, Any]:
-    """Score ``dataset`` (a ``ray.data.Dataset`` or a Parquet/JSONL/CSV path or export folder) with ``metric``.
+          config: str | None = None, address: str | None = None, connect_timeout: float = engine.CONNECT_TIMEOUT,
+          runtime_env: dict[str, Any] | None = None, concurrency: int | None = None, num_gpus: float | None = None,
+          rows_per_batch: int | None = None, dataset_config: str | None = None, split: str | None = None,
+          actor_info_dir: str | None = None, filesystem: Any = None, overwrite: bool = False,
+          partition_by: list[str] | None = None, **options: Any) -> dict[str, Any]:
+    """Score ``dataset`` (a ``ray.data.Dataset``, or a Parquet/JSONL/CSV path, folder, export folder or URI such as
+    ``s3://bucket/prefix/``) with ``metric``.
 
     ``columns`` maps the metric's inputs to columns (default: same names). Corpus metrics (Dist/Ent/LF,
     Sem-Ent, DialSpk's DAC/SAC) return one result, reduced from per-chunk mergeable states; per-item
     metrics (FULL, NLI Diversity, Sem-Ent cluster labels, DialSpk per story) add a column to every row,
-    written as Parquet into the folder ``output``, and return the mean and the signature. ``options`` are
-    the metric's own (``space=``, ``model=``, ``n=`` …); model metrics run on ``concurrency`` actors (default:
-    one per GPU, else one per two CPUs), ``num_gpus`` each (default 1 when the cluster has GPUs, in bf16).
-    Same numbers and signature as single-process ``dialeval.load(metric).compute``.
+    written as Parquet into the folder or prefix ``output`` (refused when it holds files, unless
+    ``overwrite``; ``partition_by`` columns give hive-style sub-folders; ``filesystem`` a pyarrow filesystem
+    for ``dataset`` and ``output``), and return the mean and the signature. ``options`` are the metric's own
+    (``space=``, ``model=``, ``n=`` …); model metrics run on ``concurrency`` actors (default: one per GPU, else
+    one per two CPUs), ``num_gpus`` each (default 1 when the cluster has GPUs, in bf16). ``address``,
+    ``connect_timeout`` (seconds) and ``runtime_env`` are :func:`ray.init`'s. Same numbers and signature as
+    single-process ``dialeval.load(metric).compute``.
     """
-    decl = registry.get(metric)
-    if metric not in supported():
-        raise ValueError(f"metric {metric!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
-    unknown = sorted(set(options) - set(decl.option_defaults()))
-    if unknown:
-        raise ValueError(f"{metric} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
-    _check_output(output, dataset)
-    engine.connect(address)
-    ds = engine.read(dataset, dataset_config, split)
+    settings = Settings(address, connect_timeout, runtime_env, concurrency, num_gpus, rows_per_batch, dataset_config,
+                        split, actor_info_dir, filesystem, overwrite, partition_by)
+    out = score_many(dataset, {metric: options}, {metric: columns or {}}, outputs={metric: output},
+                     configs={metric: config}, settings=settings)
+    return out[metric]
+
+
+def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[str, dict[str, str]] | None = None,
+               *, outputs: dict[str, Any] | None = None, configs: dict[str, str | None] | None = None,
+               settings: Settings | None = None) -> dict[str, dict[str, Any]]:
+    """Several metrics over one dataset, ``{metric: options}`` → ``{metric: result}``: one read, and corpus
+    metrics that count the same way (e.g. Dist-n, Ent-n and LF with one tokenizer) share one pass over the
+    rows (one tokenization). ``columns``, ``outputs`` and ``configs`` are per metric, as in :func:`score`."""
+    settings = settings or Settings()
+    columns, outputs, configs = columns or {}, outputs or {}, configs or {}
+    for name, opts in metrics.items():
+        decl = registry.get(name)
+        if name not in supported():
+            raise ValueError(f"metric {name!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
+        unknown = sorted(set(opts) - set(decl.option_defaults()))
+        if unknown:
+            raise ValueError(f"{name} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
+    for output in outputs.values():
+        if output is not None:
+            engine.check_output(output, filesystem=settings.filesystem, overwrite=settings.overwrite,
+                                inputs=(dataset,), timeout=settings.connect_timeout)
+    engine.connect(settings.address, timeout=settings.connect_timeout, runtime_env=settings.runtime_env)
+    ds = engine.read(dataset, settings.dataset_config, settings.split, filesystem=settings.filesystem,
+                     timeout=settings.connect_timeout)
     schema = engine.schema_of(ds)
-    config = config or default_config(decl, columns or {}, set(schema))
-    cols = resolve_columns(decl, input_kind(decl, config), columns, schema)
-    job = Job(decl, ds, cols, config, options, None if output is None else str(output), concurrency, num_gpus,
-              rows_per_batch, actor_info_dir)
+    jobs = []
+    for name, opts in metrics.items():
+        decl = registry.get(name)
+        cols_given = columns.get(name) or {}
+        config = configs.get(name) or default_config(decl, cols_given, set(schema))
+        cols = resolve_columns(decl, input_kind(decl, config), cols_given, schema)
+        output = outputs.get(name)
+        jobs.append(Job(decl, ds, cols, config, dict(opts), None if output is None else str(output), settings))
     try:
-        return _run(job)
+        results = _run_corpus([j for j in jobs if _corpus_hooks(j.decl)], ds, settings)
+        for job in jobs:
+            if job.decl.name not in results:
+                results[job.decl.name] = _run(job)
+        return {name: results[name] for name in metrics}
     except Exception as exc:
         raise _user_error(exc) from exc
 
 
-def _check_output(output: Any, *inputs: Any) -> None:
-    """Refuse, before any work, an output folder that is an input or cannot be written (local paths)."""
-    if output is not None and "://" not in str(output):
-        from ..files import check_output_path
+def _corpus_hooks(decl: registry.MetricDeclaration) -> dict[str, Any] | None:
+    hooks = decl.scale_out_hooks()
+    return hooks if hooks and hooks.get("kind") == "corpus" else None
 
-        check_output_path(output, inputs=[i for i in inputs if isinstance(i, (str, os.PathLike))], kind="dir")
+
+def _run_corpus(jobs: list[Job], ds: Any, settings: Settings) -> dict[str, dict[str, Any]]:
+    """Corpus metrics with mergeable Arrow states: plans that count the same way over the same columns share
+    one pass (one read, one tokenization of each chunk); each metric finishes from the merged state."""
+    groups: dict[tuple[Any, ...], list[tuple[Job, Any]]] = {}
+    for job in jobs:
+        hooks = _corpus_hooks(job.decl)
+        plan = hooks["plan"](job.decl.name, job.options)
+        key = (job.decl.scale_out, plan.share_key, tuple(sorted(job.columns.items())))
+        groups.setdefault(key, []).append((job, plan))
+    results: dict[str, dict[str, Any]] = {}
+    if not groups:
+        return results
+    rows = engine.chunk_rows(ds, settings.rows)
+    for members in groups.values():
+        hooks = _corpus_hooks(members[0][0].decl)
+        cols = members[0][0].columns
+        plans = [plan for _, plan in members]
+        kwargs = {"columns": cols, **hooks["state_kwargs"](plans)}
+        states = engine.task_stage(ds.select_columns(sorted(set(cols.values()))), hooks["state"], kwargs, rows=rows)
+        merged = engine.reduce(engine.iter_tables(states), hooks["merge"])
+        for job, plan in members:
+            results[job.decl.name] = hooks["finish"](merged, plan)
+    return results
+
+
+def _write(job: Job, ds: Any) -> str:
+    s = job.settings
+    return engine.write_parquet(ds, job.output, filesystem=s.filesystem, overwrite=s.overwrite,
+                                partition_by=s.partition_by)
 
 
 def _run(job: Job) -> dict[str, Any]:
     name = job.decl.name
-    if name in LEXICAL:
-        return _lexical(job)
     if name == "sem_ent":
         return _sem_ent(job)
     if name == "dialspk":
@@ -131,13 +213,6 @@ def _user_error(exc: Exception) -> Exception:
         kind = {"ValueError": ValueError, "TypeError": TypeError, "FileNotFoundError": FileNotFoundError}
         return kind[found.group(1)](found.group(2))
     return exc
-
-
-def _lexical(job: Job) -> dict[str, Any]:
-    plan = lexical_plan(job.decl.name, job.options)
-    states = engine.task_stage(job.ds, lexical_state, {"column": job.columns["predictions"], "plan": plan},
-                               rows=job.rows or engine.CORPUS_ROWS)
-    return lexical_result(merge_ngram_states(engine.iter_states(states), plan), plan)
 
 
 def _sem_ent(job: Job) -> dict[str, Any]:
@@ -169,7 +244,7 @@ def _sem_ent(job: Job) -> dict[str, Any]:
     total: ClusterState = engine.fold(engine.iter_states(states), ClusterState.from_json)
     out = sem_ent_result(sp, total.counts, total.examples, dtype_name=total.dtype)
     if job.output:
-        out["output"] = engine.write_parquet(labeled, job.output)
+        out["output"] = _write(job, labeled)
     return out
 
 
@@ -189,7 +264,7 @@ def _dialspk(job: Job) -> dict[str, Any]:
     out = accuracy_from_counts(total.correct_turns, total.total_turns, total.correct_stories, total.num_stories)
     out["signature"] = dialspk_signature("candidates" in job.columns)
     if job.output:
-        out["output"] = engine.write_parquet(scored, job.output)
+        out["output"] = _write(job, scored)
     return out
 
 
@@ -218,7 +293,7 @@ def _model_items(job: Job) -> dict[str, Any]:
     if job.config:
         out["config"] = job.config
     if job.output:
-        out["output"] = engine.write_parquet(scored, job.output)
+        out["output"] = _write(job, scored)
     return out
 
 
@@ -236,7 +311,7 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
     if split not in ("train", "generated"):
         raise ValueError(f"`split` must be 'train' or 'generated', got {split!r}.")
     gamma = _check_gamma(gamma)
-    _check_output(output, dataset, space)
+    engine.check_output(output, inputs=(dataset, space))
     engine.connect(address)
     ds = engine.read(dataset)
     schema = engine.schema_of(ds)

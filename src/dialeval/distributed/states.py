@@ -4,7 +4,6 @@ A corpus metric over chunks = fold(merge, map(state_of_chunk)) then finish(state
 one pass over the whole corpus, because every state holds exact counts (n-gram counts, cluster
 histograms, correct/total counts). States travel as JSON strings (never pickle).
 
-- lexical metrics: :class:`dialeval.ngrams.NgramCounts` (``to_dict``/``from_dict``/``merge``);
 - Sem-Ent / DRESS: :class:`ClusterState` (per-cluster counts plus the first distinct examples);
 - DialSpk: :class:`SpeakerState` (correct turns, turns, correct stories, stories);
 - per-item model metrics: :class:`MeanState` (the mean of a score column; and the signature seen).
@@ -14,76 +13,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from .. import lexical_metrics as lexm
-from ..ngrams import NgramCounts
-from ..text import get_tokenizer
-from ..validation import check_texts
-
-# ----------------------------------------------------------------------------------------- lexical
-
-
-@dataclass(frozen=True)
-class LexicalPlan:
-    """Validated options of a lexical metric: which n-grams to count and how to finish."""
-
-    metric: str
-    orders: tuple[int, ...]
-    tokenizer: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-def lexical_plan(metric: str, options: dict[str, Any]) -> LexicalPlan:
-    """Check the options of ``distinct_n``, ``ent_n`` or ``low_frequency`` with the validators single-process
-    compute uses (:mod:`dialeval.lexical_metrics`); ``num_workers`` (local processes) does not apply on Ray."""
-    opts = {k: v for k, v in options.items() if k != "num_workers"}
-    tok = opts.pop("tokenizer", "casual")
-    if metric == "low_frequency":
-        get_tokenizer(tok)
-        opts["threshold"] = lexm.check_threshold(opts.get("threshold", 100))
-        opts["reference_counts"] = lexm.check_low_frequency_reference(opts.get("reference_counts"),
-                                                                    opts.get("reference_texts"))
-        return LexicalPlan(metric, (1,), tok, opts)
-    orders = lexm.resolve_orders(tok, opts.pop("n", None))
-    if lexm.check_level(opts.get("level", "corpus")) != "corpus":
-        raise ValueError(f"{metric} level='set' scores each response set on its own, which the Ray engine does "
-                         "not do yet; run it in one process (no --engine), or score sets with nli_diversity.")
-    if metric == "distinct_n":
-        opts["vocab_size"] = lexm.check_vocab_size(opts.get("vocab_size"))
-    if metric == "ent_n":
-        opts["base"] = lexm.check_base(opts.get("base", 2.0))
-    return LexicalPlan(metric, orders, tok, opts)
-
-
-def ngram_state(texts: Sequence[str], plan: LexicalPlan, field_name: str = "predictions") -> str:
-    """The n-gram counts of one chunk, as JSON."""
-    state = NgramCounts(plan.orders, plan.tokenizer).update(check_texts(list(texts), field_name))
-    return json.dumps(state.to_dict(), ensure_ascii=False)
-
-
-def merge_ngram_states(states: Iterable[str], plan: LexicalPlan) -> NgramCounts:
-    total = NgramCounts(plan.orders, plan.tokenizer)
-    for s in states:
-        total.merge(NgramCounts.from_dict(json.loads(s)))
-    return total
-
-
-def lexical_result(state: NgramCounts, plan: LexicalPlan) -> dict[str, Any]:
-    """The result single-process ``compute`` gives for the same texts (same numbers, same signature): the
-    core's own ``*_result`` functions on the merged counts."""
-    opts = plan.options
-    lexm.check_counted(state)
-    if plan.metric == "distinct_n":
-        return lexm.distinct_result(state, opts.get("vocab_size"))
-    if plan.metric == "ent_n":
-        return lexm.ent_result(state, opts.get("base", 2.0))
-    reference, source = lexm.low_frequency_reference(plan.tokenizer, opts.get("reference_counts"),
-                                                   opts.get("reference_texts"))
-    return lexm.low_frequency_result(state, opts["threshold"], reference, source)
-
 
 # ----------------------------------------------------------------------------------------- clusters
 

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..encoders import BATCH_SIZE
 from .columns import as_texts
-from .states import ClusterState, LexicalPlan, MeanState, SpeakerState, ngram_state
+from .states import ClusterState, MeanState, SpeakerState
 
 TAG = "__dialeval_tag"
 STATE = "state"
@@ -85,11 +85,6 @@ class _Recorder:
 
 
 # ------------------------------------------------------------------------------------------- tasks
-
-
-def lexical_state(batch: pa.Table, *, column: str, plan: LexicalPlan) -> pa.Table:
-    """One row: the chunk's n-gram counts (a bad row is an error naming the column and its index in the chunk)."""
-    return _state_table(ngram_state(_col(batch, column), plan, f"{column} (chunk of {batch.num_rows} rows)"))
 
 
 def speaker_scores(batch: pa.Table, *, columns: dict[str, str], output: str) -> pa.Table:

@@ -24,6 +24,7 @@ METRIC = declare(
                              "That sounds great , see you at noon ."]},
     emoji="🔤",
     tags=("diversity", "lexical"),
+    scale_out="dialeval.lexical_scale:scale_out",
     order=10,
     meta_datasets=("contest",),
     meta_adapter="dialeval.metaeval:distinct_set_adapter",
