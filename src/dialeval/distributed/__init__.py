@@ -7,9 +7,20 @@ process, with the same numbers and signatures as one process.
 
 Layout: :mod:`.columns` (input roles ↔ columns), :mod:`.states` (mergeable states, pure), :mod:`.workers`
 (batch functions and actor classes), :mod:`.engine` (Ray plumbing), :mod:`.api` (one plan per metric).
-Ray is imported only when a job runs.
+Ray is imported only when a job runs, and this package imports :mod:`.api` on first use, so the
+single-process CLI can read :mod:`.columns` without loading the engine.
 """
 
-from .api import dress_weights, score, supported
+from __future__ import annotations
 
-__all__ = ["dress_weights", "score", "supported"]
+from typing import Any
+
+__all__ = ["Settings", "dress_weights", "score", "score_many", "supported"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -77,6 +77,12 @@ class Job:
         return self.settings.info_dir
 
 
+def writes_items(metric: str) -> bool:
+    """Whether ``metric`` adds a per-item column on Ray (its output is then a Parquet folder)."""
+    hooks = registry.get(metric).scale_out_hooks()
+    return metric in ITEM_COLUMNS or bool(hooks and hooks.get("kind") == "items")
+
+
 def supported() -> list[str]:
     """Registered metrics the Ray engine runs (a plugin metric without a plan is a clear error)."""
     return [name for name, d in registry.declarations().items() if d.scale_out or name in ITEM_COLUMNS]

@@ -7,6 +7,7 @@ the rows. Paths are local paths or URIs (``s3://``, ``gs://``, ``file://``) read
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
@@ -61,6 +62,7 @@ def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
         if "error" in outcome:
             first = (str(outcome["error"]).strip().splitlines() or [type(outcome["error"]).__name__])[0]
             raise ConnectionError(f"cannot join the Ray cluster at {where}: {first}") from None
+    logging.getLogger("ray.data").setLevel(logging.WARNING)  # no per-execution INFO lines on the console
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True  # outputs follow inputs
     ctx.enable_progress_bars = os.environ.get("DIALEVAL_PROGRESS", "1") != "0"
@@ -186,8 +188,26 @@ def read(dataset: Any, config: str | None = None, split: str | None = None, *,
     fs, _ = filesystem_of(dataset, filesystem, timeout)
     reader = {"parquet": ray.data.read_parquet, "json": ray.data.read_json, "csv": ray.data.read_csv}[kind]
     ds = reader(path, filesystem=fs)  # JSON: Arrow's reader, JSON Lines with typed (list) columns
-    ds._dialeval_kind = kind  # noqa: SLF001 - remembered for chunk sizing (Parquet counts are metadata)
+    ds._dialeval_rows = _parquet_rows(fs, path) if kind == "parquet" else None  # noqa: SLF001 - chunk sizing
     return ds
+
+
+def _parquet_rows(fs: pafs.FileSystem | None, path: str, most: int = 256) -> int | None:
+    """Rows of a Parquet file or folder from the files' footers (``None`` past ``most`` files)."""
+    import pyarrow.parquet as pq
+
+    fs = fs or pafs.LocalFileSystem()
+    info = fs.get_file_info(path)
+    files = [path] if info.is_file else sorted(
+        i.path for i in fs.get_file_info(pafs.FileSelector(path, recursive=True))
+        if i.is_file and i.path.endswith(".parquet"))
+    if len(files) > most:
+        return None
+    total = 0
+    for name in files:
+        with fs.open_input_file(name) as f:
+            total += pq.read_metadata(f).num_rows
+    return total
 
 
 def schema_of(ds: Any) -> dict[str, str]:
@@ -200,14 +220,14 @@ def schema_of(ds: Any) -> dict[str, str]:
 def chunk_rows(ds: Any, rows: int | None = None) -> int:
     """Rows per corpus chunk: ``rows`` when given; else from the data, about two chunks per cluster CPU (so
     every CPU works and the driver merges few states) within [:data:`MIN_CHUNK`, :data:`MAX_CHUNK`]. The row
-    count is read from Parquet metadata; other inputs use :data:`CORPUS_ROWS`."""
+    count is read from the Parquet footers; other inputs (JSON Lines, CSV, a Dataset) use :data:`CORPUS_ROWS`."""
     if rows is not None:
         if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
             raise ValueError(f"rows per batch must be a positive int, got {rows!r}.")
         return rows
-    if getattr(ds, "_dialeval_kind", None) != "parquet":
+    total = getattr(ds, "_dialeval_rows", None)
+    if total is None:
         return CORPUS_ROWS
-    total = ds.count()
     return max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(total / (2 * cluster_cpus()))))
 
 
