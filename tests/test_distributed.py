@@ -11,19 +11,14 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 
-# Ray resolves 127.0.0.1 to the routable address unless this is off (read when ray is imported, so set
-# first); off, the cluster and this driver use loopback only.
-LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
-            "RAY_AUTH_MODE": "disabled"}  # a ~/.ray/auth_token left by anyone would switch token auth on
-os.environ.update(LOOPBACK)
+from ray_helpers import LOOPBACK, start_cluster, stop_cluster
+
+os.environ.update(LOOPBACK)  # before ray is imported
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -32,74 +27,23 @@ import pytest  # noqa: E402
 
 import dialeval  # noqa: E402
 from dialeval import registry  # noqa: E402
-from dialeval.distributed import dress_weights, score  # noqa: E402
+from dialeval.distributed import Settings, dress_weights, score, score_many  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SPACE = Path(dialeval.__file__).parent / "resources" / "semantic_space"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _cluster_pids(temp_dir: str) -> set[int]:
-    """Processes of the cluster rooted in ``temp_dir`` (their command line names it) and their children."""
-    parents: dict[int, int] = {}
-    mine: set[int] = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if temp_dir.encode() in cmd:
-            mine.add(int(entry.name))
-    grown = True
-    while grown:
-        kids = {pid for pid, ppid in parents.items() if ppid in mine} - mine
-        grown = bool(kids)
-        mine |= kids
-    return mine
-
-
-def _stop_cluster(temp_dir: str) -> None:
-    """What ``ray stop`` does, limited to this cluster's processes (``ray stop`` would also stop any other
-    Ray cluster on the machine): SIGTERM, then SIGKILL after a grace period."""
-    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-        pids = _cluster_pids(temp_dir)
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.time() + wait
-        while time.time() < deadline and any(Path(f"/proc/{p}/cmdline").exists() and
-                                             Path(f"/proc/{p}/cmdline").read_bytes() for p in pids):
-            time.sleep(0.2)
-
-
 @pytest.fixture(scope="session")
 def cluster():
-    """A 2-CPU Ray cluster on loopback, started as separate processes; stopped after the session."""
+    """A 2-CPU Ray cluster on loopback, started as separate processes; stopped (by pid) after the session."""
     import ray
 
-    temp_dir = tempfile.mkdtemp(prefix="dlr", dir="/tmp")  # Ray's socket paths must stay short
-    port = _free_port()
-    cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", temp_dir,
-           "--port", str(port), "--node-ip-address", "127.0.0.1", "--object-store-memory", str(400 * 2**20),
-           "--disable-usage-stats"]
-    subprocess.run(cmd, check=True, capture_output=True,
-                   env={**os.environ, **LOOPBACK}, timeout=180)
-    address = f"127.0.0.1:{port}"
+    address, temp_dir = start_cluster(2)
     try:
         yield address
     finally:
         ray.shutdown()
-        _stop_cluster(temp_dir)
+        stop_cluster(temp_dir)
 
 
 def dd_responses(path: Path) -> list[str]:
@@ -127,15 +71,30 @@ def test_lexical_metrics_equal_single_process(cluster, dailydialog):
     texts, path = dailydialog
     lexical = [d.name for d in registry.by_input("responses") if not d.needs_model]
     assert sorted(lexical) == ["distinct_n", "ent_n", "low_frequency"]
+    # the three in one call share one pass (one read, one tokenization), in chunks of 1000 rows
+    got = score_many(str(path), {name: {} for name in lexical}, {name: {"predictions": "response"} for name in lexical},
+                     settings=Settings(address=cluster, rows=1000))
     for name in lexical:
-        got = score(str(path), name, columns={"predictions": "response"}, address=cluster, rows_per_batch=1000)
-        assert got == dialeval.load(name).compute(predictions=texts), name
+        assert got[name] == dialeval.load(name).compute(predictions=texts), name
     # an option changes the state that is merged (orders, tokenizer); a hand count on whitespace tokens
     got = score(str(path), "distinct_n", {"predictions": "response"}, address=cluster, rows_per_batch=700,
-                n=[1], tokenizer="whitespace")
-    tokens = [tok for t in texts for tok in t.split()]
-    assert got["distinct_1"] == len(set(tokens)) / len(tokens)
+                n=[1, 2], tokenizer="whitespace")
+    tokens = [t.split() for t in texts]
+    unigrams = [tok for t in tokens for tok in t]
+    bigrams = [tuple(t[i:i + 2]) for t in tokens for i in range(len(t) - 1)]
+    assert got["distinct_1"] == len(set(unigrams)) / len(unigrams)
+    assert got["distinct_2"] == len(set(bigrams)) / len(bigrams)
     assert "tok:whitespace" in got["signature"]
+
+
+def test_ngram_keys_are_exact_when_tokens_hold_the_separator(cluster, tmp_path):
+    """Tokens holding the key separator cannot make two n-grams one key: ("a\0\1", "b") ≠ ("a", "\0\1b")."""
+    src = tmp_path / "nul.parquet"
+    texts = ["a\x00\x01 b", "a \x00\x01b", "a\x00\x01 b"]
+    pq.write_table(pa.table({"response": texts}), src)
+    got = score(str(src), "distinct_n", {"predictions": "response"}, address=cluster, rows_per_batch=1,
+                n=[2], tokenizer="whitespace")
+    assert got["distinct_2"] == 2 / 3  # bigram ("a\0\1", "b") twice and ("a", "\0\1b") once
 
 
 def test_bad_columns_are_one_clear_error(cluster, dailydialog, tmp_path):
@@ -286,42 +245,41 @@ def test_dialspk_counts_equal_single_process(cluster, tmp_path):
 # ----------------------------------------------------------------------------------------- fault tolerance
 
 
-def test_killed_actor_is_restarted_and_no_row_is_lost_or_duplicated(cluster, dailydialog, tmp_path):
+def test_killed_actor_is_restarted_and_json_output_stays_valid(cluster, dailydialog, tmp_path):
+    """`dialeval score --engine ray --json` while an actor is SIGKILLed: the actor is replaced, every row is
+    written once and in order, and stdout is exactly the JSON result (Ray's lines never reach it)."""
     from dialeval.semantic import SemanticSpace
 
-    texts, path = dailydialog
+    texts, _ = dailydialog
     n = 480
-    info = tmp_path / "actors"
-    result: dict = {}
-
-    def run() -> None:
-        try:
-            result["out"] = score(_ray_slice(path, n), "sem_ent", {"predictions": "response"}, space=str(SPACE),
-                                  address=cluster, output=tmp_path / "labels", rows_per_batch=24, concurrency=1,
-                                  actor_info_dir=str(info))
-        except BaseException as exc:  # surfaced below
-            result["error"] = exc
-
-    job = threading.Thread(target=run)
-    job.start()
+    src = tmp_path / "slice.parquet"
+    pq.write_table(pa.table({"id": list(range(n)), "response": texts[:n]}), src)
+    info, out = tmp_path / "actors", tmp_path / "scored"
+    proc = subprocess.Popen([sys.executable, "-m", "dialeval", "score", "--engine", "ray", "--address", cluster,
+                             "--input", str(src), "--metric", "sem_ent", "--field", "response", "--metric-arg",
+                             f"space={SPACE}", "--rows-per-batch", "24", "--concurrency", "1", "--actor-info-dir",
+                             str(info), "--output", str(out), "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **LOOPBACK})
     victim = None
     deadline = time.time() + 240
-    while victim is None and time.time() < deadline and job.is_alive():
+    while victim is None and time.time() < deadline and proc.poll() is None:
         for f in info.glob("*.json") if info.is_dir() else []:
             if json.loads(f.read_text())["batches"] >= 1:
                 victim = int(f.stem)
         time.sleep(0.05)
     assert victim is not None, "no actor finished a batch"
     os.kill(victim, signal.SIGKILL)
-    job.join(timeout=400)
-    assert "error" not in result, result.get("error")
+    stdout, stderr = proc.communicate(timeout=400)
+    assert proc.returncode == 0, stderr
+    printed = json.loads(stdout)  # nothing but the JSON result
+    assert printed["sem_ent"]["num_predictions"] == n
     pids = {int(f.stem) for f in info.glob("*.json")}
     assert victim in pids and len(pids) >= 2  # the killed actor was replaced by a new process
-    table = _read_output(result["out"]["output"])
+    table = _read_output(str(out / "sem_ent"))
     assert table.column("id").to_pylist() == list(range(n))  # complete, no duplicates
     labels = SemanticSpace.load(SPACE).assign(texts[:n])
     assert table.column("sem_ent_cluster").to_pylist() == labels.tolist()
-    assert result["out"]["num_predictions"] == n
+    assert json.loads((out / "results.json").read_text()) == printed
 
 
 # ----------------------------------------------------------------------------------------- CLI

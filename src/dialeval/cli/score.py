@@ -230,22 +230,25 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
                 "info_dir": args.actor_info_dir}
     request = {"input": args.input, "metrics": options, "columns": metric_columns, "configs": configs,
                "output": args.output, "settings": settings}
-    code, payload = _drive(request, args.connect_timeout)
+    code, payload, log = _drive(request, args.connect_timeout)
     where = args.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+    see = f" (Ray's output: {log})" if log else ""
     if payload is None:
         print(f"dialeval score: error: the Ray job on {where} ended without a result (driver exit {code}): the "
-              "cluster was lost or Ray stopped the job; its session logs on the head node say why.", file=sys.stderr)
+              f"cluster was lost or Ray stopped the job{see}.", file=sys.stderr)
         return 2
     if "error" in payload:
-        print(f"dialeval score: error: {payload['error']}", file=sys.stderr)
+        print(f"dialeval score: error: {payload['error']}{see}", file=sys.stderr)
         return 2
     results = payload["results"]
     print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
     return 0
 
 
-def _drive(request: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any] | None]:
-    """Run the driver process on ``request``; ``(exit code, payload or None)``."""
+def _drive(request: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any] | None, str | None]:
+    """Run the driver process on ``request``; ``(exit code, payload or None, log path or None)``. Its output
+    (Ray's lines, progress bars) goes to this stderr when that is a terminal, else to a log file kept only
+    when the job fails."""
     from ..distributed.driver import RECONNECT_ENV
 
     with tempfile.TemporaryDirectory(prefix="dialeval-ray-") as tmp:
@@ -255,16 +258,26 @@ def _drive(request: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any]
         env = {**os.environ, RECONNECT_ENV: os.environ.get(RECONNECT_ENV, str(max(1, math.ceil(timeout))))}
         sys.stdout.flush()
         sys.stderr.flush()
+        log = None if sys.stderr.isatty() else tempfile.NamedTemporaryFile(
+            "wb", prefix="dialeval-ray-driver-", suffix=".log", delete=False)
+        sink = log.fileno() if log is not None else sys.__stderr__.fileno()
         proc = subprocess.Popen([sys.executable, "-m", "dialeval.distributed.driver", str(path)],
-                                stdin=subprocess.DEVNULL, stdout=sys.__stderr__.fileno(), env=env)
+                                stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=env)
         try:
             code = proc.wait()
         except BaseException:
             proc.kill()
             proc.wait()
             raise
+        finally:
+            if log is not None:
+                log.close()
         result = Path(request["result"])
-        return code, json.loads(result.read_text(encoding="utf-8")) if result.is_file() else None
+        payload = json.loads(result.read_text(encoding="utf-8")) if result.is_file() else None
+    if log is not None and payload is not None and "error" not in payload:
+        os.unlink(log.name)
+        return code, payload, None
+    return code, payload, None if log is None else log.name
 
 
 def _runtime_env(text: str | None) -> dict[str, Any] | None:

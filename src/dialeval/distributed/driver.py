@@ -1,8 +1,8 @@
 """The Ray driver of ``dialeval score --engine ray``, run as its own process.
 
 The CLI writes a request (JSON) and starts ``python -m dialeval.distributed.driver REQUEST`` with the driver's
-stdout joined to stderr, so nothing Ray or its workers print reaches the CLI's stdout (``--json`` stays valid
-JSON). The driver writes ``{"results": ...}`` or ``{"error": "one line"}`` to the request's ``result`` path.
+stdout and stderr going to the CLI's stderr (a terminal) or to a log file, so nothing Ray or its workers print
+reaches the CLI's stdout (``--json`` stays valid JSON). The driver writes ``{"results": ...}`` or ``{"error": "one line"}`` to the request's ``result`` path.
 When it dies without writing one (the cluster was lost and Ray ended the process), the CLI reports that in one
 line and exits 2; :data:`RECONNECT_ENV` bounds how long Ray waits for a lost cluster before ending it.
 """
@@ -61,9 +61,12 @@ def main(request_path: str) -> int:
         payload: dict[str, Any] = {"results": run(request)}
         code = 0
     except Exception as exc:  # noqa: BLE001 - user and Ray errors become one line; bugs keep their traceback
-        if not (is_user_error(exc) or type(exc).__module__.startswith("ray")):
+        from_ray = type(exc).__module__.startswith("ray")
+        if not (is_user_error(exc) or isinstance(exc, ImportError) or from_ray):
             traceback.print_exc()
-        payload, code = {"error": error_line(exc)}, 2
+        where = request["settings"].get("address") or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+        line = error_line(exc)
+        payload, code = {"error": f"the Ray job on {where} failed: {line}" if from_ray else line}, 2
     Path(request["result"]).write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
     sys.stdout.flush()
     sys.stderr.flush()
