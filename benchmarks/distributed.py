@@ -71,7 +71,7 @@ def child(mode: str, metric: str, path: str, address: str, rows: int, concurrenc
     import pyarrow.parquet as pq
 
     import dialeval
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     names = list(LEXICAL) if metric == "lexical" else [metric]
     extra = {}

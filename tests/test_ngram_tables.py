@@ -7,9 +7,9 @@ import random
 import pyarrow as pa
 import pytest
 
-from dialeval.lexical_metrics import compute_distinct, compute_ent, compute_low_frequency
-from dialeval.lexical_scale import finish, lexical_plan
-from dialeval.ngram_tables import NgramTable, count_table, merge_tables
+from dialeval.lexical.core import compute_distinct, compute_ent, compute_low_frequency
+from dialeval.lexical.ngram_tables import NgramTable, count_table, merge_tables
+from dialeval.lexical.scale_out import finish, lexical_plan
 
 TEXTS = ["I don't know .", "I don't know .", "Sure , let's go to the beach !", "", "Yes", "I know , I know ."]
 

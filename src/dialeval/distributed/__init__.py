@@ -20,7 +20,7 @@ __all__ = ["Settings", "dress_weights", "score", "score_many", "supported"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import api
+        from dialeval.distributed import api
 
         return getattr(api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,12 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import registry
-from ..encoders import BATCH_SIZE
-from . import engine
-from .columns import default_config, input_kind, resolve_columns
-from .states import ClusterState, MeanState, SpeakerState
-from .workers import (
+from dialeval import registry
+from dialeval.distributed import engine
+from dialeval.distributed.columns import default_config, input_kind, resolve_columns
+from dialeval.distributed.states import ClusterState, MeanState, SpeakerState
+from dialeval.distributed.workers import (
     FullScorer,
     NLIScorer,
     SemanticLabeler,
@@ -24,6 +23,7 @@ from .workers import (
     speaker_scores,
     speaker_state,
 )
+from dialeval.encoders import BATCH_SIZE
 
 #: The column each per-item metric adds (Sem-Ent: the cluster label of each response).
 ITEM_COLUMNS = {"sem_ent": "sem_ent_cluster", "full_followup": "full_followup", "nli_diversity": "nli_diversity",
@@ -222,8 +222,8 @@ def _user_error(exc: Exception) -> Exception:
 
 
 def _sem_ent(job: Job) -> dict[str, Any]:
-    from ..modules.sem_ent import sem_ent_result
-    from ..semantic import SemanticSpace
+    from dialeval.semantic.sem_ent import sem_ent_result
+    from dialeval.semantic.space import SemanticSpace
 
     opts = dict(job.options)
     space = opts.pop("space", None)
@@ -255,8 +255,7 @@ def _sem_ent(job: Job) -> dict[str, Any]:
 
 
 def _dialspk(job: Job) -> dict[str, Any]:
-    from ..dialspk import accuracy_from_counts
-    from ..modules.dialspk import dialspk_signature
+    from dialeval.dialstory.dialspk import accuracy_from_counts, dialspk_signature
 
     if job.options.get("candidates") is not None:
         raise ValueError("on Ray, pass DialSpk candidates as a column (--column candidates=NAME), one list per story.")
@@ -311,8 +310,8 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
     """DRESS on Ray: ``split="train"`` adds ``cluster`` and ``weight`` = (1 − p_ref(c))^γ to every row;
     ``split="generated"`` adds ``cluster`` and ``weight`` = −1.0 for responses in head clusters (share of the
     generated set > ``threshold``), else 0.0 — one pass to label and count, one to flag. Written to ``output``."""
-    from ..dress import _check_gamma, head_clusters
-    from ..semantic import SemanticSpace
+    from dialeval.semantic.dress import _check_gamma, head_clusters
+    from dialeval.semantic.space import SemanticSpace
 
     if split not in ("train", "generated"):
         raise ValueError(f"`split` must be 'train' or 'generated', got {split!r}.")

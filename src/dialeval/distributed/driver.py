@@ -23,8 +23,8 @@ RECONNECT_ENV = "RAY_gcs_rpc_server_reconnect_timeout_s"
 def run(request: dict[str, Any]) -> dict[str, Any]:
     """Score every metric of ``request`` (one read, shared passes) and write the per-item outputs and
     ``results.json`` under ``request["output"]``."""
-    from . import engine
-    from .api import Settings, score_many, writes_items
+    from dialeval.distributed import engine
+    from dialeval.distributed.api import Settings, score_many, writes_items
 
     settings = Settings(**request["settings"])
     out = request.get("output")
@@ -42,8 +42,8 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 
 def write_json(folder: str, name: str, obj: Any, timeout: float) -> None:
     """``obj`` as ``folder/name``: atomically for a local folder, through pyarrow's filesystem for a URI."""
-    from ..files import atomic_write_json, json_text
-    from .engine import filesystem_of
+    from dialeval.distributed.engine import filesystem_of
+    from dialeval.files import atomic_write_json, json_text
 
     fs, path = filesystem_of(folder, timeout=timeout)
     if fs is None:
@@ -54,7 +54,7 @@ def write_json(folder: str, name: str, obj: Any, timeout: float) -> None:
 
 
 def main(request_path: str) -> int:
-    from ..cli import error_line, is_user_error
+    from dialeval.cli import error_line, is_user_error
 
     request = json.loads(Path(request_path).read_text(encoding="utf-8"))
     try:

@@ -18,10 +18,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from ..files import atomic_directory
-from ..io import export_file, is_export_folder
-from .columns import describe_type
-from .workers import TAG
+from dialeval.distributed.columns import describe_type
+from dialeval.distributed.workers import TAG
+from dialeval.files import atomic_directory
+from dialeval.io import export_file, is_export_folder
 
 #: Default rows per Ray batch for model stages (actors stay busy) and the bounds of a corpus chunk.
 MODEL_ROWS = 256
@@ -305,7 +305,7 @@ def check_output(output: str | os.PathLike, *, filesystem: pafs.FileSystem | Non
     input, or cannot be written."""
     fs, path = filesystem_of(output, filesystem, timeout)
     if fs is None:
-        from ..files import check_output_path
+        from dialeval.files import check_output_path
 
         local = [i for i in inputs if isinstance(i, (str, os.PathLike)) and "://" not in str(i)]
         out = check_output_path(path, inputs=local, kind="dir")

@@ -35,7 +35,7 @@ class ClusterState:
     @classmethod
     def of(cls, labels: Sequence[int], texts: Sequence[str], k: int, per_cluster: int = 3,
            dtype: str | None = None) -> ClusterState:
-        from ..semantic import cluster_examples
+        from dialeval.semantic.clustering import cluster_examples
 
         counts = [0] * k
         for label in labels:
@@ -81,7 +81,7 @@ class SpeakerState:
            candidates: Sequence[Sequence[str]] | None = None) -> tuple[SpeakerState, list[float]]:
         """Counts of a chunk of stories (checked by :func:`dialeval.dialspk.speaker_accuracy`) and its
         per-story accuracies."""
-        from ..dialspk import speaker_accuracy
+        from dialeval.dialstory.dialspk import speaker_accuracy
 
         out = speaker_accuracy(predictions, references, candidates)
         # exact integer counts back from the ratios (each is correct / total of small integers)
