@@ -34,7 +34,7 @@ def _matches(value: Any, kind: str) -> bool:
 class DialevalMetric(evaluate.Metric):
     """An ``evaluate.Metric`` whose compute options can also be fixed at load time.
 
-    ``dialeval.load("distinct_n", tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
+    ``dialeval.load(name, tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
     a ``compute(..., tokenizer=...)`` still overrides it. Unknown option names are an error at load time
     and a warning at compute time (``evaluate.combine`` passes one set of options to every module).
     ``OPTIONS`` maps each option to its default and ``CONFIG_NAMES`` lists the accepted configs, both
