@@ -250,6 +250,38 @@ def test_dialspk_counts_equal_single_process(cluster, tmp_path):
     assert pq.read_table(tmp_path / "spk" / "id=0").column("dialspk").to_pylist() == single["story_scores"][:1]
 
 
+def test_dialgen_bleu_and_dist_equal_single_process(cluster, shared_data, tmp_path, capsys):
+    """DialGen on Ray: per-turn BLEU rows kept in input order across chunks, Dist-2/3/4 from merged counts."""
+    from dialeval.cli import main
+
+    dialogues = json.loads((shared_data / "dailydialog" / "test.json").read_text(encoding="utf-8"))[:41]
+    turns = [[t["text"] for t in d["dialogue"][1:4]] for d in dialogues]
+    preds = turns[:40]
+    refs = [(nxt + ["."] * len(p))[:len(p)] for p, nxt in zip(preds, turns[1:])]  # another dialogue's turns
+    src = tmp_path / "gen.jsonl"
+    src.write_text("".join(json.dumps({"gen": p, "gold": r}) + "\n" for p, r in zip(preds, refs)), encoding="utf-8")
+    single = dialeval.load("dialgen").compute(predictions=preds, references=refs)
+    got = score(str(src), "dialgen", {"predictions": "gen", "references": "gold"}, address=cluster, rows_per_batch=7)
+    assert got == single
+    assert len(got["turn_bleu"]["bleu_1"]) == sum(len(p) for p in preds) and 0 < got["bleu_1"] < 1
+    assert main(["score", "--engine", "ray", "--address", cluster, "--input", str(src), "--metric", "dialgen",
+                 "--column", "predictions=gen", "--column", "references=gold", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dialgen"] == single
+
+
+def test_local_score_loads_no_engine(tmp_path):
+    """`dialeval score` without --engine imports neither Ray nor the engine (column roles only)."""
+    src = tmp_path / "two.jsonl"
+    src.write_text('{"response": "hello there ."}\n{"response": "hi ."}\n', encoding="utf-8")
+    code = ("import sys; from dialeval.cli import main; "
+            f"rc = main(['score', '--input', {str(src)!r}, '--metric', 'distinct_n', '--field', 'response', '--json']);"
+            "bad = sorted(m for m in sys.modules if m == 'ray' or m.startswith(('ray.', 'dialeval.distributed.api', "
+            "'dialeval.distributed.engine'))); print(rc, bad, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stderr.strip().splitlines()[-1] == "0 []", out.stderr
+    assert json.loads(out.stdout)["distinct_n"]["distinct_1"] == 4 / 5  # hello, there, ., hi, . → 4 distinct of 5
+
+
 # ----------------------------------------------------------------------------------------- object storage
 
 

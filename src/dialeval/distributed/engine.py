@@ -279,23 +279,6 @@ def reduce(tables: Iterator[pa.Table], merge: Callable[[list[pa.Table]], pa.Tabl
     return merge(held)
 
 
-def iter_states(states_ds: Any, column: str = "state") -> Iterator[Any]:
-    """The values of ``column`` of the chunk states, in input order, streamed one batch at a time."""
-    for batch in states_ds.iter_batches(batch_size=1, batch_format="pyarrow", prefetch_batches=1):
-        yield from batch.column(column).to_pylist()
-
-
-def fold(states: Iterator[Any], parse: Callable[[Any], Any]) -> Any:
-    """Merge chunk states left to right (input order)."""
-    total = None
-    for value in states:
-        state = parse(value)
-        total = state if total is None else total.merge(state)
-    if total is None:
-        raise ValueError("the dataset has no rows.")
-    return total
-
-
 # ------------------------------------------------------------------------------------------- outputs
 
 

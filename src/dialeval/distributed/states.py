@@ -1,147 +1,50 @@
-"""Mergeable per-chunk states and the results built from them (pure functions, no Ray).
+"""The engine's own mergeable state: the mean of a per-item score column (pure functions, no Ray).
 
-A corpus metric over chunks = fold(merge, map(state_of_chunk)) then finish(state): the same numbers as
-one pass over the whole corpus, because every state holds exact counts (n-gram counts, cluster
-histograms, correct/total counts). States travel as JSON strings (never pickle).
-
-- Sem-Ent / DRESS: :class:`ClusterState` (per-cluster counts plus the first distinct examples);
-- DialSpk: :class:`SpeakerState` (correct turns, turns, correct stories, stories);
-- per-item model metrics: :class:`MeanState` (the mean of a score column; and the signature seen).
+Metrics bring their states through their declarations' ``scale_out`` hooks (Arrow tables, never JSON or
+pickle); a per-item metric that declares none is reduced here: the sum (``math.fsum`` of exactly rounded
+partial sums) and count of its score column, plus the settings (:data:`~dialeval.distributed.workers.TAG`) its
+workers scored with, which must agree.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import Any
 
-# ----------------------------------------------------------------------------------------- clusters
+import pyarrow as pa
 
+from dialeval.distributed.workers import column_values, tags
 
-@dataclass
-class ClusterState:
-    """Per-cluster counts of a chunk's labels plus its first ``per_cluster`` distinct texts per cluster.
-
-    Merging chunks *in input order* keeps the first distinct examples of the whole corpus: a text among
-    the corpus's first ``m`` distinct ones of a cluster is among its own chunk's first ``m``.
-    """
-
-    counts: list[int]
-    examples: list[list[str]]
-    per_cluster: int = 3
-    dtype: str | None = None
-
-    @classmethod
-    def of(cls, labels: Sequence[int], texts: Sequence[str], k: int, per_cluster: int = 3,
-           dtype: str | None = None) -> ClusterState:
-        from dialeval.semantic.clustering import cluster_examples
-
-        counts = [0] * k
-        for label in labels:
-            counts[int(label)] += 1
-        return cls(counts, cluster_examples(texts, labels, k, per_cluster), per_cluster, dtype)
-
-    def merge(self, other: ClusterState) -> ClusterState:
-        """Add ``other`` (a later chunk) into ``self``. Returns ``self``."""
-        if len(other.counts) != len(self.counts):
-            raise ValueError(f"cannot merge {len(other.counts)} cluster counts into {len(self.counts)}.")
-        if other.dtype is not None and self.dtype is not None and other.dtype != self.dtype:
-            raise ValueError(f"workers encoded in {self.dtype} and {other.dtype}; run every worker in one dtype.")
-        self.dtype = self.dtype or other.dtype
-        self.counts = [a + b for a, b in zip(self.counts, other.counts)]
-        for mine, theirs in zip(self.examples, other.examples):
-            for text in theirs:
-                if len(mine) < self.per_cluster and text not in mine:
-                    mine.append(text)
-        return self
-
-    def to_json(self) -> str:
-        return json.dumps({"counts": self.counts, "examples": self.examples, "per_cluster": self.per_cluster,
-                           "dtype": self.dtype}, ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text: str) -> ClusterState:
-        d = json.loads(text)
-        return cls([int(c) for c in d["counts"]], d["examples"], int(d["per_cluster"]), d.get("dtype"))
+MEAN_SCHEMA = pa.schema([("total", pa.float64()), ("count", pa.int64()), ("signatures", pa.list_(pa.string()))])
 
 
-# ----------------------------------------------------------------------------------------- DialSpk
+def mean_state(batch: pa.Table, *, column: str) -> pa.Table:
+    """One row: the fsum and count of ``column`` in this chunk, and the signature(s) in its tags."""
+    values = column_values(batch, column)
+    return pa.table({"total": [math.fsum(values)], "count": [len(values)], "signatures": [tags(batch)]},
+                    schema=MEAN_SCHEMA)
 
 
-@dataclass
-class SpeakerState:
-    correct_turns: int = 0
-    total_turns: int = 0
-    correct_stories: int = 0
-    num_stories: int = 0
-
-    @classmethod
-    def of(cls, predictions: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
-           candidates: Sequence[Sequence[str]] | None = None) -> tuple[SpeakerState, list[float]]:
-        """Counts of a chunk of stories (checked by :func:`dialeval.dialspk.speaker_accuracy`) and its
-        per-story accuracies."""
-        from dialeval.dialstory.dialspk import speaker_accuracy
-
-        out = speaker_accuracy(predictions, references, candidates)
-        # exact integer counts back from the ratios (each is correct / total of small integers)
-        state = cls(round(out["dac"] * out["num_turns"]), out["num_turns"],
-                    round(out["sac"] * out["num_stories"]), out["num_stories"])
-        return state, out["story_scores"]
-
-    def merge(self, other: SpeakerState) -> SpeakerState:
-        self.correct_turns += other.correct_turns
-        self.total_turns += other.total_turns
-        self.correct_stories += other.correct_stories
-        self.num_stories += other.num_stories
-        return self
-
-    def to_json(self) -> str:
-        return json.dumps(self.__dict__)
-
-    @classmethod
-    def from_json(cls, text: str) -> SpeakerState:
-        return cls(**{k: int(v) for k, v in json.loads(text).items()})
+def merge_means(tables: Sequence[pa.Table]) -> pa.Table:
+    table = pa.concat_tables(tables)
+    signatures = sorted({s for row in table.column("signatures").to_pylist() for s in row})
+    return pa.table({"total": [math.fsum(table.column("total").to_pylist())],
+                     "count": [sum(table.column("count").to_pylist())], "signatures": [signatures]},
+                    schema=MEAN_SCHEMA)
 
 
-# ----------------------------------------------------------------------------------------- means
-
-
-@dataclass
-class MeanState:
-    """Sum (exactly rounded partial sums) and count of a per-item score, plus the signature(s) seen."""
-
-    total: float = 0.0
-    count: int = 0
-    signatures: list[str] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, values: Sequence[float], signature: str | None = None) -> MeanState:
-        return cls(math.fsum(values), len(values), [signature] if signature else [])
-
-    def merge(self, other: MeanState) -> MeanState:
-        self.total = math.fsum([self.total, other.total])
-        self.count += other.count
-        self.signatures = sorted(set(self.signatures) | set(other.signatures))
-        return self
-
-    @property
-    def mean(self) -> float:
-        if self.count == 0:
-            raise ValueError("no rows were scored.")
-        return self.total / self.count
-
-    @property
-    def signature(self) -> str | None:
-        if len(self.signatures) > 1:
-            raise ValueError(f"workers scored with different settings: {self.signatures}; give every worker "
-                             "the same model, dtype and options.")
-        return self.signatures[0] if self.signatures else None
-
-    def to_json(self) -> str:
-        return json.dumps({"total": self.total, "count": self.count, "signatures": self.signatures})
-
-    @classmethod
-    def from_json(cls, text: str) -> MeanState:
-        d = json.loads(text)
-        return cls(float(d["total"]), int(d["count"]), list(d["signatures"]))
+def finish_mean(table: pa.Table, name: str, config: str | None = None) -> dict[str, Any]:
+    """``{name: mean, "num_items", "signature"}`` (and ``config``) of a merged mean state."""
+    count = table.column("count")[0].as_py()
+    if count == 0:
+        raise ValueError("no rows were scored.")
+    signatures = table.column("signatures")[0].as_py()
+    if len(signatures) > 1:
+        raise ValueError(f"workers scored with different settings: {signatures}; give every worker the same "
+                         "model, dtype and options.")
+    out: dict[str, Any] = {name: table.column("total")[0].as_py() / count, "num_items": count,
+                           "signature": signatures[0] if signatures else None}
+    if config:
+        out["config"] = config
+    return out

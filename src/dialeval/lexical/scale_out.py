@@ -49,7 +49,7 @@ def lexical_plan(metric: str, options: dict[str, Any]) -> LexicalPlan:
     orders = lexm.resolve_orders(tok, opts.pop("n", None))
     if lexm.check_level(opts.get("level", "corpus")) != "corpus":
         raise ValueError(f"{metric} level='set' scores each response set on its own, which the Ray engine does "
-                         "not do yet; run it in one process (no --engine), or score sets with nli_diversity.")
+                         "not do yet; run it in one process (no --engine).")
     if metric == "distinct_n":
         opts["vocab_size"] = lexm.check_vocab_size(opts.get("vocab_size"))
     if metric == "ent_n":
