@@ -47,7 +47,7 @@ def cluster_pids(temp_dir: str) -> set[int]:
             parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if temp_dir.encode() in cmd:
+        if temp_dir.encode() in cmd and int(entry.name) != os.getpid():
             mine.add(int(entry.name))
     grown = True
     while grown:

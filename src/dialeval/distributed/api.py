@@ -122,6 +122,9 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
         if output is not None:
             engine.check_output(output, filesystem=settings.filesystem, overwrite=settings.overwrite,
                                 inputs=(dataset,), timeout=settings.connect_timeout)
+    if isinstance(dataset, (str, os.PathLike)):  # a missing file or an unreachable store fails before Ray starts
+        engine.resolve_input(dataset, settings.dataset_config, settings.split, settings.filesystem,
+                             settings.connect_timeout)
     engine.connect(settings.address, timeout=settings.connect_timeout, runtime_env=settings.runtime_env)
     ds = engine.read(dataset, settings.dataset_config, settings.split, filesystem=settings.filesystem,
                      timeout=settings.connect_timeout)

@@ -12,6 +12,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ def filesystem_of(path: str | os.PathLike, filesystem: pafs.FileSystem | None = 
         return None, text
     scheme, rest = text.split("://", 1)
     if scheme in ("gs", "gcs"):  # without a network, GCS retries for minutes: bound it
-        return pafs.GcsFileSystem(retry_limit_seconds=timeout), rest
+        return pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=timeout)), rest
     try:
         return pafs.FileSystem.from_uri(text)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
