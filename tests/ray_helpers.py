@@ -24,13 +24,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_cluster(num_cpus: int = 2, object_store_mb: int = 400) -> tuple[str, str]:
-    """``(address, temp_dir)`` of a new head node on 127.0.0.1."""
+def start_cluster(num_cpus: int = 2, object_store_mb: int = 400, client_port: int | None = None) -> tuple[str, str]:
+    """``(address, temp_dir)`` of a new head node on 127.0.0.1 (with a Ray Client server on ``client_port``)."""
     temp_dir = tempfile.mkdtemp(prefix="dlr", dir="/tmp")  # Ray's socket paths must stay short
     port = free_port()
     cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--num-cpus", str(num_cpus),
            "--include-dashboard", "false", "--temp-dir", temp_dir, "--port", str(port), "--node-ip-address",
            "127.0.0.1", "--object-store-memory", str(object_store_mb * 2**20), "--disable-usage-stats"]
+    if client_port is not None:
+        cmd += ["--ray-client-server-port", str(client_port)]
     subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, **LOOPBACK}, timeout=180)
     return f"127.0.0.1:{port}", temp_dir
 

@@ -97,6 +97,20 @@ def test_ngram_keys_are_exact_when_tokens_hold_the_separator(cluster, tmp_path):
     assert got["distinct_2"] == 2 / 3  # bigram ("a\0\1", "b") twice and ("a", "\0\1b") once
 
 
+def test_runtime_env_reaches_ray_and_bad_json_is_refused(cluster, tmp_path):
+    texts = ["I don't know .", "Sure , let's go .", "I don't know ."]
+    src = tmp_path / "three.parquet"
+    pq.write_table(pa.table({"response": texts}), src)
+    env = json.dumps({"env_vars": {"DIALEVAL_RUNTIME_ENV_PROBE": "1"}})
+    out = cli("score", "--engine", "ray", "--address", cluster, "--runtime-env", env, "--input", str(src),
+              "--metric", "ent_n", "--field", "response", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["ent_n"] == dialeval.load("ent_n").compute(predictions=texts)
+    bad = cli("score", "--engine", "ray", "--address", cluster, "--runtime-env", "{not json", "--input", str(src),
+              "--metric", "ent_n", "--field", "response")
+    assert bad.returncode == 2 and "--runtime-env is not valid JSON" in bad.stderr
+
+
 def test_bad_columns_are_one_clear_error(cluster, dailydialog, tmp_path):
     _, path = dailydialog
     with pytest.raises(ValueError, match=r"column 'text' .*not in the data.*--column predictions="):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -125,7 +125,14 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
     if isinstance(dataset, (str, os.PathLike)):  # a missing file or an unreachable store fails before Ray starts
         engine.resolve_input(dataset, settings.dataset_config, settings.split, settings.filesystem,
                              settings.connect_timeout)
-    engine.connect(settings.address, timeout=settings.connect_timeout, runtime_env=settings.runtime_env)
+    ray = engine.connect(settings.address, timeout=settings.connect_timeout, runtime_env=settings.runtime_env)
+    if engine.is_client():  # Ray Client: Ray Data executes from a driver inside the cluster, so run this there
+        inside = ray.remote(num_cpus=0)(score_many)
+        try:
+            return ray.get(inside.remote(dataset, metrics, columns, outputs=outputs, configs=configs,
+                                         settings=replace(settings, address=None)))
+        except Exception as exc:
+            raise _user_error(exc) from exc
     ds = engine.read(dataset, settings.dataset_config, settings.split, filesystem=settings.filesystem,
                      timeout=settings.connect_timeout)
     schema = engine.schema_of(ds)

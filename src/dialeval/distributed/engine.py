@@ -79,6 +79,13 @@ def _needs_client() -> None:
             from None
 
 
+def is_client() -> bool:
+    """Whether this process joined through Ray Client (``ray://``), where Ray Data cannot drive a job."""
+    from ray.util.client import ray as client
+
+    return bool(client.is_connected())
+
+
 def cluster_gpus() -> int:
     import ray
 
