@@ -17,7 +17,6 @@ return the same numbers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -86,19 +85,6 @@ def merge_tables(tables: Sequence[pa.Table]) -> pa.Table:
                      "count": summed.column("count_sum")}).cast(SCHEMA)
 
 
-def reduce_tables(tables: Iterable[pa.Table], fan_in: int = 8) -> pa.Table:
-    """Merge a stream of count tables in groups of ``fan_in`` (bounded memory: at most ``fan_in`` tables
-    besides the running merge)."""
-    held: list[pa.Table] = []
-    for table in tables:
-        held.append(table)
-        if len(held) >= fan_in:
-            held = [merge_tables(held)]
-    if not held:
-        raise ValueError("the dataset has no rows.")
-    return merge_tables(held)
-
-
 class _Counts(Mapping):
     """One order's counts: ``values()`` straight from Arrow; ``gram → count`` lookups built on first use."""
 
@@ -145,8 +131,3 @@ class NgramTable:
 
     def total(self, n: int) -> int:
         return int(pc.sum(self.counts[n]._counts).as_py() or 0)
-
-
-def table_of_texts(texts: Sequence[str], orders: Iterable[int], tokenizer: str | Tokenizer = "casual") -> Any:
-    """:class:`NgramTable` of a list of texts in one chunk (tests and small inputs)."""
-    return NgramTable(count_table(pa.array(list(texts), pa.string()), orders, tokenizer), orders, tokenizer)

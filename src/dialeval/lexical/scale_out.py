@@ -9,7 +9,7 @@ the union of their orders, and each metric finishes from the shared table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,9 +100,3 @@ def scale_out() -> dict[str, Any]:
     """The ``scale_out`` hook of the lexical declarations: how the Ray engine runs them."""
     return {"kind": "corpus", "plan": lexical_plan, "state_kwargs": state_kwargs, "state": chunk_state,
             "merge": merge_states, "finish": finish}
-
-
-def results_of(tables: Iterable[pa.Table], plans: Sequence[LexicalPlan]) -> dict[str, dict[str, Any]]:
-    """Merge ``tables`` once and finish every plan from the merged counts."""
-    merged = merge_states(list(tables))
-    return {p.metric: finish(merged, p) for p in plans}
