@@ -235,20 +235,14 @@ def test_cuda_runs_torch_by_default_and_matches_cpu(tiny_st, tmp_path):
 def test_distributed_sem_ent_signature_names_the_workers_backend(tiny_st, tmp_path):
     import pyarrow as pa
 
-    from dialeval.distributed.states import ClusterState
-    from dialeval.distributed.workers import TAG, SemanticLabeler, cluster_state
-    from dialeval.semantic.sem_ent import sem_ent_result
+    from dialeval.semantic.scale_out import Plan, SemanticLabeler, cluster_state, finish
     from dialeval.semantic.space import SemanticSpace
 
     SemanticSpace.fit(REFERENCES, encoder=str(tiny_st), k=3, backend="torch").save(tmp_path / "space")
     labeled = SemanticLabeler(str(tmp_path / "space"), column="text", output="cluster")(pa.table({"text": TEXTS}))
-    assert set(labeled.column(TAG).to_pylist()) == {"fp32 onnx"}  # a CPU worker runs ONNX Runtime by default
-    state = ClusterState.from_json(cluster_state(labeled, text_column="text", label_column="cluster", k=3,
-                                                 per_cluster=2).column(0)[0].as_py())
-    dtype_name, _, backend = state.dtype.partition(" ")
-    sp = SemanticSpace.load(tmp_path / "space")
-    sig = parse_signature(sem_ent_result(sp, state.counts, state.examples, dtype_name=dtype_name,
-                                         backend=backend)["signature"])
+    state = cluster_state(labeled, text_column="text", label_column="cluster", k=3, per_cluster=2)
+    assert set(state.column("dtype").to_pylist()) == {"fp32 onnx"}  # a CPU worker runs ONNX Runtime by default
+    sig = parse_signature(finish(state, Plan(str(tmp_path / "space"), 3, None, None, 32, 2))["signature"])
     assert (sig["dtype"], sig["backend"]) == ("fp32", "onnx")
 
 
