@@ -21,7 +21,7 @@ METRIC = declare(
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("backend", None, "str", "torch, onnx or onnx-int8; None = ONNX Runtime on CPU when installed",
                choices=(None, "torch", "onnx", "onnx-int8")),
-        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens)"),
+        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens, 512 on ONNX Runtime)"),
         Option("examples_per_cluster", 3, "int", "distinct predictions shown per cluster"),
         Option("seeds", None, "int", "also report mean ± sd of Sem-Ent over this many k-means restarts (seeds 27, 28, …; "
                "needs reference_responses)"),

@@ -26,7 +26,8 @@ Args:
     dtype: None/"fp32" (exact), "bf16" or "fp16" (GPU) for the encoder.
     backend: "torch", "onnx" (ONNX Runtime, fp32) or "onnx-int8" (dynamic int8, explicit only); None runs
         ONNX Runtime on CPU when it is installed (`pip install dialeval[onnx]`), torch otherwise.
-    device: "cpu", "cuda" or None (auto). batch_size: encoder batch size (default 256 texts; on CPU also ≤ 1,024 padded tokens).
+    device: "cpu", "cuda" or None (auto). batch_size: encoder batch size (default 256 texts; on CPU also ≤ 1,024 padded tokens,
+        512 on ONNX Runtime).
     examples_per_cluster: how many distinct predictions to show per cluster (default 3).
     seeds: with reference_responses, also refit k-means under this many seeds (27, 28, …) and report
         `sem_ent_seeds` {seeds, values, mean, sd}.
