@@ -1,8 +1,9 @@
 """``dialeval hub build``: the folders it writes, and a deploy rehearsal of three of them.
 
 The rehearsal does what a Space does, for real: a fresh venv (the system site-packages stand in for the
-Space's base image with torch and gradio), ``pip install -r requirements.txt`` from the folder (the wheel
-vendored there is what gets imported), ``python app.py`` on 127.0.0.1, a ``gradio_client`` call checked
+Space's base image with torch and gradio), ``pip install -r requirements.txt`` from an empty folder holding
+only that file (as the Space builder mounts it), the wheel fetched by its absolute URL from a local HTTP
+server on 127.0.0.1 that stands in for the Hub, ``python app.py`` on 127.0.0.1, a ``gradio_client`` call checked
 against direct ``compute`` and hand-computed values, and ``evaluate.load(<folder>)`` inside that venv.
 """
 
@@ -32,24 +33,63 @@ CARD_FIELDS = {"title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "
                "license", "tags", "short_description"}
 
 
+class FileServer:
+    """``python -m http.server`` on 127.0.0.1 serving ``folder`` (started here, stopped by its pid)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen([sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1",
+                                      "--directory", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise AssertionError("the local HTTP server did not start")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, shared_data) -> Path:
+def wheel_server(tmp_path_factory):
+    """The built wheel, served over HTTP as the Hub serves a pushed Space's files."""
+    folder = tmp_path_factory.mktemp("wheel")
+    wheel = hub.build_wheel(folder)
+    server = FileServer(folder)
+    yield wheel, server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, shared_data, wheel_server) -> Path:
+    wheel, url = wheel_server
     out = tmp_path_factory.mktemp("hub") / "out"
     names = [*registry.metric_names(), hub.DEMO_NAME, "fed"]
     assert main(["hub", "build", "--org", ORG, "--out", str(out), "--data-dir", str(shared_data), "--only", *names,
+                 "--wheel", str(wheel), "--wheel-url", url,
                  "--cache-dir", str(tmp_path_factory.mktemp("hf_cache"))]) == 0
     return out
 
 
-def test_every_declared_metric_gets_a_complete_space(built):
+def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
     import gradio
+
+    url = wheel_server[1] + WHEEL
 
     for name, decl in registry.declarations().items():
         folder = built / "spaces" / name
         assert (folder / f"{name}.py").read_bytes() == (decl.script_dir / f"{name}.py").read_bytes()
         assert (folder / WHEEL).is_file()
         extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
-        assert (folder / "requirements.txt").read_text().splitlines() == [f"./{WHEEL}{extras}"]
+        assert (folder / "requirements.txt").read_text().splitlines() == [f"dialeval{extras} @ {url}"]
         assert f'metric_widget("{name}")' in (folder / "app.py").read_text()
         card = SpaceCard.load(folder / "README.md")
         meta = card.data.to_dict()
@@ -58,16 +98,15 @@ def test_every_declared_metric_gets_a_complete_space(built):
         assert meta["sdk_version"] == gradio.__version__ and meta["title"] == decl.title
         assert {"evaluate", "metric"} <= set(meta["tags"]) and len(meta["short_description"]) <= 60
         assert f'evaluate.load("{ORG}/{name}"' in card.text
-        url = f"https://huggingface.co/spaces/{ORG}/{name}/resolve/main/{WHEEL}"
         assert f'pip install "dialeval{extras.replace(",space", "").replace("[space]", "")} @ {url}"' in card.text
     space = built / "spaces" / "sem_ent" / "semantic_space"
     assert (space / "space.safetensors").read_bytes() == resource_path("semantic_space", "space.safetensors").read_bytes()
 
 
-def test_demo_dataset_folders_and_upload_commands(built):
+def test_demo_dataset_folders_and_upload_commands(built, wheel_server):
     demo = built / "spaces" / hub.DEMO_NAME
     assert [line for line in (demo / "requirements.txt").read_text().splitlines() if not line.startswith("#")] == \
-        [f"./{WHEEL}[models,space]"]
+        [f"dialeval[models,space] @ {wheel_server[1]}{WHEEL}"]
     meta = SpaceCard.load(demo / "README.md").data.to_dict()
     assert CARD_FIELDS <= set(meta) and meta["suggested_hardware"] == "t4-small"
     assert meta["sdk"] == "gradio" and len(meta["short_description"]) <= 60
@@ -93,16 +132,26 @@ def test_from_index_and_atomic_replacement(tmp_path, capsys):
     assert (folder / "requirements.txt").read_text() == f"dialeval[space]=={dialeval.__version__}\n"
     assert not list(folder.glob("*.whl")) and not (out / "stale.txt").exists()
     assert f'pip install "dialeval=={dialeval.__version__}"' in (folder / "README.md").read_text()
-    # --wheel-url: the vendored wheel named by its Hub URL (what the Hub serves from the pushed folder)
+    # default: the vendored wheel named by the Space repo's own file URL (where `hf upload` puts it)
     wheel = hub.build_wheel(tmp_path / "wheel")
     assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "by_url"), "--wheel", str(wheel),
-                 "--wheel-url", "--only", "sem_ent"]) == 0
-    sem = tmp_path / "by_url" / "spaces" / "sem_ent"
-    assert (sem / "requirements.txt").read_text() == (
-        f"dialeval[models,space] @ https://huggingface.co/spaces/{ORG}/sem_ent/resolve/main/{WHEEL}\n")
-    assert (sem / WHEEL).read_bytes() == wheel.read_bytes()
+                 "--no-datasets"]) == 0
+    for folder_ in (tmp_path / "by_url" / "spaces").iterdir():
+        line = (folder_ / "requirements.txt").read_text().splitlines()[-1]
+        assert line.endswith(f" @ https://huggingface.co/spaces/{ORG}/{folder_.name}/resolve/main/{WHEEL}"), line
+        assert (folder_ / WHEEL).read_bytes() == wheel.read_bytes()
+    assert not (tmp_path / "by_url" / "datasets").exists()
     shutil.rmtree(tmp_path / "wheel")
     capsys.readouterr()
+    # never a relative path, never a silent skip of the datasets
+    assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "rel"), "--wheel-url", "./x.whl"]) == 2
+    assert "not an absolute http(s) URL" in capsys.readouterr().err
+    assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "nodata"), "--from-index"]) == 2
+    err = capsys.readouterr().err
+    assert "--data-dir" in err and "--no-datasets" in err and "Traceback" not in err
+    assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "nodata"), "--from-index",
+                 "--data-dir", str(tmp_path / "none"), "--only", "fed"]) == 2
+    assert "missing original files for fed" in capsys.readouterr().err
     # a failing build leaves the previous output untouched and no temporary folder behind
     assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "bleu"]) == 2
     assert "unknown repo" in capsys.readouterr().err
@@ -121,11 +170,15 @@ def free_port() -> int:
 
 
 def space_python(folder: Path, venv: Path) -> Path:
-    """A fresh venv with the folder's requirements.txt installed as a Space installs it."""
+    """A fresh venv with the folder's requirements.txt installed as a Space installs it: from an empty
+    folder holding only that file (the wheel comes by its absolute URL)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
+    alone = venv.parent / "requirements-only"
+    alone.mkdir()
+    shutil.copy2(folder / "requirements.txt", alone / "requirements.txt")
     pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "-r",
-                          "requirements.txt"], cwd=folder, capture_output=True, text=True)
+                          "requirements.txt"], cwd=alone, capture_output=True, text=True)
     assert pip.returncode == 0, pip.stderr[-3000:]
     where = subprocess.run([str(python), "-c", "import dialeval; print(dialeval.__file__)"], cwd=folder,
                            capture_output=True, text=True, check=True).stdout.strip()
