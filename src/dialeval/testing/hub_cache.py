@@ -14,8 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .blenderbot import build_tiny_causal_lm
-from .roberta import roberta_tokenizer, tiny_nli_model
+from dialeval.testing.blenderbot import build_tiny_causal_lm
+from dialeval.testing.roberta import roberta_tokenizer, tiny_nli_model
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"  # a fake 40-hex commit for refs/main
 
