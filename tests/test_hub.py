@@ -245,6 +245,21 @@ def widget_call(client, responses: list[str]) -> dict:
     return raw
 
 
+def card_client_call(folder: Path, url: str) -> dict:
+    """Run the card's ``gradio_client`` example (named arguments only) against the Space at ``url``."""
+    import re
+
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("from Python\n"):]
+    code = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    assert f'Client("{ORG}/{folder.name}")' in code and "api_name=" in code
+    call = code[code.index("client.predict("):]
+    assert not re.search(r"\(\s*['\"]", call), call  # no positional argument
+    namespace: dict = {}
+    exec(code.replace(f'Client("{ORG}/{folder.name}")', f'Client("{url}", verbose=False)'), namespace)
+    return namespace
+
+
 def venv_evaluate(python: Path, folder: Path, kwargs: dict) -> dict:
     """``evaluate.load(<folder>)`` and ``compute`` inside the Space's venv."""
     code = ("import evaluate, json, sys, dialeval\n"
@@ -265,7 +280,10 @@ def test_rehearsal_distinct_n(built, tmp_path):
     with RunningSpace(python, folder, tmp_path / "app.log") as space:
         in_venv = venv_evaluate(python, folder, {"predictions": RESPONSES})  # while the app boots
         raw = widget_call(space.ready().client(), RESPONSES)
+        card = card_client_call(folder, f"http://127.0.0.1:{space.port}/")
     direct = dialeval.load("distinct_n").compute(predictions=RESPONSES)
+    example = registry.get("distinct_n").example["predictions"]
+    assert card["status"] == "Done." and card["result"] == dialeval.load("distinct_n").compute(predictions=example)
     # Hand-computed: 10 unigrams (7 distinct), 7 bigrams (6 distinct), 4 trigrams (all distinct).
     assert (raw["distinct_1"], raw["distinct_2"], raw["distinct_3"]) == (7 / 10, 6 / 7, 1.0)
     assert raw == direct
@@ -279,6 +297,8 @@ def test_rehearsal_sem_ent(built, tmp_path):
     with RunningSpace(python, folder, tmp_path / "app.log") as space:
         in_venv = venv_evaluate(python, folder, {"predictions": RESPONSES, "space": str(space_dir)})
         raw = widget_call(space.ready().client(), RESPONSES)  # nothing pasted: the Space's own fitted space
+        card = card_client_call(folder, f"http://127.0.0.1:{space.port}/")
+    assert card["status"] == "Done." and card["result"]["num_predictions"] == 5
     direct = dialeval.load("sem_ent").compute(predictions=RESPONSES, space=str(space_dir))
     fitted = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
     assert raw["k"] == fitted["config"]["k"] == 20
@@ -305,6 +325,10 @@ def test_rehearsal_demo(built, tmp_path):
         assert all(p["parameter_has_default"] for p in params)
         unticked = {f"use_{name}": False for name in registry.declarations() if name != "distinct_n"}
         result = client.predict(responses="\n".join(RESPONSES), **unticked, draw_plots=False, api_name="/evaluate")
+        card = card_client_call(folder, f"http://127.0.0.1:{space.port}/")
+    assert card["status"].startswith("**"), card["status"]
+    card_rows = {(r[0], r[1]): r[2] for r in card["table"]["data"]}
+    assert card_rows[("distinct_n", "distinct_1")] == 7 / 10  # the card's responses are RESPONSES
     assert loaded[0].startswith("**Example loaded:**") and list(loaded[1:]) == example_texts(examples[title])
     rows = {(r[0], r[1]): r[2] for r in result[1]["data"]}
     direct = dialeval.load("distinct_n").compute(predictions=RESPONSES)

@@ -203,6 +203,25 @@ def _call_example(decl: registry.MetricDeclaration, var: str) -> str:
     return f"{var}.compute(\n    {body},\n)"
 
 
+def client_example(repo_id: str, api_name: str, arguments: dict[str, str], outputs: str) -> list[str]:
+    """A ``gradio_client`` call of the Space ``repo_id`` by named arguments only (Markdown lines)."""
+    args = "".join(f"    {key}={value!r},\n" for key, value in arguments.items())
+    return ["```python", "from gradio_client import Client", "", f'client = Client("{repo_id}")',
+            f"{outputs} = client.predict(\n{args}    api_name=\"{api_name}\",\n)", "```"]
+
+
+def widget_client_section(decl: registry.MetricDeclaration, repo_id: str) -> list[str]:
+    """The card's "Call this Space from Python" section: ``/compute`` with the worked example."""
+    from dialeval.ui.widgets import api_parameters, example_boxes
+
+    arguments = {k: v for k, v in example_boxes(decl).items() if v}
+    return ["## Call this Space from Python",
+            "The Space's `/compute` endpoint takes named parameters, each optional (default: the widget's "
+            f"initial value): {', '.join(f'`{p}`' for p in api_parameters(decl))}. It returns the status line, "
+            "the results table, the plot and the full-precision `compute()` output:", "",
+            *client_example(repo_id, "/compute", arguments, "status, table, plot, result"), ""]
+
+
 def hub_usage(decl: registry.MetricDeclaration, repo_id: str, install: Install, extras: Sequence[str]) -> str:
     """The generated "Install" and "How to use from the Hub" sections of a metric Space's card."""
     config = decl.ui_config if decl.ui_config and decl.ui_config != decl.configs[0] else None
@@ -214,7 +233,7 @@ def hub_usage(decl: registry.MetricDeclaration, repo_id: str, install: Install, 
     source = "the wheel vendored in this Space" if install.wheel else f"dialeval {install.version} from the index"
     section = ["", "## Install", f"The module script imports the `dialeval` library; install it first ({source}):", "",
                "```bash", install.command(repo_id, extras), "```", "", "## How to use from the Hub", "```python",
-               *lines, "```", ""]
+               *lines, "```", "", *widget_client_section(decl, repo_id)]
     return "\n".join(section) + "\n"
 
 
@@ -281,8 +300,11 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
                       for d in registry.declarations().values())
     card = space_template("demo", "README.md").read_text(encoding="utf-8")
     models = "".join(f"\n  - {repo}" for repo in preload(registry.declarations().values()))
+    example = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\n\nsure\nsure thing",
+               "use_nli_diversity": False, "draw_plots": False}
+    client = "\n".join(client_example(repo_id, "/evaluate", example, "status, table, *plots, download"))
     for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
-                       "__PRELOAD__": models,
+                       "__PRELOAD__": models, "__CLIENT_EXAMPLE__": client,
                        "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links}.items():
         card = card.replace(key, value)
     _write(folder / "README.md", card)
