@@ -189,7 +189,9 @@ def test_compute_kwargs_follow_the_input_kind():
     sets = ui.UIInputs(sets=[["a", "b"], ["c"]])
     with pytest.raises(ui.InputError, match="set 2 has a single response"):
         ui.compute_kwargs(by_kind["response_sets"], sets)
-    assert ui.compute_kwargs(by_kind["responses"], sets) == {"predictions": ["a", "b", "c"]}
+    # an empty Responses box is said, never silently replaced by the response sets
+    with pytest.raises(ui.InputError, match="reads the Responses box, which is empty"):
+        ui.compute_kwargs(by_kind["responses"], sets)
 
 
 def test_result_rows_and_json():
@@ -197,8 +199,8 @@ def test_result_rows_and_json():
                                                    "signature": "dialspk|x"}),
                 ui.MetricOutcome("nli_diversity", "unavailable", message="offline")]
     assert ui.result_rows(outcomes) == [
-        ["dialspk", "dac", 0.5, "dialspk|x", ""], ["dialspk", "sac", 0.0, "dialspk|x", ""],
-        ["dialspk", "num_turns", 2, "dialspk|x", ""], ["nli_diversity", "unavailable", None, "offline", ""]]
+        ["dialspk", "dac", 0.5, "", "dialspk|x", ""], ["dialspk", "sac", 0.0, "", "dialspk|x", ""],
+        ["dialspk", "num_turns", 2, "", "dialspk|x", ""], ["nli_diversity", "unavailable", None, "", "offline", ""]]
     data = ui.results_json(outcomes, version="v")
     assert data["nli_diversity"] == {"status": "unavailable", "reason": "offline"}
     assert data["dialspk"]["story_scores"] == [0.5]
@@ -295,7 +297,8 @@ def test_table_shows_rounded_values_and_settings_apart():
     outcome = ui.MetricOutcome("sem_ent", "ok", {"sem_ent": 1 / 3, "max_sem_ent": math.log(20), "k": 20,
                                                   "num_predictions": 6, "signature": "sem_ent|x"})
     rows = ui.result_rows([outcome])
-    assert rows == [["sem_ent", "sem_ent", 1 / 3, "sem_ent|x", "k=20, max_sem_ent=2.9957, num_predictions=6"]]
+    # Sem-Ent is in nats (its declaration's units), shown in the unit column and beside the setting
+    assert rows == [["sem_ent", "sem_ent", 1 / 3, "nats", "sem_ent|x", "k=20, max_sem_ent=2.9957 nats, num_predictions=6"]]
     shown = ui.results_table(rows).to_html()
     assert "0.3333" in shown and "0.333333" not in shown  # rounded on screen; the rows keep 1/3
 
@@ -358,7 +361,12 @@ def test_bundled_examples_fill_every_box():
         texts = example_texts(example)
         assert len(texts) == len(INPUT_ORDER)
         inputs = ui.UIInputs.from_text(**dict(zip(INPUT_ORDER, texts)))  # within the default limits
-        assert inputs.corpus() or inputs.dialogue
+        # every metric has its input: responses, sets, a dialogue, speakers and a DialGen story pair
+        assert inputs.responses and inputs.sets and len(inputs.dialogue) >= 2
+        assert inputs.speakers_predicted and inputs.turns_generated and inputs.turns_gold
+    # FULL and DialSpk see something different in each example
+    assert len({tuple(e["dialogue"]) for e in examples.values()}) == len(examples)
+    assert len({json.dumps(e["speakers_gold"]) for e in examples.values()}) == len(examples)
 
 
 def test_cli_demo_parses_port(monkeypatch):
@@ -440,7 +448,7 @@ def output(result, name: str):
 
 def table(result) -> dict[tuple[str, str], tuple]:
     rows = result[1]["data"]
-    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+    return {(r[0], r[1]): (r[2], r[4]) for r in rows}
 
 
 def test_api_evaluate_matches_direct_compute(app, tiny_nli):
@@ -478,7 +486,7 @@ def test_api_sem_ent_with_the_bundled_space(app):
     assert rows[("sem_ent", "sem_ent")] == (direct["sem_ent"], direct["signature"])
     saved = json.loads(Path(output(result, "download")).read_text(encoding="utf-8"))["sem_ent"]
     assert ("sem_ent", "max_sem_ent") not in rows  # a setting, shown beside the scores
-    assert f"max_sem_ent={math.log(20):.4f}" in result[1]["data"][0][4] and saved["max_sem_ent"] == math.log(20)
+    assert result[1]["data"][0][3] == "nats" and f"max_sem_ent={math.log(20):.4f} nats" in result[1]["data"][0][5] and saved["max_sem_ent"] == math.log(20)
     dist = saved["cluster_distribution"]
     assert dist == direct["cluster_distribution"] and sum(dist) == pytest.approx(1.0)
     # Sem-Ent is the entropy (nats) of that distribution

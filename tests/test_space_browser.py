@@ -63,7 +63,7 @@ def results_table(page) -> dict[tuple[str, str], tuple[str, str]]:
     for row in page.locator("#results [role=row]").all():
         cells = [c.inner_text().strip() for c in row.locator("td, [role=gridcell]").all()]
         if len(cells) >= 4:
-            out[(cells[0], cells[1])] = (cells[2], cells[3])
+            out[(cells[0], cells[1])] = (cells[2], cells[4])
     return out
 
 

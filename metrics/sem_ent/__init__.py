@@ -28,6 +28,7 @@ METRIC = declare(
     probe="dialeval.probes:probe_encoder",
     plot="dialeval.ui.plots:plot_sem_ent",
     settings=("k", "max_sem_ent", "num_predictions"),
+    units={"sem_ent": "nats", "max_sem_ent": "nats"},
     references_option="reference_responses",
     resources={"space": "semantic_space"},
     example={"predictions": ["I don't know .", "Sure , let's go to the beach !", "What time is it ?",

@@ -17,6 +17,7 @@ from typing import Any
 from dialeval import registry
 from dialeval._version import __version__
 from dialeval.registry import MetricDeclaration
+from dialeval.runtime import progress_bar
 from dialeval.ui.cache import ModuleCache
 from dialeval.ui.devices import concurrency as default_concurrency
 from dialeval.ui.devices import gpu_decorator, pick_precision
@@ -29,7 +30,19 @@ from dialeval.ui.uploads import UPLOAD_SUFFIXES, read_upload
 
 INPUT_ORDER = tuple(BOXES)
 PRIMARY_BOXES = ("responses", "sets", "dialogue")  # shown open; the others sit in accordions
-COLUMN_WIDTHS = ["12%", "14%", "9%", "45%", "20%"]  # metric, score, value, signature, settings
+COLUMN_WIDTHS = ["12%", "13%", "9%", "6%", "40%", "20%"]  # metric, score, value, unit, signature, settings
+
+
+SCROLL_TO_RESULTS = "() => document.getElementById('results')?.scrollIntoView({behavior: 'smooth', block: 'start'})"
+
+
+def _button(enabled: bool) -> Any:
+    def toggle() -> Any:
+        import gradio as gr
+
+        return gr.update(interactive=enabled, value="Evaluate" if enabled else "Evaluating…")
+
+    return toggle
 
 
 def plotted() -> list[MetricDeclaration]:
@@ -88,8 +101,16 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
         inputs = UIInputs.from_text(**{k: texts.get(k, "") for k in INPUT_ORDER}, limits=limits)
     except InputError as exc:
         return [], f"**Input problem:** {exc}"
-    outcomes = [run_metric(name, inputs, selected[name], cache, progress=True)
-                for name in registry.declarations() if name in selected]
+    names = [name for name in registry.declarations() if name in selected]
+    outcomes = []
+    # One bar over the metrics (its description names the one running), the metric's own bars per batch
+    # below it; the browser shows them, with the time left, in the single progress display.
+    bar = progress_bar(total=len(names), desc="metrics")
+    for i, name in enumerate(names):
+        bar.set_description(f"{name} ({i + 1} of {len(names)})")
+        outcomes.append(run_metric(name, inputs, selected[name], cache, progress=True))
+        bar.update(1)
+    bar.close()
     lines = [f"- `{o.name}`: done" if o.status == "ok" else f"- `{o.name}`: **{o.status}**: {o.message}"
              for o in outcomes]
     done = sum(o.status == "ok" for o in outcomes)
@@ -271,7 +292,7 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
                 draw_box = gr.Checkbox(value=True, label="Draw plots", elem_id="draw-plots",
                                        info="untick for faster answers when only the numbers matter")
                 run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
-        status = gr.Markdown(elem_id="status")
+                status = gr.Markdown(elem_id="status", min_height=40)  # the one progress display, here
         results = gr.Dataframe(headers=TABLE_HEADERS, label="Results (rounded; the JSON keeps full precision)",
                                interactive=False, wrap=True, max_height=1000, elem_id="results",
                                column_widths=COLUMN_WIDTHS)
@@ -281,9 +302,13 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
         # The server's gate (dialeval.ui.serving) holds the computing slots until a computation has really
         # stopped, and admits each client's requests; Gradio's queue (max_size) holds the rest.
         names = api_parameters()
-        run.click(named(_evaluate_handler(limits, server), names),
-                  inputs_kwargs=dict(zip(names, [*box_list, *metric_inputs, draw_box])),
-                  outputs=[status, results, *plots, download], api_name="evaluate", show_progress_on=[status])
+        # While it runs: the button is disabled and the status beside it shows the progress; after, the
+        # button comes back and the results scroll into view.
+        run.click(_button(False), None, run, api_name=False, queue=False).then(
+            named(_evaluate_handler(limits, server), names),
+            inputs_kwargs=dict(zip(names, [*box_list, *metric_inputs, draw_box])),
+            outputs=[status, results, *plots, download], api_name="evaluate", show_progress_on=[status],
+        ).then(_button(True), None, run, api_name=False, queue=False).then(None, js=SCROLL_TO_RESULTS, api_name=False)
         upload.upload(_upload_handler(limits), inputs_kwargs={"file": upload},
                       outputs=[status, *(boxes[k] for k in PRIMARY_BOXES)], api_name="load_upload")
         on_example = _example_handler(examples)
