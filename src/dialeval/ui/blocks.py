@@ -103,14 +103,13 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
         return [], f"**Input problem:** {exc}"
     names = [name for name in registry.declarations() if name in selected]
     outcomes = []
-    # One bar over the metrics (its description names the one running), the metric's own bars per batch
-    # below it; the browser shows them, with the time left, in the single progress display.
-    bar = progress_bar(total=len(names), desc="metrics")
+    # A bar naming the metric running ("sem_ent (4 of 5)"), the metric's own bars per batch below it; the
+    # browser shows them, with the time left, in the single progress display.
     for i, name in enumerate(names):
-        bar.set_description(f"{name} ({i + 1} of {len(names)})")
+        bar = progress_bar(total=1, desc=f"{name} ({i + 1} of {len(names)})")
         outcomes.append(run_metric(name, inputs, selected[name], cache, progress=True))
         bar.update(1)
-    bar.close()
+        bar.close()
     lines = [f"- `{o.name}`: done" if o.status == "ok" else f"- `{o.name}`: **{o.status}**: {o.message}"
              for o in outcomes]
     done = sum(o.status == "ok" for o in outcomes)
