@@ -336,19 +336,30 @@ def test_widget_opens_on_the_declared_example_with_its_widget_options():
 
 
 def test_plots_draw_from_results():
-    lex = ui.plot_lexical({"distinct_n": {"distinct_1": 0.5, "distinct_2": 0.9, "distinct_mean": 0.7},
-                           "ent_n": {"ent_1": 2.0}})
-    assert len(lex.axes) == 2 and [p.get_height() for p in lex.axes[0].patches] == [0.5, 0.9]
-    sem = ui.plot_sem_ent({"sem_ent": 1.0, "max_sem_ent": 2.0, "cluster_distribution": [0.5, 0.5, 0.0],
-                           "reference_distribution": [0.25, 0.25, 0.5]})
+    from dialeval.full.plots import plot_full
+    from dialeval.lexical.plots import plot_distinct, plot_entropy
+    from dialeval.nli.plots import plot_nli
+    from dialeval.semantic.plots import plot_sem_ent
+
+    dist = plot_distinct({"distinct_1": 0.5, "distinct_2": 0.9, "distinct_mean": 0.7})
+    assert [p.get_height() for p in dist.axes[0].patches] == [0.5, 0.9]  # distinct_mean is not an order
+    assert [p.get_height() for p in plot_entropy({"ent_1": 2.0}).axes[0].patches] == [2.0]
+    sem = plot_sem_ent({"sem_ent": 1.0, "max_sem_ent": 2.0, "cluster_distribution": [0.5, 0.5, 0.0],
+                        "reference_distribution": [0.25, 0.25, 0.5]})
     assert len(sem.axes) == 2 and [p.get_height() for p in sem.axes[1].patches] == [0.25, 0.25, 0.5]
-    nli = ui.plot_nli({"scores": [1.0], "probabilities": [{"contradiction": [[None, 0.75], [0.5, None]],
-                                                           "entailment": [[None, 0.25], [0.0, None]]}]})
+    nli = plot_nli({"scores": [1.0], "probabilities": [{"contradiction": [[None, 0.75], [0.5, None]],
+                                                        "entailment": [[None, 0.25], [0.0, None]]}]})
     image = nli.axes[0].images[0].get_array()
     assert image[0, 1] == 0.5 and image[1, 0] == 0.5 and image.mask[0, 0]
-    full = ui.plot_full({"follow_ups": ["Not relevant.", "You're boring."], "follow_up_scores": [[1.0, 2.5], [3.0, 0.5]]})
+    full = plot_full({"follow_ups": ["Not relevant.", "You're boring."], "follow_up_scores": [[1.0, 2.5], [3.0, 0.5]]})
     assert [p.get_width() for p in full.axes[0].patches] == [2.0, 1.5]  # means over the two items
-    assert ui.plot_lexical({}) is None and ui.plot_nli({}) is None and ui.plot_full({}) is None
+    assert plot_distinct({}) is None and plot_nli({}) is None and plot_full({}) is None
+    # every declared plot resolves to its family's core, and ui.plots names no metric
+    for decl in registry.declarations().values():
+        assert decl.plot is None or not decl.plot.startswith("dialeval.ui."), decl.plot
+    text = (REPO / "src" / "dialeval" / "ui" / "plots.py").read_text(encoding="utf-8") + \
+        (REPO / "src" / "dialeval" / "probes.py").read_text(encoding="utf-8")
+    assert not [name for name in registry.declarations() if name in text]
 
 
 def test_bundled_examples_fill_every_box():

