@@ -99,6 +99,34 @@ def test_dailydialog_plusplus_validation_split_and_training_loop(exports, shared
     assert "the original **`dev`** split" in card  # the original split name is recorded
 
 
+def test_dialstory_training_loop(tmp_path):
+    from dialeval.resources import dataset_card_dir
+
+    sample = dataset_card_dir("dialstory") / "sample"
+    export("dialstory", tmp_path / "dialstory", data_dir=sample, cache_dir=tmp_path / "cache")
+    batch = run_card_example(tmp_path / "dialstory", "dialstory")["batch"]
+    # story-001 (hand-annotated): candidates 小明, 妈妈, 爸爸; speakers 妈妈 小明 爸爸 小明 妈妈 爸爸 妈妈
+    assert batch["candidates"][0] == ["小明", "妈妈", "爸爸"]
+    assert batch["labels"][0].tolist() == [1, 0, 2, 0, 1, 2, 1]
+    assert [len(c) for c in batch["candidates"]] == [3, 3, 2, 5] and len(batch["labels"]) == 4
+
+
+def test_license_fields_follow_the_source_notes(shared_data):
+    """Each card's ``license`` is what its SOURCE.md supports (read by hand): a data license only where one
+    is stated; a repository's code license is not a data license."""
+    from dialeval.resources import dataset_card_dir
+
+    expected = {"dailydialog": ("dailydialog", "cc-by-nc-sa-4.0", "CC BY-NC-SA 4.0"),
+                "contest": ("diversity_eval", "unknown", "No separate data license found"),
+                "dailydialog_plusplus": ("dailydialog_plusplus", "unknown", "No data license is stated"),
+                "fed": ("fed", "unknown", "No license is stated for the FED data")}
+    for name, (folder, license_id, note) in expected.items():
+        assert note in (shared_data / folder / "SOURCE.md").read_text(encoding="utf-8"), name
+        meta = DatasetCard.load(dataset_card_dir(name) / "README.md").data.to_dict()
+        assert meta["license"] == license_id, name
+    assert DatasetCard.load(dataset_card_dir("dialstory") / "README.md").data.to_dict()["license"] == "unknown"
+
+
 def test_contest_training_loop(exports):
     batch = run_card_example(exports["contest"], "contest")["batch"]
     assert batch["label"].shape == (8,) and set(batch["label"].tolist()) <= {0.0, 1.0}
