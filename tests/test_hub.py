@@ -118,12 +118,25 @@ def test_demo_dataset_folders_and_upload_commands(built, wheel_server):
     assert "__" not in (demo / "README.md").read_text()  # every placeholder filled
     fed = built / "datasets" / "fed"
     assert f'load_dataset("{ORG}/fed", "turn"' in (fed / "README.md").read_text(encoding="utf-8")
+    assert "<org>" not in (fed / "README.md").read_text(encoding="utf-8")  # every placeholder filled
     assert sorted(p.relative_to(fed).as_posix() for p in fed.rglob("*.parquet")) == ["dialog/test.parquet",
                                                                                     "turn/test.parquet"]
     upload = (built / "upload.sh").read_text().splitlines()
     assert f"hf upload {ORG}/fed {fed} . --repo-type dataset" in upload
     assert f"hf upload {ORG}/{hub.DEMO_NAME} {demo} . --repo-type space" in upload
     assert not list(built.parent.glob(".out.*"))  # the temporary folder was renamed into place
+
+
+def test_a_card_placeholder_left_unfilled_is_refused(tmp_path, monkeypatch):
+    import dialeval.datasets
+
+    def fake_export(name, folder, **kwargs):
+        folder.mkdir(parents=True)
+        (folder / "README.md").write_text('load_dataset("<org>/fed")\nAsk <org> for access.\n', encoding="utf-8")
+
+    monkeypatch.setattr(dialeval.datasets, "export", fake_export)
+    with pytest.raises(ValueError, match="placeholder is left"):
+        hub.write_dataset_repo("fed", tmp_path / "fed", ORG, tmp_path)
 
 
 def test_from_index_and_atomic_replacement(tmp_path, capsys):
