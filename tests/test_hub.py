@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from evaluate.loading import get_imports
 from huggingface_hub import SpaceCard
 
 import dialeval
@@ -87,7 +88,13 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
 
     for name, decl in registry.declarations().items():
         folder = built / "spaces" / name
-        assert (folder / f"{name}.py").read_bytes() == (decl.script_dir / f"{name}.py").read_bytes()
+        # the module script, its dialeval imports marked with where evaluate.load should say to install it from
+        script = (folder / f"{name}.py").read_text(encoding="utf-8")
+        assert script.replace(f"  # From: {url}", "") == (decl.script_dir / f"{name}.py").read_text(encoding="utf-8")
+        assert f"from dialeval import evaluate_module  # From: {url}" in script
+        # what evaluate.load reads: where dialeval is missing it says `pip install <url>`
+        assert {i for i in get_imports(str(folder / f"{name}.py")) if i[1] == "dialeval"} == {
+            ("library", "dialeval", url, None)}
         assert (folder / WHEEL).is_file()
         extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
         assert (folder / "requirements.txt").read_text().splitlines() == [f"dialeval{extras} @ {url}"]

@@ -84,10 +84,20 @@ class Install:
             return self.wheel_url + self.wheel.name if self.wheel_url.endswith("/") else self.wheel_url
         return f"https://huggingface.co/spaces/{repo_id}/resolve/main/{self.wheel.name}"
 
+    def source(self, repo_id: str) -> str:
+        """What ``pip install`` takes for dialeval itself, without quotes: the wheel URL or ``dialeval==V``."""
+        return f"dialeval=={self.version}" if self.wheel is None else self.url(repo_id)
+
     def command(self, repo_id: str, extras: Sequence[str]) -> str:
         """The ``pip install`` a user runs before ``evaluate.load("<org>/<name>")`` (no checkout): the
         same requirement as the Space's ``requirements.txt``."""
         return f'pip install "{self.requirement(extras, repo_id)}"'
+
+
+def annotate_imports(script: str, source: str) -> str:
+    """The module script with ``# From: <source>`` after each dialeval import: ``evaluate.load`` reads it
+    and, where dialeval is missing, says ``pip install <source>`` (not ``pip install dialeval``)."""
+    return re.sub(r"^((?:from|import) dialeval\b[^#\n]*?)[ \t]*$", rf"\1  # From: {source}", script, flags=re.M)
 
 
 def check_wheel_url(url: str) -> str:
@@ -279,7 +289,7 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     repo_id = f"{org}/{decl.name}"
     folder.mkdir(parents=True)
     script = decl.script_dir / f"{decl.name}.py"
-    shutil.copy2(script, folder / script.name)
+    _write(folder / script.name, annotate_imports(script.read_text(encoding="utf-8"), install.source(repo_id)))
     extras = metric_extras(decl)
     _write(folder / "README.md", metric_card(decl, repo_id, install, extras, index))
     app = space_template("metric", "app.py").read_text(encoding="utf-8")
