@@ -13,8 +13,9 @@ METRIC = declare(
     module="dialeval.metrics.nli_diversity.nli_diversity:NLIDiversity",
     options=(
         Option("model", "roberta-large-mnli", "model", "NLI model: Hub id or local path"),
-        Option("variant", "baseline", "str", "baseline, neutral or confidence",
-               choices=("baseline", "neutral", "confidence"), widget=True),
+        Option("variant", "baseline", "str",
+               "baseline, neutral, confidence (the paper's §3.3) or confidence_soft (Σ P(c) − P(e), not the paper's)",
+               choices=("baseline", "neutral", "confidence", "confidence_soft"), widget=True),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
         Option("batch_size", 32, "int", "pairs per batch"),
@@ -32,6 +33,7 @@ METRIC = declare(
                              ["Let's meet at noon .", "Noon works for me .", "I can't make it at noon ."]]},
     emoji="🔀",
     tags=("diversity", "semantic", "nli"),
+    scale_out="dialeval.nli.scale_out:scale_out",
     order=60,
     meta_datasets=("contest",),
 )

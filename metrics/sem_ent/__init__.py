@@ -22,6 +22,8 @@ METRIC = declare(
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("batch_size", BATCH_SIZE, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens)"),
         Option("examples_per_cluster", 3, "int", "distinct predictions shown per cluster"),
+        Option("seeds", None, "int", "also report mean ± sd of Sem-Ent over this many k-means restarts (seeds 27, 28, …; "
+               "needs reference_responses)"),
         Option("progress", None, "bool", "show progress bars"),
     ),
     model_option="encoder",
@@ -36,5 +38,7 @@ METRIC = declare(
                              "I love that movie , it is great .", "No , thanks ."]},
     emoji="🧭",
     tags=("diversity", "semantic", "dialogue"),
+    scale_out="dialeval.semantic.scale_out:scale_out",
+    item_column="sem_ent_cluster",
     order=50,
 )
