@@ -19,7 +19,7 @@ METRIC = declare(
         Option("vocab_size", None, "int", "generator vocabulary size for EAD-n (Liu et al. 2022)"),
         Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)"),
     ),
-    plot="dialeval.ui.plots:plot_distinct",
+    plot="dialeval.lexical.plots:plot_distinct",
     example={"predictions": ["I don't know .", "I don't know .", "Sure , let's go to the beach !",
                              "That sounds great , see you at noon ."]},
     emoji="🔤",
