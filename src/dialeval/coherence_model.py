@@ -182,15 +182,20 @@ def train(model: Any, tokenizer: Any, train_pairs: Sequence[Pair], val_pairs: Se
             "seconds": round(time.time() - start, 1), "history": history}
 
 
-def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any]) -> Path:
+def is_saved_classifier(folder: Path) -> bool:
+    """True for a folder written by :func:`save` (it holds ``coherence.json``), which a new save may replace."""
+    return (folder / META_FILE).is_file()
+
+
+def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any], *, overwrite: bool = False) -> Path:
     """Save weights (safetensors), tokenizer and ``coherence.json`` (last) to ``out`` atomically."""
     from .files import atomic_directory, atomic_write_json
 
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, overwrite=overwrite, owned=is_saved_classifier) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         atomic_write_json(tmp / META_FILE, meta)
-    return Path(out)
+    return Path(out).expanduser()
 
 
 class CoherenceScorer:

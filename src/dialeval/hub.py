@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from typing import Any
 
 from . import registry
 from ._version import __version__
+from .files import atomic_directory, check_output_path
 from .resources import resource_path
 
 DEMO_NAME = "dialeval-demo"
@@ -51,7 +53,8 @@ class HubRepo:
     def upload_command(self) -> str:
         """``hf upload`` (huggingface_hub >= 1; ``huggingface-cli upload`` before) creates the repo when
         missing (a Space with the gradio SDK) and pushes the folder as its root."""
-        return f"hf upload {self.repo_id} {self.folder} . --repo-type {self.repo_type}"
+        words = ["hf", "upload", self.repo_id, str(self.folder), ".", "--repo-type", self.repo_type]
+        return " ".join(shlex.quote(w) for w in words)
 
 
 @dataclass(frozen=True)
@@ -313,20 +316,20 @@ def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root
     return repos, skipped
 
 
-def _replace_dir(tmp: Path, out: Path) -> None:
-    """Move the finished ``tmp`` to ``out`` (an existing ``out`` is swapped out, then removed)."""
-    old = None
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{tmp.name[-8:]}")
-        out.rename(old)
-    tmp.rename(out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+#: What ``build`` writes at the top of ``OUT``: a folder holding only these is an earlier build (replaceable).
+BUILD_ENTRIES = frozenset({"spaces", "datasets", "upload.sh"})
+
+
+def is_build_folder(folder: Path) -> bool:
+    """True when ``folder`` looks like an earlier ``hub build`` output (``upload.sh`` and nothing foreign)."""
+    names = {p.name for p in folder.iterdir()}
+    return "upload.sh" in names and names <= BUILD_ENTRIES
 
 
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
           data_dir: str | Path | None = None, only: Iterable[str] | None = None,
-          cache_dir: str | Path | None = None, wheel_by_url: bool = False) -> tuple[list[HubRepo], list[str]]:
+          cache_dir: str | Path | None = None, wheel_by_url: bool = False,
+          overwrite: bool = False) -> tuple[list[HubRepo], list[str]]:
     """Write the Hub folders under ``out`` (see the module docstring); returns the repos written and the
     datasets skipped (with why). ``only`` restricts to some of :func:`repo_names`."""
     import os
@@ -339,10 +342,9 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         raise ValueError(f"unknown repo(s) {unknown}; choose among {known}.")
     data_root = Path(data_dir) if data_dir else (Path(os.environ["DIALEVAL_DATA_DIR"])
                                                  if os.environ.get("DIALEVAL_DATA_DIR") else None)
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    out = check_output_path(out, inputs=[data_root, wheel, cache_dir], kind="dir", option="--out",
+                            overwrite=overwrite, owned=is_build_folder).resolve()
+    with atomic_directory(out, overwrite=overwrite, owned=is_build_folder) as tmp:
         install = Install(None)
         if not from_index:
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
@@ -352,9 +354,5 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"
                + "".join(r.upload_command() + "\n" for r in repos))
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return repos, skipped
 

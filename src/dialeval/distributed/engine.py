@@ -149,6 +149,6 @@ def write_parquet(ds: Any, output: str | os.PathLike) -> str:
     if "://" in text:
         ds.write_parquet(text)
         return text
-    with atomic_directory(text) as tmp:
+    with atomic_directory(text, owned=lambda p: all(f.suffix == ".parquet" for f in p.iterdir())) as tmp:
         ds.write_parquet(str(tmp))
     return text
