@@ -194,9 +194,9 @@ def test_module_inputs_are_checked_before_arrow_casting(name):
         m.add_batch(predictions=[1, 2])
 
 
-def test_misspelled_option_warns_and_stray_references_warn():
+def test_misspelled_option_is_an_error_and_stray_references_warn():
     m = dialeval.load("distinct_n")
-    with pytest.warns(UserWarning, match="tokeniser"):
+    with pytest.raises(TypeError, match="unknown option.*tokeniser"):  # issue 21: never silently ignored
         m.compute(predictions=["a b"], tokeniser="char")
     with pytest.warns(UserWarning, match="references"):
         m.compute(predictions=["a b"], references=["a b"])

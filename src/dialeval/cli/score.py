@@ -82,6 +82,7 @@ def _options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         opts = {k: v for k, v in extra.items() if k in known[name]}
         if args.tokenizer and "tokenizer" in known[name]:
             opts["tokenizer"] = args.tokenizer
+        registry.check_options(decls[name], opts)  # ranges before any reading (n=10**22 answers at once)
         out[name] = opts
     return out
 
