@@ -19,7 +19,7 @@ import pytest
 from dialeval.cli import main
 from dialeval.files import atomic_directory, check_output_path
 
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "resources" / "datasets" / "dialstory" / "sample"
+SAMPLE = Path(__file__).resolve().parents[1] / "datasets_scripts" / "cards" / "dialstory" / "sample"
 
 
 def tree_sums(root: Path) -> dict[str, str]:
@@ -134,7 +134,7 @@ def test_score_output_dash_is_stdout_and_tilde_expands(tmp_path, capsys, monkeyp
 
 
 def test_dress_weights_out_inside_the_space(tmp_path, capsys):
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     rng = np.random.default_rng(0)
     space = SemanticSpace.from_embeddings(rng.normal(size=(40, 8)).astype(np.float32), 3,

@@ -57,7 +57,7 @@ SCRIPT = '''
 import datasets
 import evaluate
 
-import dialeval.modules.base as base  # the module, not the class: evaluate takes the script's first Metric class
+import dialeval.evaluate_module as base  # the module, not the class: evaluate takes the script's first Metric class
 from toypkg.core import mean_words
 from toypkg.metrics.toy_words import METRIC
 

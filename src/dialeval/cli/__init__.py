@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from .._version import __version__
+from dialeval._version import __version__
 
 # One module per sub-command family (each defines ``register(subparsers)``).
 COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval", "coherence", "dialspk_baseline", "hub")
@@ -39,7 +39,7 @@ def _model_errors() -> tuple[type[BaseException], ...]:
 
 def is_user_error(exc: BaseException) -> bool:
     """True for errors that :func:`error_line` reports as one line (bad input, file, option or model)."""
-    from ..runtime import Cancelled
+    from dialeval.runtime import Cancelled
 
     return isinstance(exc, USER_ERRORS + _model_errors() + (Cancelled,))
 
@@ -57,7 +57,7 @@ def error_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..files import remove_temporaries_on_sigterm
+    from dialeval.files import remove_temporaries_on_sigterm
 
     parser = build_parser()
     args = parser.parse_args(argv)
