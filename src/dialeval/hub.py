@@ -273,7 +273,7 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
 
 
 def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None,
-                       cache_dir: str | Path | None = None) -> HubRepo | str:
+                       cache_dir: str | Path | None = None, allow_duplicates: bool = False) -> HubRepo | str:
     """Export dataset ``name`` (``dialeval datasets export``) into ``folder``; a reason string when its
     original files are not under ``data_root``."""
     from dialeval.datasets import DATA_FOLDERS, export
@@ -283,7 +283,7 @@ def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None
     data_dir = data_root / DATA_FOLDERS[name]
     if not data_dir.is_dir():
         return f"{name}: {data_dir} is missing"
-    export(name, folder, data_dir=data_dir, cache_dir=cache_dir)
+    export(name, folder, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=allow_duplicates)
     card = folder / "README.md"
     card.write_text(card.read_text(encoding="utf-8").replace('load_dataset("<org>/', f'load_dataset("{org}/'),
                     encoding="utf-8")
@@ -304,7 +304,7 @@ def _check_org(org: str) -> None:
 
 
 def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root: Path | None,
-               cache_dir: str | Path | None) -> tuple[list[HubRepo], list[str]]:
+               cache_dir: str | Path | None, allow_duplicates: bool = False) -> tuple[list[HubRepo], list[str]]:
     from dialeval.datasets import BUILDERS
 
     repos: list[HubRepo] = []
@@ -316,7 +316,7 @@ def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root
         repos.append(write_demo_space(tmp / "spaces" / DEMO_NAME, org, install))
     for name in BUILDERS:
         if name in names:
-            done = write_dataset_repo(name, tmp / "datasets" / name, org, data_root, cache_dir)
+            done = write_dataset_repo(name, tmp / "datasets" / name, org, data_root, cache_dir, allow_duplicates)
             (skipped.append if isinstance(done, str) else repos.append)(done)
     return repos, skipped
 
@@ -334,7 +334,7 @@ def is_build_folder(folder: Path) -> bool:
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
           data_dir: str | Path | None = None, only: Iterable[str] | None = None,
           cache_dir: str | Path | None = None, wheel_by_url: bool = False,
-          overwrite: bool = False) -> tuple[list[HubRepo], list[str]]:
+          overwrite: bool = False, allow_duplicates: bool = False) -> tuple[list[HubRepo], list[str]]:
     """Write the Hub folders under ``out`` (see the module docstring); returns the repos written and the
     datasets skipped (with why). ``only`` restricts to some of :func:`repo_names`."""
     import os
@@ -354,7 +354,7 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         if not from_index:
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
             install = Install(wheel_path, by_url=wheel_by_url)
-        repos, skipped = _write_all(tmp, org, install, names, data_root, cache_dir)
+        repos, skipped = _write_all(tmp, org, install, names, data_root, cache_dir, allow_duplicates)
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"

@@ -123,7 +123,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
         resolve_columns,
         schema_of_rows,
     )
-    from dialeval.io import check_unicode
+    from dialeval.io import check_unicode, describe, no_text_field
 
     if not rows:
         raise ValueError(f"{source}: no rows found (the input is empty).")
@@ -140,8 +140,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
     if kind == "responses" and "predictions" not in columns and "predictions" not in schema:
         text_fields = [k for k, v in schema.items() if v == "string"]
         if len(text_fields) != 1:
-            raise ValueError(f"{source}: records have fields {sorted(map(str, schema))}; choose the response field "
-                             "with --field (or --column predictions=FIELD).")
+            raise no_text_field(rows[0], f"{source}, record 1", "--field (or --column predictions=FIELD)")
         columns = {**columns, "predictions": text_fields[0]}
     cols = resolve_columns(decl, kind, columns, schema)
     inputs: dict[str, Any] = {}
@@ -156,7 +155,8 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
                 raise ValueError(f"{source}, record {i}: no field {column!r} (fields: {sorted(map(str, row))}).")
             value = row[column]
             if describe_value(value) != want:
-                raise ValueError(f"{source}, record {i}: field {column!r} ({role}) is {describe_value(value)}, not a "
+                got = describe(value) if want == "string" else describe_value(value)
+                raise ValueError(f"{source}, record {i}: field {column!r} ({role}) is {got}, not a "
                                  f"{want}; fix the record or map another column with --column.")
             values.append(check_unicode(value, f"{source}, record {i}, field {column!r}") if want == "string"
                           else value)
