@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 from typing import Any
 
@@ -46,7 +47,28 @@ def _subsample(items: list[Any], k: int | None, seed: int) -> list[Any]:
     return [items[i] for i in keep]
 
 
+#: Ranges of the numeric training options, checked before any work: (option, minimum, maximum).
+TRAINING_RANGES = (("epochs", 1, 1000), ("batch_size", 1, 4096), ("max_length", 1, 131_072), ("eval_every", 1, 10**9),
+                   ("patience", 1, 10**6), ("freeze_layers", 0, 10**4), ("threads", 1, 4096), ("max_sources", 2, None),
+                   ("max_eval", 2, None))
+
+
+def check_training_options(args: argparse.Namespace) -> None:
+    """One line per impossible training option, before the data or the encoder is read."""
+    for name, low, high in TRAINING_RANGES:
+        value = getattr(args, name)
+        if value is not None and (value < low or high is not None and value > high):
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} {value} is out of range: {low} ≤ {flag[2:]}"
+                             + (f" ≤ {high:,}." if high is not None else "."))
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        raise ValueError(f"--lr {args.lr} must be a positive finite number (e.g. 3e-5).")
+    if not 0 < args.val_fraction < 1:
+        raise ValueError(f"--val-fraction {args.val_fraction} must lie strictly between 0 and 1 (e.g. 0.1).")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_training_options(args)  # before torch and the data are even imported/read
     import torch
 
     from dialeval.dialstory.coherence import (
@@ -70,12 +92,14 @@ def run(args: argparse.Namespace) -> int:
 
     out = check_output_path(args.out, inputs=[args.data, args.encoder], kind="dir", option="--out",
                             overwrite=args.overwrite, owned=is_saved_classifier)  # before any training
+    kind, items = read_sources(args.data, args.split)
+    if args.eval_split:  # a missing split is found now, not after the training
+        read_sources(args.data, args.eval_split)
     if args.threads:
         torch.set_num_threads(args.threads)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length,
                       eval_every=args.eval_every, patience=args.patience, seed=args.seed,
                       freeze_layers=args.freeze_layers)
-    kind, items = read_sources(args.data, args.split)
     items = _subsample(items, args.max_sources, args.seed)
     model, tokenizer = load_for_training(args.encoder, args.seed)
     model.to(resolve_device(args.device))

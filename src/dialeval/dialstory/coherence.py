@@ -75,8 +75,10 @@ def load_for_training(encoder: str, seed: int = 0) -> tuple[Any, Any]:
     set_seed(seed)
     path = resolve_encoder(encoder)
     tokenizer = load_pretrained(AutoTokenizer, path, what="coherence encoder tokenizer")
+    # the 2-label head is new: a classifier with another head (e.g. 3 NLI classes) gives its encoder only
     model = load_pretrained(AutoModelForSequenceClassification, path, what="coherence encoder", num_labels=2,
-                            id2label=dict(LABELS), label2id={v: k for k, v in LABELS.items()})
+                            id2label=dict(LABELS), label2id={v: k for k, v in LABELS.items()},
+                            ignore_mismatched_sizes=True)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
         model.config.pad_token_id = tokenizer.pad_token_id
