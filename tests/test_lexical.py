@@ -220,7 +220,7 @@ def test_tevet_preset_reproduces_stored_averaged_distinct_ngrams(shared_data):
 
 def test_library_functions_match_module_functions():
     ts = ["a b a", "b c"]
-    assert lexical.distinct_n(ts, (1,), "whitespace") == {"distinct_1": 3 / 5}
+    assert lexical.corpus_distinct(ts, (1,), "whitespace") == {"distinct_1": 3 / 5}
     # counts a:2 b:2 c:1 -> only c (1 of 5 tokens) is at most 1
     assert lexical.low_frequency(ts, 1, "whitespace") == pytest.approx(1 / 5)
 

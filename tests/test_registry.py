@@ -55,7 +55,6 @@ SCRIPT = '''
 """Toy Words as an `evaluate` module."""
 
 import datasets
-import evaluate
 
 import dialeval.evaluate_module as base  # the module, not the class: evaluate takes the script's first Metric class
 from toypkg.core import mean_words
@@ -68,12 +67,11 @@ class ToyWords(base.DialevalMetric):
     DECLARATION = METRIC
 
     def _info(self):
-        return evaluate.MetricInfo(description="mean words per response", citation="", inputs_description="",
-                                   features=datasets.Features({"predictions": datasets.Value("string")}))
+        return self.metric_info(datasets.Features({"predictions": datasets.Value("string")}), "predictions")
 
-    def _compute(self, predictions=None, **kwargs):
+    def _compute(self, predictions, scale):
         out = mean_words(predictions)
-        out["toy_words"] *= self.options(kwargs)["scale"]
+        out["toy_words"] *= scale
         out["signature"] = "toy_words|v1"
         return out
 '''

@@ -14,7 +14,7 @@ import datasets
 import evaluate
 
 from dialeval.registry import MetricDeclaration, check_options
-from dialeval.validation import check_valid_unicode
+from dialeval.validation import check_valid_unicode, inputs_checked
 
 
 def _kind(feature: Any) -> str | None:
@@ -36,7 +36,7 @@ def _matches(value: Any, kind: str) -> bool:
 class DialevalMetric(evaluate.Metric):
     """An ``evaluate.Metric`` whose compute options can also be fixed at load time.
 
-    ``dialeval.load("distinct_n", tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
+    ``dialeval.load(name, tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
     a ``compute(..., tokenizer=...)`` still overrides it. Unknown option names are an error at load time
     and a warning at compute time (``evaluate.combine`` passes one set of options to every module).
     ``OPTIONS`` maps each option to its default and ``CONFIG_NAMES`` lists the accepted configs, both
@@ -120,7 +120,7 @@ class DialevalMetric(evaluate.Metric):
                 if not any(_matches(item, w) for w in fitting):
                     what = "a string" if fitting[0] == "str" else "a list of strings"
                     raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
-            check_valid_unicode(value, name)
+            check_valid_unicode(value, name)  # skipped for evaluate's own add_batch inside compute
 
     def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
         kinds = self._input_kinds()
@@ -153,7 +153,8 @@ class DialevalMetric(evaluate.Metric):
         names = self._input_names(self._input_kinds())
         inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in names})
         self._check_call(inputs, kwargs, computing=True)
-        return super().compute(**inputs, **self.options(kwargs))
+        with inputs_checked():  # scanned above (or by add_batch): the core does not scan again
+            return super().compute(**inputs, **self.options(kwargs))
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Check the inputs (clear errors naming the field), then ``evaluate``'s add_batch.\n"""

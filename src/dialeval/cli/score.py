@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     p.add_argument("--column", action="append", default=[], metavar="ROLE=COLUMN",
                    help="input role → column (repeatable): predictions, references, contexts, dialogues, candidates")
     p.add_argument("--field", default=None, help="record field holding the response (= --column predictions=FIELD)")
-    p.add_argument("--metric-config", default=None, help="metric config, e.g. turn or dialog for full_followup "
+    p.add_argument("--metric-config", default=None, help="metric config (one of the metric's declared configs) "
                                                          "(default: turn when a contexts column is mapped)")
     p.add_argument("--dataset-config", default=None, help="config folder of an export folder input")
     p.add_argument("--split", default=None, help="split of an export folder input (e.g. test)")

@@ -151,7 +151,7 @@ def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "ch
     tokenize = get_tokenization(tokenization)
     out = bleu_scores(preds, refs, tokenize, BLEU_ORDERS, smooth)
     generated = [t for story in preds for t in story]
-    out.update(lexical.distinct_n(generated, DIST_ORDERS, tokenize))
+    out.update(lexical.corpus_distinct(generated, DIST_ORDERS, tokenize))
     if coherence is not None:
         if len(coherence) != len(preds):
             raise ValueError(f"{len(coherence)} coherence scores for {len(preds)} stories.")

@@ -123,13 +123,13 @@ def nli_scorer(model: Any = "roberta-large-mnli", variant: str = "contradictions
 
 def distinct_scorer(n: int | Sequence[int] = (1, 2), tokenizer: str = "casual") -> Scorer:
     """Mean Dist-n over orders ``n`` of the set's pooled n-grams (:mod:`dialeval.lexical.formulas`)."""
-    from dialeval.lexical.formulas import distinct_n
+    from dialeval.lexical.formulas import corpus_distinct
     from dialeval.validation import check_positive_ints
 
     orders = check_positive_ints(n, "n")
 
     def score(responses: list[str]) -> float:
-        values = distinct_n(responses, orders, tokenizer)
+        values = corpus_distinct(responses, orders, tokenizer)
         return math.fsum(values[f"distinct_{k}"] for k in orders) / len(orders)
 
     return score

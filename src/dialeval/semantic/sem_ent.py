@@ -22,6 +22,7 @@ from dialeval.semantic.space import (
     texts_fingerprint,
 )
 from dialeval.signature import make_signature
+from dialeval.validation import inputs_checked
 
 # Fitted spaces kept per process (fitting embeds every reference response): the same bounded, thread-safe
 # LRU policy as the model cache, with its own small bound (a space holds centroids, not weights).
@@ -61,10 +62,11 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
     else:
         sp = _fitted_space(reference_responses, encoder if encoder is not None else DEFAULT_ENCODER, k, device,
                            dtype, batch_size, progress)
-    labels = sp.assign(preds, field="predictions", batch_size=batch_size, progress=progress)
-    human = None
-    if references is not None:
-        human = sp.sem_ent(references, field="references", batch_size=batch_size, progress=progress)
+    with inputs_checked():  # checked at this entry; assign's own checks skip the Unicode scan
+        labels = sp.assign(preds, field="predictions", batch_size=batch_size, progress=progress)
+        human = None
+        if references is not None:
+            human = sp.sem_ent(references, field="references", batch_size=batch_size, progress=progress)
     return sem_ent_result(sp, np.bincount(labels, minlength=sp.k), cluster_examples(preds, labels, sp.k,
                                                                                      examples_per_cluster),
                           human_sem_ent=human)
