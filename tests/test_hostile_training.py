@@ -70,3 +70,25 @@ def test_a_three_class_head_is_refused_for_scoring(tmp_path):
 
     with pytest.raises(ValueError, match="has 3 labels; train one with `dialeval train-coherence`"):
         CoherenceScorer(tiny_nli_model(tmp_path / "nli"))
+
+
+def test_offered_lm_name_and_its_path_are_one_cache_entry(tmp_path, monkeypatch):
+    from dialeval import lm
+    from dialeval.runtime import MODELS
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    folder = lm._smollm2_target(lm.find_smollm2_gguf())  # where the offered model is converted, under this cache
+    folder.mkdir(parents=True)
+    (folder / "source.json").write_text("{}", encoding="utf-8")
+    other = tmp_path / "cache" / "smollm2-135m-instruct-q4_1-1-2"  # an older conversion is another model
+    other.mkdir()
+    (other / "source.json").write_text("{}", encoding="utf-8")
+    for spelling in (str(folder), f"{folder}/", f"{folder}/./", f"{folder.parent}/../cache/{folder.name}"):
+        assert lm.offered_name(spelling) == lm.DEFAULT_LM
+    assert lm.offered_name(str(other)) == str(other)
+    loads = []
+    monkeypatch.setattr(lm, "_load_lm", lambda ident, dtype, dev: loads.append(ident) or object())
+    MODELS.clear()
+    first = lm.load_lm(lm.DEFAULT_LM, device="cpu")
+    assert lm.load_lm(str(folder) + "/", device="cpu") is first and loads == [lm.DEFAULT_LM]
+    MODELS.clear()
