@@ -174,3 +174,10 @@ def test_real_dailydialog_repeats_are_named(shared_data, tmp_path):
     with pytest.raises(MalformedDataError, match="dialogue_id 962 repeats dialogue_id 709"):
         load("dailydialog", data_dir=shared_data / "dailydialog", cache_dir=tmp_path / "c")
 
+
+
+def test_upload_with_a_lone_surrogate_is_one_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"response": "a\\ud800b"}\n{"response": "ok"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"r.jsonl, record 1, field 'response' holds a lone surrogate \(U\+D800\)"):
+        read_upload(path)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dialeval.io import check_unicode
 from dialeval.ui.inputs import InputError, Limits, check_chars, check_sets, check_turns, human_bytes
 
 
@@ -158,9 +159,13 @@ def _strings(values: list[Any], what: str) -> list[str]:
 
 
 def _one_line(text: str, where: str) -> str:
-    """``text``, or a refusal when it spans lines: the boxes hold one item per line, so a record with a line
-    break would be shown and scored as several (the count would not be what is scored)."""
+    """``text``, or a refusal when it spans lines (the boxes hold one item per line, so a record with a line
+    break would be shown and scored as several: the count would not be what is scored) or is not Unicode."""
     if "\n" in text or "\r" in text:
         raise InputError(f"{where} spans several lines; the demo holds one response per line. Join its lines "
                          "(e.g. with a space), or score the file as is with `dialeval score`.")
+    try:
+        check_unicode(text, where)  # a lone surrogate could be neither shown nor sent back to the browser
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     return text
