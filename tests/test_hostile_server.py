@@ -387,3 +387,30 @@ def test_sigterm_removes_the_results_folder(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert not (tmp_path / "results").exists()
+
+
+def test_gradio_cache_is_swept(monkeypatch):
+    """With ``delete_cache`` (here one second), the results files Gradio copied into its cache are deleted."""
+    from gradio_client import Client
+
+    from dialeval.demo import build_demo, launch_options
+
+    demo = build_demo(None, concurrency=1)
+    demo.delete_cache = (1, 1)
+    demo.launch(**launch_options(None, "127.0.0.1"), prevent_thread_lock=True, quiet=True)
+    client = Client(demo.local_url, verbose=False)
+    try:
+        for _ in range(3):
+            client.predict(*evaluate_args({"responses": "a b\nc d"}, {"distinct_n": None}), api_name="/evaluate")
+
+        def cached():
+            return [f for s in demo.temp_file_sets for f in s if os.path.basename(f).startswith("dialeval-results-")]
+
+        assert cached()
+        deadline = time.monotonic() + 15
+        while cached() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert cached() == []
+    finally:
+        client.close()
+        demo.close()

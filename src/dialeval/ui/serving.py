@@ -393,8 +393,8 @@ def gated(server: Server, handler: Callable[..., tuple[Any, ...]],
     return on_event
 
 
-#: Gradio's cache of returned and uploaded files: every 10 minutes, files older than 30 minutes are deleted.
-GRADIO_CACHE_SWEEP = (600, 1800)
+#: Gradio's cache of returned and uploaded files: every minute, files older than 10 minutes are deleted.
+GRADIO_CACHE_SWEEP = (60, 600)
 
 
 def prepare(demo: Any) -> Any:
