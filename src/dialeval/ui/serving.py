@@ -8,9 +8,9 @@
   until it really stops; a request that is cancelled (``job.cancel()``, the page closed) or whose client went
   away gets its :class:`~dialeval.runtime.CancelToken` set, so the computation stops at its next batch
   boundary (:func:`dialeval.runtime.run_batched`); each client may have at most ``max_jobs_per_client``
-  requests waiting or running, counted when the request arrives (gated events bypass Gradio's own
-  concurrency limit, see :func:`prepare`, so a request past the limit is refused at once instead of queueing
-  behind the others), and at most ``concurrency - 1`` of the slots, so another client always finds one.
+  requests waiting or running, counted when the request arrives (Gradio hands gated events to the gate with a
+  wider dispatch limit, see :func:`prepare`, so a request past the limit is refused at once instead of queueing
+  behind the running ones), and at most ``concurrency - 1`` of the slots, so another client always finds one.
 - **Result files** (:class:`SessionFiles`): one temporary folder per session holding its few newest files,
   removed when the session has been idle an hour, when too many sessions are open, and when the server exits
   (also on SIGTERM); Gradio's own cache of returned and uploaded files is swept (``delete_cache``).
@@ -397,13 +397,21 @@ def gated(server: Server, handler: Callable[..., tuple[Any, ...]],
 GRADIO_CACHE_SWEEP = (60, 600)
 
 
+def dispatch_limit(concurrency: int) -> int:
+    """Requests of a gated event Gradio hands to the gate at once: enough for the slots and the clients waiting
+    for them (a refusal is immediate, so requests queued beyond this are answered within moments)."""
+    return max(8, 4 * concurrency)
+
+
 def prepare(demo: Any) -> Any:
-    """Serving settings of a built ``gr.Blocks``: the events made by :func:`gated` skip Gradio's concurrency limit
-    (the gate bounds the work and refuses a client's request past its limit at once, before it could wait in
-    Gradio's queue), and Gradio's file cache is swept (:data:`GRADIO_CACHE_SWEEP`) unless the app set its own."""
+    """Serving settings of a built ``gr.Blocks``: Gradio hands the events made by :func:`gated` to the gate
+    :func:`dispatch_limit` at a time instead of ``concurrency`` (the gate bounds the work and refuses a client's
+    request past its limit at once, instead of it waiting in Gradio's queue behind the running ones), and
+    Gradio's file cache is swept (:data:`GRADIO_CACHE_SWEEP`) unless the app set its own."""
+    gate = getattr(getattr(demo, "dialeval_server", None), "gate", None)
     for block_fn in getattr(demo, "fns", {}).values():
         if getattr(block_fn.fn, "dialeval_gated", False):
-            block_fn.concurrency_limit = None
+            block_fn.concurrency_limit = dispatch_limit(gate.concurrency if gate else 1)
     if getattr(demo, "delete_cache", None) is None:
         demo.delete_cache = GRADIO_CACHE_SWEEP
     return demo
