@@ -13,8 +13,9 @@ METRIC = declare(
     module="dialeval.metrics.nli_diversity.nli_diversity:NLIDiversity",
     options=(
         Option("model", "roberta-large-mnli", "model", "NLI model: Hub id or local path"),
-        Option("variant", "baseline", "str", "baseline, neutral or confidence",
-               choices=("baseline", "neutral", "confidence"), widget=True),
+        Option("variant", "baseline", "str",
+               "baseline, neutral, confidence (the paper's §3.3) or confidence_soft (Σ P(c) − P(e), not the paper's)",
+               choices=("baseline", "neutral", "confidence", "confidence_soft"), widget=True),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
         Option("batch_size", 32, "int", "pairs per batch", minimum=1, maximum=MAX_BATCH),

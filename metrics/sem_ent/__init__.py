@@ -1,7 +1,7 @@
 """Sem-Ent: entropy of responses over semantic clusters of human responses; DRESS weights (Han et al. 2022)."""
 
 from dialeval.encoders import BATCH_SIZE
-from dialeval.registry import MAX_BATCH, MAX_CLUSTERS, MAX_EXAMPLES, Option, declare
+from dialeval.registry import MAX_BATCH, MAX_CLUSTERS, MAX_EXAMPLES, MAX_SEEDS, Option, declare
 
 METRIC = declare(
     __name__,
@@ -23,6 +23,8 @@ METRIC = declare(
                minimum=1, maximum=MAX_BATCH),
         Option("examples_per_cluster", 3, "int", "distinct predictions shown per cluster",
                minimum=0, maximum=MAX_EXAMPLES),
+        Option("seeds", None, "int", "also report mean ± sd of Sem-Ent over this many k-means restarts (seeds 27, 28, …; "
+               "needs reference_responses)", minimum=2, maximum=MAX_SEEDS),
         Option("progress", None, "bool", "show progress bars"),
     ),
     model_option="encoder",

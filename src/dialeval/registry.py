@@ -51,6 +51,7 @@ MAX_LENGTH = 131_072  #: tokens per model input
 MAX_TURNS = 100_000  #: turns kept of a history
 MAX_CLUSTERS = 10_000  #: semantic clusters
 MAX_EXAMPLES = 1_000  #: examples shown per cluster
+MAX_SEEDS = 1_000  #: restarts of a randomised fit (each one a full fit)
 OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
 #: A meta-evaluation adapter: dataset rows -> {"scores": one float per row, "signature": the metric's own}.
 Adapter = Callable[[list[dict[str, Any]]], dict[str, Any]]

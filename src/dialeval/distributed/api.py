@@ -174,8 +174,7 @@ def _sem_ent(job: Job) -> dict[str, Any]:
 
 
 def _dialspk(job: Job) -> dict[str, Any]:
-    from dialeval.dialstory.dialspk import accuracy_from_counts
-    from dialeval.dialstory.dialspk import dialspk_signature
+    from dialeval.dialstory.dialspk import accuracy_from_counts, dialspk_signature
 
     if job.options.get("candidates") is not None:
         raise ValueError("on Ray, pass DialSpk candidates as a column (--column candidates=NAME), one list per story.")
