@@ -215,8 +215,10 @@ def check_output_path(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
     replaces as a whole (``owned`` given: recognises the command's own earlier output), a non-empty folder it
     did not create unless ``overwrite``; a parent folder that cannot be written. ``-`` (stdout, files only)
     is returned as is; ``~`` is expanded in the returned path."""
-    if kind == "file" and is_stdout(path):
-        return Path(STDOUT)
+    if is_stdout(path):
+        if kind == "file":
+            return Path(STDOUT)
+        raise ValueError(f"{option} -: this output is a folder, which cannot go to stdout; give a folder path.")
     out = Path(path).expanduser()
     real_out = os.path.realpath(out)
     sources = [Path(g).expanduser() for g in [*inputs, os.environ.get(DATA_ENV) or None]
