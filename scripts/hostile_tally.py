@@ -58,14 +58,8 @@ def lib(call: Callable[[], Any]) -> tuple[str, str]:
     return "silent", "no error"
 
 
-def cases(tmp: Path, data: Path) -> list[tuple[str, Callable[[], tuple[str, str]]]]:
-    import dialeval
-    from dialeval.files import check_output_path
-    from dialeval.lm import load_lm
-    from dialeval.ui.inputs import UIInputs
-    from dialeval.ui.scoring import run_metric
-    from dialeval.ui.uploads import read_upload
-
+def _write_inputs(tmp: Path, data: Path) -> dict[str, Path]:
+    """The bad inputs (and the inputs whose bytes must survive), written under ``tmp``."""
     fed = tmp / "fed"
     shutil.copytree(data / "fed", fed)
     txt = tmp / "r.txt"
@@ -107,6 +101,22 @@ def cases(tmp: Path, data: Path) -> list[tuple[str, Callable[[], tuple[str, str]
     pickled.mkdir()
     (pickled / "config.json").write_text('{"model_type": "gpt2"}', encoding="utf-8")
     (pickled / "pytorch_model.bin").write_bytes(b"\x80\x04K\x01.")
+    return {"fed": fed, "txt": txt, "exp": exp, "gold": gold, "stories": stories, "foreign": foreign, "fifo": fifo, "semi": semi, "dup": dup, "nan": nan, "num": num, "lst": lst, "latin": latin, "upload": upload, "surrogate": surrogate, "fed_dup": fed_dup, "story_dup": story_dup, "pickled": pickled}
+
+
+def cases(tmp: Path, data: Path) -> list[tuple[str, Callable[[], tuple[str, str]]]]:
+    import dialeval
+    from dialeval.files import check_output_path
+    from dialeval.lm import load_lm
+    from dialeval.ui.inputs import UIInputs
+    from dialeval.ui.scoring import run_metric
+    from dialeval.ui.uploads import read_upload
+
+    f = _write_inputs(tmp, data)
+    fed, txt, exp, gold, stories, foreign, fifo, semi, dup, nan, num, lst, latin, upload, surrogate, fed_dup, \
+        story_dup, pickled = (f[k] for k in ("fed", "txt", "exp", "gold", "stories", "foreign", "fifo", "semi", "dup",
+                                             "nan", "num", "lst", "latin", "upload", "surrogate", "fed_dup",
+                                             "story_dup", "pickled"))
     out = str(tmp / "out")
     score = ["score", "--metric", "distinct_n", "--input"]
     tc = ["train-coherence", "--data", str(SAMPLE), "--split", "test", "--encoder", "x", "--out", out]
