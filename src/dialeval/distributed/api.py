@@ -99,7 +99,8 @@ def _check_output(output: Any, *inputs: Any) -> None:
     if output is not None and "://" not in str(output):
         from dialeval.files import check_output_path
 
-        check_output_path(output, inputs=[i for i in inputs if isinstance(i, (str, os.PathLike))], kind="dir")
+        check_output_path(output, inputs=[i for i in inputs if isinstance(i, (str, os.PathLike))], kind="dir",
+                          owned=engine.parquet_folder)  # a folder holding anything else is not replaced
 
 
 def _run(job: Job) -> dict[str, Any]:

@@ -139,6 +139,11 @@ def fold(states: Iterator[str], parse: Callable[[str], Any]) -> Any:
     return total
 
 
+def parquet_folder(folder: Path) -> bool:
+    """True for an earlier output of :func:`write_parquet` (Parquet files only), which a new one may replace."""
+    return all(f.suffix == ".parquet" for f in folder.iterdir())
+
+
 def write_parquet(ds: Any, output: str | os.PathLike) -> str:
     """Write ``ds`` (minus internal columns) as Parquet files into the folder ``output``. A local folder is
     written as a temporary sibling and renamed into place (:func:`dialeval.files.atomic_directory`), so a crash
@@ -149,6 +154,6 @@ def write_parquet(ds: Any, output: str | os.PathLike) -> str:
     if "://" in text:
         ds.write_parquet(text)
         return text
-    with atomic_directory(text, owned=lambda p: all(f.suffix == ".parquet" for f in p.iterdir())) as tmp:
+    with atomic_directory(text, owned=parquet_folder) as tmp:
         ds.write_parquet(str(tmp))
     return text
