@@ -251,9 +251,9 @@ def test_casual_equals_nltk_on_generated_text(text):
 
 def test_low_frequency_checks_predictions_before_the_reference():
     """The predictions are named first when both are bad, in one process and when finishing merged counts."""
-    from dialeval.distributed.states import lexical_plan, lexical_result
     from dialeval.lexical.core import compute_low_frequency
     from dialeval.lexical.ngrams import NgramCounts
+    from dialeval.lexical.scale_out import lexical_plan, lexical_result
 
     with pytest.raises(ValueError, match="`predictions`"):
         compute_low_frequency(None, reference_counts=[1])

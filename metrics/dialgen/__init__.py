@@ -31,5 +31,6 @@ METRIC = declare(
     emoji="📖",
     tags=("dialogue", "story", "generation", "chinese"),
     extras=("models",),  # sacrebleu, jieba (and torch for the coherence classifier)
+    scale_out="dialeval.dialstory.scale_out:dialgen_scale_out",
     order=45,
 )

@@ -17,5 +17,6 @@ METRIC = declare(
              "references": [["Alice", "Bob", "Bob"], ["Carol", "Dan"]]},
     emoji="🗣️",
     tags=("dialogue", "story", "speaker-recognition"),
+    scale_out="dialeval.dialstory.scale_out:dialspk_scale_out",
     order=40,
 )

@@ -24,6 +24,7 @@ METRIC = declare(
                              "That sounds great , see you at noon ."]},
     emoji="📊",
     tags=("diversity", "lexical"),
+    scale_out="dialeval.lexical.scale_out:scale_out",
     order=20,
     meta_datasets=("contest",),
     meta_adapter="dialeval.lexical.core:ent_set_adapter",

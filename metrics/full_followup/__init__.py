@@ -42,6 +42,7 @@ METRIC = declare(
                             "Oh nice, which trail did you take?", "The ridge trail, the views were amazing."]]},
     emoji="💬",
     tags=("dialogue", "quality", "language-model"),
+    scale_out="dialeval.full.scale_out:scale_out",
     order=70,
     meta_datasets=("fed",),
     meta_adapter="dialeval.full.full_followup:full_fed_adapter",

@@ -34,6 +34,7 @@ METRIC = declare(
                              ["Let's meet at noon .", "Noon works for me .", "I can't make it at noon ."]]},
     emoji="🔀",
     tags=("diversity", "semantic", "nli"),
+    scale_out="dialeval.nli.scale_out:scale_out",
     order=60,
     meta_datasets=("contest",),
 )

@@ -38,5 +38,7 @@ METRIC = declare(
                              "I love that movie , it is great .", "No , thanks ."]},
     emoji="🧭",
     tags=("diversity", "semantic", "dialogue"),
+    scale_out="dialeval.semantic.scale_out:scale_out",
+    item_column="sem_ent_cluster",
     order=50,
 )

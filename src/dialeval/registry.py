@@ -146,7 +146,10 @@ class MetricDeclaration:
     ``dialeval meta-eval`` scores the metric on (see :data:`META_DATASETS`) and ``meta_adapter`` is
     ``"pkg.module:factory"`` with ``factory(options, config)`` returning a function from dataset rows to
     ``{"scores", "signature"}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the
-    rows' response sets).
+    rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
+    (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
+    ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
+    ``item_column`` names the per-item column it writes on Ray (default: the metric's name).
     """
 
     name: str
@@ -175,6 +178,8 @@ class MetricDeclaration:
     extras: tuple[str, ...] = ()
     meta_datasets: tuple[str, ...] = ()
     meta_adapter: str | None = None
+    scale_out: str | None = None
+    item_column: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -267,6 +272,10 @@ class MetricDeclaration:
 
     def meta_adapter_factory(self) -> Callable[..., Any] | None:
         return resolve(self.meta_adapter) if self.meta_adapter else None
+
+    def scale_out_hooks(self) -> dict[str, Any] | None:
+        """The functions the Ray engine runs this metric with (see ``scale_out``), or ``None``."""
+        return resolve(self.scale_out)() if self.scale_out else None
 
 
 def resolve(target: str) -> Any:
