@@ -404,14 +404,15 @@ def dispatch_limit(concurrency: int) -> int:
 
 
 def prepare(demo: Any) -> Any:
-    """Serving settings of a built ``gr.Blocks``: Gradio hands the events made by :func:`gated` to the gate
-    :func:`dispatch_limit` at a time instead of ``concurrency`` (the gate bounds the work and refuses a client's
-    request past its limit at once, instead of it waiting in Gradio's queue behind the running ones), and
+    """Serving settings of a built ``gr.Blocks``: with a per-client limit, Gradio hands the events made by
+    :func:`gated` to the gate :func:`dispatch_limit` at a time instead of ``concurrency`` (the gate bounds the
+    work and refuses a client's request past its limit at once, instead of it waiting in Gradio's queue behind
+    the running ones), and
     Gradio's file cache is swept (:data:`GRADIO_CACHE_SWEEP`) unless the app set its own."""
     gate = getattr(getattr(demo, "dialeval_server", None), "gate", None)
     for block_fn in getattr(demo, "fns", {}).values():
-        if getattr(block_fn.fn, "dialeval_gated", False):
-            block_fn.concurrency_limit = dispatch_limit(gate.concurrency if gate else 1)
+        if gate is not None and gate.max_jobs_per_client is not None and getattr(block_fn.fn, "dialeval_gated", False):
+            block_fn.concurrency_limit = dispatch_limit(gate.concurrency)
     if getattr(demo, "delete_cache", None) is None:
         demo.delete_cache = GRADIO_CACHE_SWEEP
     return demo
