@@ -135,6 +135,23 @@ def test_dailydialog_pairs(shared_data, cache):
     assert row["response"] == "Some what ?"
     features = ds["test"].features  # ClassLabel columns
     assert features["emotion"].int2str(row["emotion"]) == "surprise" and features["act"].int2str(row["act"]) == "question"
+    # the Hub's daily_dialog ClassLabels, names and ids (written out by hand from its card)
+    assert features["act"].names == ["__dummy__", "inform", "question", "directive", "commissive"]
+    assert features["emotion"].names == ["no emotion", "anger", "disgust", "fear", "happiness", "sadness", "surprise"]
+    assert (row["act"], row["emotion"]) == (2, 6)  # question, surprise
+
+
+def test_dailydialog_dialogues_config(shared_data, cache):
+    ds = load("dailydialog", "dialogues", data_dir=shared_data / "dailydialog", cache_dir=cache)
+    assert {k: v.num_rows for k, v in ds.items()} == {"validation": 1000, "test": 1000}
+    first = ds["test"][0]
+    assert first["dialog"][:2] == ["Hey man , you wanna buy some weed ?", "Some what ?"]
+    assert len(first["act"]) == len(first["emotion"]) == len(first["dialog"])
+    assert sum(len(d) for d in ds["test"]["dialog"]) == 7740  # every turn (SOURCE.md: 7,740 test turns)
+    features = ds["test"].features
+    assert features["act"].feature.names[0] == "__dummy__" and features["emotion"].feature.names[0] == "no emotion"
+    assert first["act"][1] == 2 and first["emotion"][1] == 6  # turn 1: question, surprise (as in pairs)
+    assert 0 not in {a for acts in ds["test"]["act"] for a in acts}  # __dummy__ is never a label
 
 
 def test_dialstory_sample(cache):

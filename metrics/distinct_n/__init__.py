@@ -22,7 +22,7 @@ METRIC = declare(
         Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)",
                minimum=0, maximum=MAX_WORKERS),
     ),
-    plot="dialeval.ui.plots:plot_distinct",
+    plot="dialeval.lexical.plots:plot_distinct",
     example={"predictions": ["I don't know .", "I don't know .", "Sure , let's go to the beach !",
                              "That sounds great , see you at noon ."]},
     emoji="🔤",

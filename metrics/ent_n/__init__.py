@@ -19,7 +19,8 @@ METRIC = declare(
         Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)",
                minimum=0, maximum=MAX_WORKERS),
     ),
-    plot="dialeval.ui.plots:plot_entropy",
+    plot="dialeval.lexical.plots:plot_entropy",
+    units={"ent_*": "bits"},  # the UI computes with the default base 2
     example={"predictions": ["I don't know .", "I don't know .", "Sure , let's go to the beach !",
                              "That sounds great , see you at noon ."]},
     emoji="📊",

@@ -28,7 +28,7 @@ METRIC = declare(
     model_option="model",
     models=("roberta-large-mnli", "microsoft/deberta-large-mnli"),
     probe="dialeval.probes:probe_model",
-    plot="dialeval.ui.plots:plot_nli",
+    plot="dialeval.nli.plots:plot_nli",
     ui_options={"return_probabilities": True},
     example={"predictions": [["I love cats .", "I hate cats .", "Cats are great ."],
                              ["Let's meet at noon .", "Noon works for me .", "I can't make it at noon ."]]},

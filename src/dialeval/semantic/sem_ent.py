@@ -63,12 +63,26 @@ def seed_spread(sp: SemanticSpace, reference_embeddings: np.ndarray, prediction_
     return {"seeds": seeds, "values": values, "mean": mean, "sd": sd}
 
 
+def default_space() -> str:
+    """The bundled space (package data: k = 20, fitted on DailyDialog test responses with the default
+    encoder; ``$DIALEVAL_SEM_ENT_SPACE`` overrides it), used when neither ``space`` nor
+    ``reference_responses`` is given. Its fingerprint is in every signature (``space:…``)."""
+    from dialeval import registry
+
+    folder = registry.get("sem_ent").resource("space")
+    if folder is None:
+        raise ValueError("Sem-Ent's bundled semantic space is missing from this installation (reinstall dialeval), "
+                         "so pass `space=` (a directory saved by `dialeval fit-space`) or `reference_responses=`.")
+    return str(folder)
+
+
 def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: Any = None, references: Any = None,
                     encoder: Any = None, k: int = K, dtype: Any = None, device: Any = None, batch_size: int = BATCH_SIZE,
                     examples_per_cluster: int = 3, progress: bool | None = None,
                     seeds: int | None = None) -> dict[str, Any]:
-    """Sem-Ent of ``predictions`` in a saved/given ``space`` or one fitted on ``reference_responses``; with
-    ``seeds`` (fitting only), also ``sem_ent_seeds``: mean ± sd over that many k-means restarts."""
+    """Sem-Ent of ``predictions`` in a saved/given ``space``, one fitted on ``reference_responses``, or
+    (neither given) the bundled space :func:`default_space`; with ``seeds`` (fitting only), also
+    ``sem_ent_seeds``: mean ± sd over that many k-means restarts."""
     preds = check_responses(predictions, "predictions")
     restarts = None if seeds is None else restart_seeds(seeds)
     if restarts is not None and reference_responses is None:
@@ -81,10 +95,7 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
     if space is not None and reference_responses is not None:
         raise ValueError("pass either `space` (a fitted semantic space) or `reference_responses` (to fit one), not both.")
     if space is None and reference_responses is None:
-        raise ValueError(
-            "Sem-Ent needs a semantic space: pass `space=` (a directory saved by `dialeval fit-space`) or "
-            "`reference_responses=` (human training responses to fit one on)."
-        )
+        space = default_space()  # the same default for evaluate.load, dialeval.load, the CLI and the Spaces
     if references is not None:
         references = check_responses(references, "references")
     if space is not None:
