@@ -397,6 +397,24 @@ def gated(server: Server, handler: Callable[..., tuple[Any, ...]],
 GRADIO_CACHE_SWEEP = (60, 600)
 
 
+def is_gated(fn: Any, depth: int = 3) -> bool:
+    """True for an event function made by :func:`gated`, also when wrapped (e.g. to name its API parameters)
+    by a function that calls it from its closure."""
+    if getattr(fn, "dialeval_gated", False):
+        return True
+    cells = getattr(fn, "__closure__", None) or ()
+    return depth > 0 and any(callable(c.cell_contents) and is_gated(c.cell_contents, depth - 1) for c in cells
+                             if _filled(c))
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
 def dispatch_limit(concurrency: int) -> int:
     """Requests of a gated event Gradio hands to the gate at once: enough for the slots and the clients waiting
     for them (a refusal is immediate, so requests queued beyond this are answered within moments)."""
@@ -411,7 +429,7 @@ def prepare(demo: Any) -> Any:
     Gradio's file cache is swept (:data:`GRADIO_CACHE_SWEEP`) unless the app set its own."""
     gate = getattr(getattr(demo, "dialeval_server", None), "gate", None)
     for block_fn in getattr(demo, "fns", {}).values():
-        if gate is not None and gate.max_jobs_per_client is not None and getattr(block_fn.fn, "dialeval_gated", False):
+        if gate is not None and gate.max_jobs_per_client is not None and is_gated(block_fn.fn):
             block_fn.concurrency_limit = dispatch_limit(gate.concurrency)
     if getattr(demo, "delete_cache", None) is None:
         demo.delete_cache = GRADIO_CACHE_SWEEP
