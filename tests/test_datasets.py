@@ -142,7 +142,8 @@ def test_dailydialog_pairs(shared_data, cache):
 
 
 def test_dailydialog_dialogues_config(shared_data, cache):
-    ds = load("dailydialog", "dialogues", data_dir=shared_data / "dailydialog", cache_dir=cache)
+    ds = load("dailydialog", "dialogues", data_dir=shared_data / "dailydialog", cache_dir=cache,
+              allow_duplicates=True)  # the release repeats dialogues (issue 21)
     assert {k: v.num_rows for k, v in ds.items()} == {"validation": 1000, "test": 1000}
     first = ds["test"][0]
     assert first["dialog"][:2] == ["Hey man , you wanna buy some weed ?", "Some what ?"]
