@@ -45,13 +45,14 @@ def free_port() -> int:
 
 
 def evaluate_args(texts: dict[str, str], use: dict[str, str | None]) -> list:
+    """/evaluate's values in the order of its named parameters (dialeval.ui.blocks.api_parameters), no plots."""
     from dialeval import registry
-    from dialeval.ui.blocks import INPUT_ORDER
+    from dialeval.ui.blocks import INPUT_ORDER, api_parameters
 
-    args: list = [texts.get(k, "") for k in INPUT_ORDER]
+    values: dict = {k: texts.get(k, "") for k in INPUT_ORDER}
     for name in registry.declarations():
-        args += [name in use, use.get(name) or ""]
-    return [*args, False]
+        values.update({f"use_{name}": name in use, f"model_{name}": use.get(name) or ""})
+    return [*(values.get(p) for p in api_parameters() if p != "draw_plots"), False]
 
 
 def spellings(path: str) -> list[str]:
