@@ -13,6 +13,7 @@ METRIC = declare(
     urls=("https://arxiv.org/abs/2209.08524",),
     inputs="story_turns",
     module="dialeval.metrics.dialgen.dialgen:DialGen",
+    core="dialeval.dialstory.dialgen:compute_dialgen",
     options=(
         Option("tokenization", "char", "str", "char (character level, sacrebleu zh) or jieba (word level)",
                choices=("char", "jieba"), widget=True),

@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://aclanthology.org/N16-1014/", "https://aclanthology.org/2022.acl-long.86/"),
     inputs="responses",
     module="dialeval.metrics.distinct_n.distinct_n:DistinctN",
+    core="dialeval.lexical.core:compute_distinct",
     options=(
         Option("n", None, "ints", "n-gram orders (default 1,2,3; 1..5 for the tevet preset)", widget=True,
                minimum=1, maximum=MAX_ORDER),

@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://aclanthology.org/2022.findings-emnlp.100/",),
     inputs="responses",
     module="dialeval.metrics.ent_n.ent_n:EntN",
+    core="dialeval.lexical.core:compute_ent",
     options=(
         Option("n", None, "ints", "n-gram orders (default 1,2,3)", widget=True, minimum=1, maximum=MAX_ORDER),
         Option("tokenizer", "casual", "str", "casual, whitespace, char or tevet",

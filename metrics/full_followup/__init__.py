@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://github.com/maximedb/full", "https://pypi.org/project/full/"),
     inputs="dialogues",
     module="dialeval.metrics.full_followup.full_followup:FullFollowup",
+    core="dialeval.full.full_followup:compute_full_inputs",
     configs=("turn", "dialog"),
     ui_config="dialog",
     options=(

@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://openreview.net/forum?id=S1efxTVYDr",),
     inputs="responses",
     module="dialeval.metrics.low_frequency.low_frequency:LowFrequency",
+    core="dialeval.lexical.core:compute_low_frequency",
     options=(
         Option("threshold", 100, "int", "a token is rare when its count is at most this", widget=True,
                minimum=0, maximum=MAX_COUNT),

@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://aclanthology.org/2022.naacl-main.6/",),
     inputs="response_sets",
     module="dialeval.metrics.nli_diversity.nli_diversity:NLIDiversity",
+    core="dialeval.nli.nli_diversity:compute",
     options=(
         Option("model", "roberta-large-mnli", "model", "NLI model: Hub id or local path"),
         Option("variant", "baseline", "str",

@@ -12,6 +12,7 @@ METRIC = declare(
     urls=("https://aclanthology.org/2022.findings-emnlp.66/", "https://github.com/hyperconnect/sem-ent"),
     inputs="responses",
     module="dialeval.metrics.sem_ent.sem_ent:SemEnt",
+    core="dialeval.semantic.sem_ent:compute_sem_ent",
     options=(
         Option("space", None, "path", "a fitted semantic space (folder saved by `dialeval fit-space`; default: the "
                                        "bundled DailyDialog space unless reference_responses are given)"),

@@ -151,7 +151,10 @@ class MetricDeclaration:
     rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
     ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
-    ``item_column`` names the per-item column it writes on Ray (default: the metric's name).
+    ``item_column`` names the per-item column it writes on Ray (default: the metric's name). ``core`` is
+    ``"pkg.module:function"``, the metric's evaluate-free compute (validates once, returns the result with its
+    signature), called with the inputs and options as keywords, plus ``config=`` for metrics with several
+    configs: the module class adapts to it, and ``dialeval score`` calls it directly (no ``evaluate``).
     """
 
     name: str
@@ -182,6 +185,7 @@ class MetricDeclaration:
     meta_datasets: tuple[str, ...] = ()
     meta_adapter: str | None = None
     scale_out: str | None = None
+    core: str | None = None
     item_column: str | None = None
 
     def unit(self, key: str) -> str:
@@ -279,6 +283,12 @@ class MetricDeclaration:
 
     def meta_adapter_factory(self) -> Callable[..., Any] | None:
         return resolve(self.meta_adapter) if self.meta_adapter else None
+
+    def core_function(self) -> Callable[..., dict[str, Any]]:
+        """The metric's evaluate-free compute (see ``core``)."""
+        if not self.core:
+            raise ValueError(f"metric {self.name!r} declares no core function; compute it with dialeval.load.")
+        return resolve(self.core)
 
     def scale_out_hooks(self) -> dict[str, Any] | None:
         """The functions the Ray engine runs this metric with (see ``scale_out``), or ``None``."""
