@@ -206,7 +206,8 @@ def test_bad_config_names_fail_at_load():
     with pytest.raises(ValueError, match="configs"):
         dialeval.load("distinct_n", "foo")
     with pytest.raises(ValueError, match="'turn'"):
-        dialeval.load("full_followup")
+        dialeval.load("full_followup", "turns")
+    assert dialeval.load("full_followup").config_name == "turn"  # no name: the first declared config
 
 
 def test_custom_tokenizer_must_return_a_list_of_strings():
