@@ -21,6 +21,7 @@ from typing import Any
 from dialeval import registry
 from dialeval.files import atomic_write_json, check_output_path, is_stdout
 from dialeval.io import read_rows
+from dialeval.validation import inputs_checked
 
 
 def register(sub: Any) -> None:
@@ -199,17 +200,29 @@ def run(args: argparse.Namespace) -> int:
         plans.append((decl, config, input_kind(decl, config)))
     _check_roles(columns, [kind for _, _, kind in plans])
     results: dict[str, dict[str, Any]] = {}
-    from dialeval.loading import load
-
     for decl, config, kind in plans:
         inputs = local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
-        module = load(decl.name, config) if config else load(decl.name)
-        results[decl.name] = module.compute(**inputs, **options[decl.name])
+        results[decl.name] = compute_locally(decl, config, inputs, options[decl.name])
     if output is not None:
         atomic_write_json(output, results)
     if not is_stdout(output):
         print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
     return 0
+
+
+def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs: dict[str, Any],
+                    options: dict[str, Any]) -> dict[str, Any]:
+    """One metric in this process: its declared evaluate-free core when it has one (no ``evaluate``,
+    ``datasets`` or Arrow import; the records were checked for bad Unicode as they were read), else its
+    ``evaluate`` module (a plugin without ``core``)."""
+    if decl.core:
+        extra = {"config": config or decl.configs[0]} if len(decl.configs) > 1 else {}
+        with inputs_checked():
+            return decl.core_function()(**inputs, **extra, **options)
+    from dialeval.loading import load
+
+    module = load(decl.name, config) if config else load(decl.name)
+    return module.compute(**inputs, **options)
 
 
 def _check_config(config: str | None, decls: list[registry.MetricDeclaration]) -> None:
