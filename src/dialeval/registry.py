@@ -36,6 +36,7 @@ INPUT_KINDS = {
 META_DATASETS = {
     "contest": "a response set (Tevet & Berant's conTest/decTest, per-set diversity)",
     "fed": "a turn or a dialogue (FED, per-turn and per-dialogue quality)",
+    "dailydialog_plusplus": "a context and one response, positive or negative (DailyDialog++, AUCs)",
 }
 OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
 ENTRY_POINT_GROUP = "dialeval.metrics"

@@ -9,7 +9,7 @@ import sys
 from .._version import __version__
 
 # One module per sub-command family (each defines ``register(subparsers)``).
-COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval", "coherence", "dialspk_baseline", "hub")
+COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval", "coherence", "dialspk_baseline", "hub", "leaderboard")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -43,6 +43,6 @@ METRIC = declare(
     emoji="💬",
     tags=("dialogue", "quality", "language-model"),
     order=70,
-    meta_datasets=("fed",),
+    meta_datasets=("fed", "dailydialog_plusplus"),
     meta_adapter="dialeval.metaeval:full_fed_adapter",
 )

@@ -35,4 +35,6 @@ METRIC = declare(
     emoji="🧭",
     tags=("diversity", "semantic", "dialogue"),
     order=50,
+    meta_datasets=("contest",),
+    meta_adapter="dialeval.metaeval:sem_ent_set_adapter",
 )
