@@ -1,0 +1,144 @@
+"""The leaderboard: paired tests against independent computations, its conTest ρ against meta-eval's, the
+DailyDialog++ AUC protocol against scikit-learn, and the command's outputs, resume and refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from sklearn.metrics import roc_auc_score
+
+from dialeval import leaderboard
+from dialeval.metaeval import STATISTICS, meta_evaluate, protocol_rows, targets_for
+from dialeval.stats import paired_bootstrap, williams_test
+
+
+def _williams_by_hand(r12: float, r13: float, r23: float, n: int) -> float:
+    """Steiger (1980) eq. 7 with |R| as the determinant of the 3×3 correlation matrix; two-sided p."""
+    big_r = np.linalg.det(np.array([[1, r12, r13], [r12, 1, r23], [r13, r23, 1]]))
+    t = (r12 - r13) * math.sqrt(((n - 1) * (1 + r23)) / (2 * (n - 1) / (n - 3) * big_r + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3))
+    return 2 * (1 - sps.t.cdf(abs(t), df=n - 3))
+
+
+def test_williams_equals_hand_formula_on_synthetic_data():
+    rng = np.random.default_rng(3)
+    for n in (20, 120, 500):
+        human = rng.normal(size=n)
+        a = human + rng.normal(scale=1.0, size=n)
+        b = 0.5 * a + human * 0.2 + rng.normal(scale=1.5, size=n)
+        r12, r13, r23 = (sps.spearmanr(x, y).statistic for x, y in ((human, a), (human, b), (a, b)))
+        got = williams_test(r12, r13, r23, n)
+        assert got["p_value"] == pytest.approx(_williams_by_hand(r12, r13, r23, n), rel=1e-9, abs=1e-15)
+        assert math.copysign(1, got["t"]) == math.copysign(1, r12 - r13)
+    assert williams_test(0.5, 0.5, 1.0, 50)["p_value"] == 1.0  # the same metric twice
+    with pytest.raises(ValueError, match="more than 3 rows"):
+        williams_test(0.1, 0.2, 0.3, 3)
+
+
+def test_paired_bootstrap_equals_independent_loop():
+    """Same resampled rows (seeded draw), statistic from scipy instead of dialeval's own Spearman."""
+    rng = np.random.default_rng(5)
+    n, b_count = 60, 300
+    human = rng.normal(size=n)
+    a, b = human + rng.normal(size=n), human + rng.normal(scale=2.0, size=n)
+    got = paired_bootstrap(STATISTICS["spearman"], a, b, human, n_resamples=b_count, seed=11)
+    observed = sps.spearmanr(a, human).statistic - sps.spearmanr(b, human).statistic
+    idx = np.random.default_rng(11).integers(0, n, size=(b_count, n))
+    diffs = np.array([sps.spearmanr(a[i], human[i]).statistic - sps.spearmanr(b[i], human[i]).statistic for i in idx])
+    p = (1 + np.sum(np.abs(diffs - observed) >= abs(observed))) / (1 + b_count)
+    assert got["difference"] == pytest.approx(observed, abs=1e-12)
+    assert got["p_value"] == pytest.approx(p, abs=1e-12)
+    assert got["ci_low"] == pytest.approx(np.quantile(diffs, 0.025), abs=1e-12)
+    same = paired_bootstrap(STATISTICS["spearman"], a, a, human, n_resamples=50, seed=0)
+    assert same["difference"] == 0 and same["p_value"] == 1.0
+
+
+def test_dailydialog_plusplus_protocol_auc_equals_sklearn():
+    rows = [{"id": i, "context": ["hi", "hello"], "positive_responses": [f"p{i}{k}" for k in range(5)],
+             "random_negative_responses": [f"r{i}{k}" for k in range(5)],
+             "adversarial_negative_responses": [f"a{i}{k}" for k in range(5)]} for i in range(4)]
+    flat = protocol_rows("dailydialog_plusplus", rows)
+    assert len(flat) == 60 and flat[0] == {"id": 0, "context": ["hi", "hello"], "response": "p00", "label": 1.0}
+    scores = np.random.default_rng(0).normal(size=60) + np.array([r["label"] for r in flat])
+    labels = np.array([r["label"] for r in flat])
+    random_t, adversarial_t = targets_for("dailydialog_plusplus", "default", flat)
+    keep = labels >= 0
+    assert STATISTICS["auc"](scores, np.asarray(random_t.values)) == pytest.approx(
+        roc_auc_score(labels[keep] == 1, scores[keep]), abs=1e-12)
+    keep = labels != 0
+    assert STATISTICS["auc"](scores, np.asarray(adversarial_t.values)) == pytest.approx(
+        roc_auc_score(labels[keep] == 1, scores[keep]), abs=1e-12)
+
+
+def test_contest_rho_equals_meta_eval(shared_data, tmp_path):
+    report = leaderboard.build(shared_data, tmp_path / "lb", datasets=["contest"], metrics=["distinct_n"],
+                               n_resamples=40, log=lambda _: None)
+    ref = meta_evaluate("contest", "distinct_n", config=list(leaderboard.CONFIGS["contest"]),
+                        data_dir=shared_data / "diversity_eval", n_resamples=40)
+    expected = [(cfg, r) for cfg, res in ref["configs"].items() for r in res["results"]]
+    assert len(report["rows"]) == len(expected) == 5
+    for row, (cfg, r) in zip(report["rows"], expected):
+        assert (row["config"], row["target"], row["statistic"]) == (cfg, r["target"], r["statistic"])
+        assert (row["value"], row["ci_low"], row["ci_high"], row["n"]) == (r["value"], r["ci_low"], r["ci_high"], r["n"])
+        assert row["signature"] == ref["configs"][cfg]["metric_signature"]
+    assert report["pairs"] == []  # one metric: nothing to pair
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dialeval", "leaderboard", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_command_writes_resumes_and_refuses(shared_data, tmp_path):
+    out = tmp_path / "board"
+    args = ["--data-dir", str(shared_data), "--dataset", "contest", "--metric", "distinct_n", "--metric", "ent_n",
+            "--resamples", "30", "--out", str(out)]
+    first = _run(*args)
+    assert first.returncode == 0, first.stderr
+    board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert {r["metric"] for r in board["rows"]} == {"distinct_n", "ent_n"} and len(board["rows"]) == 10
+    for row in board["rows"]:
+        assert row["ci_low"] <= row["value"] <= row["ci_high"] and row["signature"] and row["n"] in (220, 203)
+    assert len(board["pairs"]) == 5  # one pair × (3 conTest + 2 decTest targets)
+    for pair in board["pairs"]:
+        assert 0 < pair["p_bootstrap"] <= 1
+        assert (pair["p_williams"] is None) == (pair["statistic"] != "spearman")
+    assert (out / "leaderboard.md").read_text(encoding="utf-8").startswith("| metric | dataset |")
+    assert (out / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+    again = _run(*args)
+    assert again.returncode == 0 and again.stderr.count(": cached") == 4
+    assert json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))["rows"] == board["rows"]
+
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me", encoding="utf-8")
+    digest = hashlib.sha256((foreign / "notes.txt").read_bytes()).hexdigest()
+    refused = _run(*args[:-1], str(foreign))
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "did not create" in refused.stderr
+    assert hashlib.sha256((foreign / "notes.txt").read_bytes()).hexdigest() == digest
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+    inside = _run(*args[:-1], str(shared_data / "lb"))
+    assert inside.returncode == 2 and "inside the data folder" in inside.stderr
+    bad = _run("--data-dir", str(shared_data), "--metric", "dialspk", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "--metric 'dialspk' has no human-judged dataset" in bad.stderr
+
+
+@pytest.mark.slow
+def test_done_when_command_contest(shared_data, tmp_path):
+    """The issue's command: Dist-n, Sem-Ent and Vendi on conTest/decTest, a CI on every row, a test per pair."""
+    out = tmp_path / "lb"
+    run = _run("--data-dir", str(shared_data), "--dataset", "contest", "--metric", "distinct_n", "--metric", "sem_ent",
+               "--metric", "vendi_score", "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert len(board["rows"]) == 15 and all(r["ci_low"] is not None and r["ci_high"] is not None for r in board["rows"])
+    pairs = {(p["metric_a"], p["metric_b"]) for p in board["pairs"]}
+    assert pairs == {("distinct_n", "sem_ent"), ("distinct_n", "vendi_score"), ("sem_ent", "vendi_score")}
+    assert len(board["pairs"]) == 15 and all(p["p_bootstrap"] is not None for p in board["pairs"])
