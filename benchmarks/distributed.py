@@ -67,7 +67,7 @@ def child(mode: str, metric: str, path: str, address: str, rows: int, concurrenc
     import pyarrow.parquet as pq
 
     import dialeval
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     wall = None
     if mode == "local":

@@ -58,7 +58,7 @@ def package_loop(lm, tokenizer, items: list[dict], follow_ups: list[str]) -> lis
     """full 0.0.3.1's algorithm: every follow-up a separate batch-1 forward pass with labels."""
     import torch
 
-    from dialeval.full import package_history_text, package_turns
+    from dialeval.full.texts import package_history_text, package_turns
 
     scores = []
     with torch.no_grad():
@@ -79,7 +79,7 @@ def item_flops(lm, tokenizer, items: list[dict], follow_ups: list[str]) -> tuple
     decoder with LM head over each follow-up's tokens."""
     from _common import forward_flops
 
-    from dialeval.full import package_history_text, package_turns
+    from dialeval.full.texts import package_history_text, package_turns
 
     model = lm.model
     cfg = model.config
@@ -130,8 +130,8 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from dialeval.full import FULL_0_0_3_FOLLOW_UPS
-    from dialeval.full_scorer import _compat_tokenizer, full_scores
+    from dialeval.full.scorer import _compat_tokenizer, full_scores
+    from dialeval.full.texts import FULL_0_0_3_FOLLOW_UPS
     from dialeval.lm import load_lm
     from dialeval.testing.blenderbot import (
         BLENDERBOT_400M_DISTILL,

@@ -43,9 +43,9 @@ import numpy as np
 for _k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(_k, "1")
 
-from dialeval.full import FOLLOW_UPS  # noqa: E402
-from dialeval.full_formulation import followup_nll  # noqa: E402
-from dialeval.full_scorer import FollowupScorer  # noqa: E402
+from dialeval.full.formulation import followup_nll  # noqa: E402
+from dialeval.full.scorer import FollowupScorer  # noqa: E402
+from dialeval.full.texts import FOLLOW_UPS  # noqa: E402
 from dialeval.metaeval import FED_TARGET, Target, auc, evaluate_scores, spearman  # noqa: E402
 from dialeval.runtime import run_batched  # noqa: E402
 

@@ -79,8 +79,8 @@ def run_baseline(n: int, unique: bool) -> dict:
 
 
 def run_dialeval(n: int, unique: bool, workers: int = 1) -> dict:
-    from dialeval.lexical import distinct_scores, entropy_scores, low_frequency_share
-    from dialeval.ngrams import count_ngrams
+    from dialeval.lexical.formulas import distinct_scores, entropy_scores, low_frequency_share
+    from dialeval.lexical.ngrams import count_ngrams
 
     state = count_ngrams(responses(n, unique), ORDERS, "casual", num_workers=workers)
     out = {k: v for k, v in distinct_scores(state).items()}

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from nli_diversity import load_sets
 
-    from dialeval.nli import NLIClassifier, compute_nli_diversity
+    from dialeval.nli.core import NLIClassifier, compute_nli_diversity
     from dialeval.testing.roberta import roberta_base_shaped_nli
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -59,7 +59,7 @@ def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool
     from sentence_transformers import CrossEncoder
     from transformers import pipeline
 
-    from dialeval.nli import NLIClassifier, compute_nli_diversity
+    from dialeval.nli.core import NLIClassifier, compute_nli_diversity
 
     clf = NLIClassifier(model, tokenizer, device="cpu", dtype=dtype, batch_size=32, progress=False)
     cross = CrossEncoder(model_dir, device="cpu")
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
 
-    from dialeval.nli import ordered_pairs
+    from dialeval.nli.core import ordered_pairs
     from dialeval.testing.roberta import roberta_base_shaped_nli
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from dialeval.encoders import SentenceTransformerEncoder, default_encoder_path
     from dialeval.runtime import length_sorted_batches
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=256)

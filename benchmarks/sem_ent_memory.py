@@ -72,7 +72,7 @@ def make_encoder(kind: str, work: Path):
 def child(n: int, kind: str, work: Path) -> None:
     import torch
 
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     torch.set_num_threads(1)
     enc = make_encoder(kind, work)
@@ -90,7 +90,7 @@ def child(n: int, kind: str, work: Path) -> None:
 
 
 def fit_space(kind: str, work: Path) -> None:
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     out = work / f"space_{kind}"
     if not out.exists():

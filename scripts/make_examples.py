@@ -44,7 +44,7 @@ def dailydialog_responses(data_dir: Path, n: int) -> list[str]:
 
 
 def fit_space(data_dir: Path) -> None:
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     responses = dailydialog_responses(data_dir, N_SPACE_RESPONSES)
     space = SemanticSpace.fit(responses, device="cpu", progress=True)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from dialeval.cli import main
-from dialeval.coherence import (
+from dialeval.datasets.dialstory import dialogue_turns
+from dialeval.dialstory.coherence_data import (
     Pair,
     dialogue_pairs,
     majority_accuracy,
@@ -21,10 +22,9 @@ from dialeval.coherence import (
     split_by_source,
     story_pairs,
 )
-from dialeval.datasets.dialstory import dialogue_turns
-from dialeval.resources import resource_path
+from dialeval.resources import dataset_card_dir
 
-SAMPLE = resource_path("datasets") / "dialstory" / "sample"
+SAMPLE = dataset_card_dir("dialstory") / "sample"
 STORY = "甲说：“一二”乙问：“三四五？”丙答：“六”。甲笑了：“七八”"
 
 

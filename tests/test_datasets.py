@@ -32,10 +32,10 @@ from dialeval.datasets.dialstory import (
     maskable_turns,
     number_to_mask,
 )
-from dialeval.resources import resource_path
+from dialeval.resources import dataset_card_dir
 
 REPO = Path(__file__).resolve().parents[1]
-CARDS = resource_path("datasets")  # card templates and the DialStory sample are package data
+CARDS = dataset_card_dir("")  # card templates and the DialStory sample are package data
 SAMPLE = CARDS / "dialstory" / "sample"
 
 
@@ -479,7 +479,7 @@ def test_dialstory_make_cli_rebuilds_the_sample(tmp_path, capsys):
 
 
 def test_dialspk_baseline_nearest_mention(capsys):
-    from dialeval.dialspk import nearest_mention_speakers
+    from dialeval.dialstory.dialspk import nearest_mention_speakers
 
     story = "王芳走进来。[MASK]“早！”芳芳和小明都笑了，小明说：[MASK]“你好。”[MASK]“再见。”"
     # nearest before mask 1: 王芳; mask 2: 小明 (its last mention ends right before); mask 3: still 小明

@@ -12,7 +12,7 @@ from nltk.translate.bleu_score import SmoothingFunction
 from nltk.translate.bleu_score import sentence_bleu as nltk_bleu
 
 import dialeval
-from dialeval.dialgen import char_tokens, dialgen_scores, jieba_tokens, sentence_bleu
+from dialeval.dialstory.dialgen import char_tokens, dialgen_scores, jieba_tokens, sentence_bleu
 from dialeval.registry import get
 
 # Story A: two masked turns; story B: one turn generated exactly.

@@ -156,7 +156,7 @@ def test_bad_columns_are_one_clear_error(cluster, dailydialog, tmp_path):
 
 
 def test_sem_ent_labels_and_result_equal_single_process(cluster, dailydialog, tmp_path):
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     texts, path = dailydialog
     n = 240
@@ -181,8 +181,8 @@ def _ray_slice(path: Path, n: int):
 
 
 def test_dress_weights_train_and_generated(cluster, dailydialog, tmp_path):
-    from dialeval.dress import dress_from_space
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.dress import dress_from_space
+    from dialeval.semantic.space import SemanticSpace
 
     texts, path = dailydialog
     n = 200
@@ -262,10 +262,10 @@ def test_nli_diversity_on_contest_equals_single_process(cluster, shared_data, tm
 
 
 def test_dialspk_counts_equal_single_process(cluster, tmp_path):
-    from dialeval.dialspk import baseline_predictions
-    from dialeval.resources import resource_path
+    from dialeval.dialstory.dialspk import baseline_predictions
+    from dialeval.resources import dataset_card_dir
 
-    sample = resource_path("datasets", "dialstory", "sample", "dialspk")  # package data
+    sample = dataset_card_dir("dialstory") / "sample" / "dialspk"  # package data
     stories = [json.loads(line) for line in (sample / "test.jsonl").read_text(encoding="utf-8").splitlines()]
     preds = baseline_predictions([s["story"] for s in stories], [s["candidates"] for s in stories])
     src = tmp_path / "spk.jsonl"
@@ -287,7 +287,7 @@ def test_dialspk_counts_equal_single_process(cluster, tmp_path):
 
 
 def test_killed_actor_is_restarted_and_no_row_is_lost_or_duplicated(cluster, dailydialog, tmp_path):
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     texts, path = dailydialog
     n = 480
@@ -329,8 +329,8 @@ def test_killed_actor_is_restarted_and_no_row_is_lost_or_duplicated(cluster, dai
 
 def test_cli_engine_ray_score_and_dress_weights(cluster, dailydialog, tmp_path, capsys):
     from dialeval.cli import main
-    from dialeval.dress import dress_from_space
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.dress import dress_from_space
+    from dialeval.semantic.space import SemanticSpace
 
     texts, _ = dailydialog
     n = 120

@@ -13,7 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dialeval
-from dialeval.full import (
+from dialeval.full.formulation import default_formulation
+from dialeval.full.full_followup import follow_up_set_name
+from dialeval.full.scorer import FollowupScorer, full_scores
+from dialeval.full.texts import (
     FOLLOW_UPS,
     FULL_0_0_3_FOLLOW_UPS,
     aggregate_followups,
@@ -26,10 +29,7 @@ from dialeval.full import (
     package_turns,
     recent_turns_fitting,
 )
-from dialeval.full_formulation import default_formulation
-from dialeval.full_scorer import FollowupScorer, full_scores
 from dialeval.lm import ModelNotAvailableError, detect_kind, find_smollm2_gguf, load_lm
-from dialeval.modules.full_followup import follow_up_set_name
 from dialeval.signature import parse_signature
 from dialeval.testing.blenderbot import build_tiny_blenderbot, build_tiny_causal_lm
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.full_scorer import full_scores
+from dialeval.full.scorer import full_scores
 from dialeval.lm import load_lm
 from dialeval.testing.blenderbot import build_tiny_blenderbot, state_fingerprint
 

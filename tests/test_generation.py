@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from dialeval.generation import (
+from dialeval.nli.core import NLISetScorer
+from dialeval.nli.generation import (
     best_removal,
     context_ids,
     default_contradiction_threshold,
@@ -18,7 +19,6 @@ from dialeval.generation import (
     mean_pairwise_cosine,
     threshold_resample,
 )
-from dialeval.nli import NLISetScorer
 
 
 def scripted_sampler(responses):
@@ -98,7 +98,7 @@ def test_nli_scorer_replaces_the_redundant_response_and_reuses_pairs():
 
 
 def test_plot_of_the_score_trajectory(tmp_path):
-    from dialeval.generation import plot_threshold_generation
+    from dialeval.nli.generation import plot_threshold_generation
 
     out = threshold_resample(scripted_sampler(["a", "a", "a", "b", "c", "d", "e"]), distinct_count, n=5, threshold=5)
     path = tmp_path / "dtg.png"

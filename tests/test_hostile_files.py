@@ -258,7 +258,7 @@ def test_score_output_is_written_whole(tmp_path, capsys):
 
 
 def test_fit_space_out_is_checked_before_the_fit(tmp_path, capsys, monkeypatch):
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     def no_fit(*args, **kwargs):
         raise AssertionError("the fit ran although --out was unusable")
@@ -286,7 +286,7 @@ def test_check_output_path_accepts_new_paths(tmp_path):
 def _saved_space(tmp_path: Path) -> Path:
     import numpy as np
 
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     rng = np.random.default_rng(0)
     space = SemanticSpace.from_embeddings(rng.normal(size=(40, 8)).astype(np.float32), 3,
@@ -295,7 +295,7 @@ def _saved_space(tmp_path: Path) -> Path:
 
 
 def test_truncated_or_foreign_space_files(tmp_path, capsys):
-    from dialeval.semantic import SemanticSpace
+    from dialeval.semantic.space import SemanticSpace
 
     d = _saved_space(tmp_path)
     assert sorted(p.name for p in d.iterdir()) == ["space.json", "space.safetensors"]

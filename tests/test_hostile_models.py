@@ -57,7 +57,7 @@ def test_spellings_of_one_path_are_one_identity(tiny):
 def test_five_spellings_load_one_model_of_each_kind(tiny):
     from dialeval.encoders import get_encoder
     from dialeval.lm import load_lm
-    from dialeval.modules.nli_diversity import get_classifier
+    from dialeval.nli.nli_diversity import get_classifier
 
     loads = MODELS.loads
     lms = [load_lm(s, device="cpu") for s in spellings(tiny["lm"])]

@@ -138,7 +138,7 @@ def test_public_is_a_space_or_a_non_loopback_host(monkeypatch):
 def test_cancelled_heavy_request_frees_the_slot(tiny_nli, monkeypatch):
     """Concurrency 1. A heavy NLI request (2 s per batch, dozens of batches) is cancelled while it runs; the
     next small request must answer within a few seconds, and the heavy one must stop computing."""
-    from dialeval.nli import NLIClassifier
+    from dialeval.nli.core import NLIClassifier
 
     started, steps = threading.Event(), []
     real_step = NLIClassifier._step
@@ -245,7 +245,7 @@ def test_disconnected_client_stops_its_computation(tiny_nli, monkeypatch):
 
     import httpx
 
-    from dialeval.nli import NLIClassifier
+    from dialeval.nli.core import NLIClassifier
 
     started, steps = threading.Event(), []
     real_step = NLIClassifier._step

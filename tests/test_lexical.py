@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dialeval import lexical
-from dialeval.lexical_metrics import compute_distinct, compute_ent, compute_low_frequency
-from dialeval.ngrams import NgramCounts, count_ngrams
+from dialeval.lexical import formulas as lexical
+from dialeval.lexical.core import compute_distinct, compute_ent, compute_low_frequency
+from dialeval.lexical.ngrams import NgramCounts, count_ngrams
 from dialeval.text import get_tokenizer
 
 # ---------------------------------------------------------------- hand-computed values
@@ -252,8 +252,8 @@ def test_casual_equals_nltk_on_generated_text(text):
 def test_low_frequency_checks_predictions_before_the_reference():
     """The predictions are named first when both are bad, in one process and when finishing merged counts."""
     from dialeval.distributed.states import lexical_plan, lexical_result
-    from dialeval.lexical_metrics import compute_low_frequency
-    from dialeval.ngrams import NgramCounts
+    from dialeval.lexical.core import compute_low_frequency
+    from dialeval.lexical.ngrams import NgramCounts
 
     with pytest.raises(ValueError, match="`predictions`"):
         compute_low_frequency(None, reference_counts=[1])

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from dialeval.lexical import distinct_n
-from dialeval.ngrams import NgramCounts
+from dialeval.lexical.formulas import distinct_n
+from dialeval.lexical.ngrams import NgramCounts
 from dialeval.text import TokenizerPool, tokenize_all
 
 

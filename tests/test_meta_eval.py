@@ -233,20 +233,30 @@ def test_model_adapters_pass_options_and_inputs(monkeypatch):
         "scores": [0.0, 1.0], "signature": "fake|version:0"}
     assert loads[-1] == ("nli_diversity", None, {"model": "/m"}) and calls[-1] == {"predictions": [["a", "b"], ["c", "d"]]}
     rows = _fed_rows([1, 2], [1, 2])
+    # FULL's adapter calls the metric's core (no evaluate module): record what reaches it
+    import dialeval.full.full_followup as full_core
+
+    cores = []
+
+    def fake_core(histories, *, level, **options):
+        cores.append((histories, level, options))
+        return {"scores": [0.0] * len(histories), "signature": f"fake|speakers:{options.get('_speakers')}"}
+
+    monkeypatch.setattr(full_core, "compute_full", fake_core)
     # default: the FULL paper's protocol, speaker tags stripped
     make_adapter("full_followup", "fed", "turn", {"model": "/f"})(rows)
-    assert loads[-1] == ("full_followup", "turn", {"model": "/f"})
-    assert calls[-1] == {"contexts": [["hi 0"], ["hi 1"]], "predictions": ["r0", "r1"]}
+    assert cores[-1] == ([["hi 0", "r0"], ["hi 1", "r1"]], "turn", {"model": "/f"})
     make_adapter("full_followup", "fed", "dialog", {})(rows)
-    assert loads[-1] == ("full_followup", "dialog", {}) and calls[-1] == {"dialogues": [["hi 0"], ["hi 1"]]}
+    assert cores[-1] == ([["hi 0"], ["hi 1"]], "dialog", {})
     # the earlier texts, behind an explicit option
     make_adapter("full_followup", "fed", "turn", {"speaker_prefix": True})(rows)
-    assert loads[-1] == ("full_followup", "turn", {})
-    assert calls[-1] == {"contexts": [["User: hi 0"], ["User: hi 1"]], "predictions": ["System: r0", "System: r1"]}
+    assert cores[-1] == ([["User: hi 0", "System: r0"], ["User: hi 1", "System: r1"]], "turn", {})
     fed_rows = {"dialog": rows}
     assert "|speakers:stripped|" in meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=5)["signature"]
     report = meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=5, metric_args={"speaker_prefix": True})
-    assert "|speakers:prefixed|" in report["signature"] and calls[-1] == {"dialogues": [["User: hi 0"], ["User: hi 1"]]}
+    assert "|speakers:prefixed|" in report["signature"] and cores[-1][0] == [["User: hi 0"], ["User: hi 1"]]
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['modle'\]"):
+        make_adapter("full_followup", "fed", "turn", {"modle": "/f"})
     with pytest.raises(ValueError, match="speaker_prefix='yes'"):
         make_adapter("full_followup", "fed", "turn", {"speaker_prefix": "yes"})
 

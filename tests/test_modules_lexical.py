@@ -14,8 +14,8 @@ import pytest
 
 import dialeval
 from dialeval.cli import main as cli_main
-from dialeval.dialspk import speaker_accuracy
-from dialeval.lexical_metrics import compute_distinct, compute_ent
+from dialeval.dialstory.dialspk import speaker_accuracy
+from dialeval.lexical.core import compute_distinct, compute_ent
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = ["I don't know .", "Hello , how are you ?", "I don't know either !", "", "Fine , thanks ."]
@@ -221,7 +221,7 @@ def test_custom_tokenizer_must_return_a_list_of_strings():
 def test_numeric_options_accept_numpy_ints_and_reject_non_finite():
     import numpy as np
 
-    from dialeval.lexical_metrics import compute_low_frequency
+    from dialeval.lexical.core import compute_low_frequency
 
     assert compute_distinct(["a b c"], tokenizer="whitespace", n=np.int64(2))["distinct_2"] == 1.0
     assert "ead_1" in compute_distinct(["a"], tokenizer="whitespace", n=1, vocab_size=np.int64(10))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dialeval.nli import (
+from dialeval.nli.core import (
     CANONICAL,
     NLIClassifier,
     NLISetScorer,
@@ -273,7 +273,7 @@ def test_module_via_dialeval_load(tiny_models):
 
 
 def test_module_accepts_a_classifier_object_and_bf16(tiny_models):
-    from dialeval.modules.nli_diversity import compute
+    from dialeval.nli.nli_diversity import compute
 
     out = compute(SETS, model=ScriptedClassifier(TABLE), variant="confidence")
     assert out["nli_diversity"] == pytest.approx(0.25)
@@ -330,7 +330,7 @@ def test_meta_eval_contest_end_to_end_with_tiny_model(tiny_models, shared_data, 
 
 
 def test_non_finite_probabilities_are_an_error_not_contradictions():
-    from dialeval.nli import classify_distinct as classify
+    from dialeval.nli.core import classify_distinct as classify
 
     nan = float("nan")
     clf = ScriptedClassifier({("a", "b"): (nan, nan, nan)})

@@ -40,7 +40,7 @@ for name, decl in registry.declarations().items():
 # fit a Sem-Ent space on the bundled example responses, save it, and score with it
 from pathlib import Path
 from dialeval.demo import build_demo, default_examples_dir, load_examples
-from dialeval.semantic import SemanticSpace
+from dialeval.semantic.space import SemanticSpace
 
 work = Path(sys.argv[2])
 examples = load_examples(default_examples_dir())
@@ -72,11 +72,13 @@ def test_wheel_carries_scripts_cards_and_resources(wheel):
     for name in ("distinct_n", "ent_n", "low_frequency", "dialspk", "sem_ent", "nli_diversity", "full_followup"):
         assert f"dialeval/metrics/{name}/README.md" in names, name
     for path in ("resources/semantic_space/space.json", "resources/semantic_space/space.safetensors",
-                 "resources/examples/1_contest.json", "resources/hub/metric_app.py", "resources/hub/demo_app.py",
-                 "resources/hub/demo_README.md", "py.typed"):
+                 "resources/examples/1_contest.json", "spaces/metric/app.py", "spaces/demo/app.py",
+                 "spaces/demo/README.md", "datasets/README.md", "py.typed"):
         assert f"dialeval/{path}" in names, path
     for dataset in ("contest", "dailydialog", "dailydialog_plusplus", "fed", "dialstory"):
-        assert f"dialeval/resources/datasets/{dataset}/README.md" in names, dataset
+        assert f"dialeval/datasets/cards/{dataset}/README.md" in names, dataset
+    for split in ("dialgen", "dialspk", "raw"):
+        assert any(n.startswith(f"dialeval/datasets/cards/dialstory/sample/{split}/") for n in names), split
     assert not [n for n in names if ".data/" in n or "__pycache__" in n]  # no share/ data files, no bytecode
     meta = zipfile.ZipFile(wheel).read(f"dialeval-{dialeval.__version__}.dist-info/METADATA").decode()
     assert "License-Expression: MIT" in meta and "License ::" not in meta

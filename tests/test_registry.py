@@ -57,7 +57,7 @@ SCRIPT = '''
 import datasets
 import evaluate
 
-import dialeval.modules.base as base  # the module, not the class: evaluate takes the script's first Metric class
+import dialeval.evaluate_module as base  # the module, not the class: evaluate takes the script's first Metric class
 from toypkg.core import mean_words
 from toypkg.metrics.toy_words import METRIC
 
@@ -186,7 +186,7 @@ def test_meta_evaluation_reads_the_declarations(toy_package):
     with pytest.raises(ValueError, match=r"toy_words is corpus-level .* covers \['distinct_n', 'ent_n'"):
         make_adapter(TOY, "contest", "c")
     helped = run_cli("meta-eval", "--help")
-    assert "full_followup (fed)" in " ".join(helped.stdout.split())
+    assert "full_followup (fed/dailydialog_plusplus)" in " ".join(helped.stdout.split())
     base = dict(name="x", title="X", summary="s", papers=("p",), urls=("u",), module="m:C")
     with pytest.raises(ValueError, match=r"meta_datasets \['dailydialog'\] are not among"):
         registry.MetricDeclaration(inputs="response_sets", meta_datasets=("dailydialog",), **base)

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from dialeval.dress import cluster_weights, dress_weights, head_clusters, negative_flags
-from dialeval.semantic import (
+from dialeval.semantic.dress import cluster_weights, dress_weights, head_clusters, negative_flags
+from dialeval.semantic.space import (
     SemanticSpace,
     agreement,
     assign_nearest,

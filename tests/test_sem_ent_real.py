@@ -10,7 +10,7 @@ import pytest
 
 import dialeval
 from dialeval.encoders import DEFAULT_ENCODER, default_encoder_path, get_encoder
-from dialeval.semantic import SemanticSpace, agreement
+from dialeval.semantic.space import SemanticSpace, agreement
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ import pytest
 
 import dialeval
 from dialeval.cli import main
-from dialeval.dress import dress_from_space
-from dialeval.semantic import SemanticSpace, cluster_distribution, entropy_nats
+from dialeval.semantic.dress import dress_from_space
+from dialeval.semantic.space import SemanticSpace, cluster_distribution, entropy_nats
 from dialeval.testing import TRAINING_TEXTS
 from dialeval.testing.gpt2 import build_tiny_gpt2
 

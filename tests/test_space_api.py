@@ -132,7 +132,7 @@ def test_offline_defaults_are_available():
 def test_missing_module_and_offline_model_are_disabled_with_reason(monkeypatch):
     import dataclasses
 
-    unwritten = dataclasses.replace(registry.get("full_followup"), module="dialeval.modules.not_written_yet:Module")
+    unwritten = dataclasses.replace(registry.get("full_followup"), module="dialeval.metrics.not_written_yet:Module")
     monkeypatch.setitem(registry.declarations(), "full_followup", unwritten)
     ok, reason = ui.availability("full_followup")
     assert not ok and "not installed" in reason

@@ -12,7 +12,7 @@ from dialeval.encoders import (
     encode_streamed,
     iter_embeddings,
 )
-from dialeval.semantic import SemanticSpace
+from dialeval.semantic.space import SemanticSpace
 
 DIM = 8
 

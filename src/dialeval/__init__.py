@@ -7,17 +7,17 @@ metric is declared once in :mod:`dialeval.registry`; ``dialeval.METRICS`` lists 
 
 from typing import Any
 
-from ._version import __version__
-from .loading import load
-from .registry import declarations
-from .registry import get as declaration
+from dialeval._version import __version__
+from dialeval.loading import load
+from dialeval.registry import declarations
+from dialeval.registry import get as declaration
 
 __all__ = ["METRICS", "__version__", "declaration", "declarations", "load"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "METRICS":
-        from .registry import metric_names
+        from dialeval.registry import metric_names
 
         return metric_names()
     raise AttributeError(name)

@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import ui
-from .ui.blocks import INPUT_ORDER, demo_blocks, evaluate_texts, example_texts, output_order
-from .ui.serving import ServerPolicy
+from dialeval import ui
+from dialeval.ui.blocks import INPUT_ORDER, demo_blocks, evaluate_texts, example_texts, output_order
+from dialeval.ui.serving import ServerPolicy
 
 __all__ = ["INPUT_ORDER", "build_demo", "evaluate_texts", "example_texts", "launch", "launch_options", "load_examples",
            "output_order"]
@@ -35,7 +35,7 @@ OFFLINE_DEFAULTS = {
 
 def default_examples_dir() -> Path | None:
     """``$DIALEVAL_EXAMPLES_DIR``, else the examples bundled as package data (``dialeval/resources/examples``)."""
-    from .resources import examples_dir
+    from dialeval.resources import examples_dir
 
     env = os.environ.get("DIALEVAL_EXAMPLES_DIR")
     candidates = [Path(env)] if env else []

@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .runtime import (
+from dialeval.runtime import (
     cached_model,
     load_pretrained,
     model_identity,
@@ -37,7 +37,7 @@ from .runtime import (
     resolve_dtype,
     run_batched,
 )
-from .validation import check_texts
+from dialeval.validation import check_texts
 
 #: Default batching (``python benchmarks/sem_ent_bf16.py [--dtype fp32]``): length-sorted batches of up to
 #: 256 texts and, on CPU, at most 1,024 padded tokens (8,192 on an accelerator). On MiniLM, 1 CPU thread,

@@ -29,9 +29,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import registry
-from ._version import __version__
-from .resources import resource_path
+from dialeval import registry
+from dialeval._version import __version__
+from dialeval.resources import resource_path, space_template
 
 DEMO_NAME = "dialeval-demo"
 GRADIO_TESTED = "6.31.0"  # sdk_version when gradio is not installed where the folders are built
@@ -94,6 +94,10 @@ def source_tree() -> Path | None:
     return None
 
 
+#: The checkout folders that make up the wheel (``setup.cfg``'s ``package_dir``).
+SOURCE_FOLDERS = ("src", "metrics", "spaces", "datasets_scripts")
+
+
 def build_wheel(dest: str | Path, source: str | Path | None = None) -> Path:
     """Build the dialeval wheel into ``dest`` from ``source`` (default: this checkout), from a copy of the
     tree so that concurrent edits or builds do not mix into it. Returns the wheel's path."""
@@ -107,10 +111,11 @@ def build_wheel(dest: str | Path, source: str | Path | None = None) -> Path:
         copy = Path(tmp) / "src-tree"
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
         copy.mkdir()
-        for name in ("pyproject.toml", "README.md", "LICENSE"):
+        for name in ("pyproject.toml", "setup.cfg", "README.md", "LICENSE"):
             if (root / name).is_file():
                 shutil.copy2(root / name, copy / name)
-        shutil.copytree(root / "src", copy / "src", ignore=ignore)
+        for folder in SOURCE_FOLDERS:  # setup.cfg maps each into the one dialeval package
+            shutil.copytree(root / folder, copy / folder, ignore=ignore)
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                                "-w", str(dest), str(copy)], capture_output=True, text=True)
         if proc.returncode != 0:
@@ -235,7 +240,7 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     shutil.copy2(script, folder / script.name)
     extras = metric_extras(decl)
     _write(folder / "README.md", metric_card(decl, repo_id, install, extras, index))
-    app = resource_path("hub", "metric_app.py").read_text(encoding="utf-8")
+    app = space_template("metric", "app.py").read_text(encoding="utf-8")
     app = app.replace("__METRIC__", decl.name).replace("__REPO_ID__", repo_id)
     _write(folder / "app.py", app.replace("RESOURCES: dict[str, str] = {}", f"RESOURCES: dict[str, str] = {json.dumps(decl.resources)}"))
     _write(folder / "requirements.txt", install.requirement(extras, repo_id) + "\n")
@@ -251,12 +256,12 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     folder.mkdir(parents=True)
     links = "\n".join(f"- [{d.title}](https://huggingface.co/spaces/{org}/{d.name}) (`{d.name}`): {d.summary}"
                       for d in registry.declarations().values())
-    card = resource_path("hub", "demo_README.md").read_text(encoding="utf-8")
+    card = space_template("demo", "README.md").read_text(encoding="utf-8")
     for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
                        "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links}.items():
         card = card.replace(key, value)
     _write(folder / "README.md", card)
-    shutil.copy2(resource_path("hub", "demo_app.py"), folder / "app.py")
+    shutil.copy2(space_template("demo", "app.py"), folder / "app.py")
     _write(folder / "requirements.txt",
            "# `spaces` (ZeroGPU) and gradio come with the Space's base image (sdk_version in README.md).\n"
            + install.requirement(["models", "space"], repo_id) + "\n")
@@ -268,7 +273,7 @@ def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None
                        cache_dir: str | Path | None = None) -> HubRepo | str:
     """Export dataset ``name`` (``dialeval datasets export``) into ``folder``; a reason string when its
     original files are not under ``data_root``."""
-    from .datasets import DATA_FOLDERS, export
+    from dialeval.datasets import DATA_FOLDERS, export
 
     if data_root is None:
         return f"{name}: no --data-dir (or $DIALEVAL_DATA_DIR) given"
@@ -285,7 +290,7 @@ def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None
 # -- everything -------------------------------------------------------------------------------------
 def repo_names() -> list[str]:
     """Every repo ``build`` can write: the declared metrics, the demo, then the datasets."""
-    from .datasets import BUILDERS
+    from dialeval.datasets import BUILDERS
 
     return [*registry.declarations(), DEMO_NAME, *BUILDERS]
 
@@ -297,7 +302,7 @@ def _check_org(org: str) -> None:
 
 def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root: Path | None,
                cache_dir: str | Path | None) -> tuple[list[HubRepo], list[str]]:
-    from .datasets import BUILDERS
+    from dialeval.datasets import BUILDERS
 
     repos: list[HubRepo] = []
     skipped: list[str] = []

@@ -25,9 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from . import registry
-from .files import atomic_write_bytes, atomic_write_json, atomic_write_text, check_output_path
-from .metaeval import (
+from dialeval import registry
+from dialeval._version import __version__
+from dialeval.datasets import DATA_FOLDERS
+from dialeval.files import (
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    check_output_path,
+)
+from dialeval.metaeval import (
     STATISTICS,
     evaluate_scores,
     load_rows,
@@ -37,7 +44,7 @@ from .metaeval import (
     targets_for,
     williams_test,
 )
-from .signature import make_signature
+from dialeval.signature import make_signature
 
 #: The configs each dataset contributes (conTest/decTest: response generation, the sets with human scores).
 CONFIGS = {"contest": ("con_test_200_resp_gen", "dec_test_200_resp_gen"), "fed": ("turn", "dialog"),
@@ -96,8 +103,6 @@ def _cached_scores(cache: Path, metric: str, dataset: str, config: str, rows: li
                    log: Log) -> dict[str, Any]:
     """Scores of ``metric`` on ``rows``, read from ``cache`` when a previous run stored them for the same rows
     and dialeval version, else computed and stored (atomically)."""
-    from ._version import __version__
-
     key = {"metric": metric, "dataset": dataset, "config": config, "rows": _rows_fingerprint(rows),
            "version": __version__}
     path = cache / f"{metric}__{dataset}__{config}.json"
@@ -138,8 +143,6 @@ def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequ
           metrics: Sequence[str] | None = None, max_rows: dict[str, int] | None = None, n_resamples: int = 1000,
           fraction: float = 0.5, seed: int = 0, confidence: float = 0.95, log: Log = print) -> dict[str, Any]:
     """Score, correlate, test and write ``OUT/leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``."""
-    from .datasets import DATA_FOLDERS
-
     root = Path(data_dir).expanduser()
     if not root.is_dir():
         raise FileNotFoundError(f"--data-dir {str(root)!r} is not a folder; give the folder holding "

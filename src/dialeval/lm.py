@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .runtime import (
+from dialeval.runtime import (
     ModelNotAvailableError,
     cached_model,
     load_pretrained,

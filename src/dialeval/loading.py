@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import registry
+from dialeval import registry
 
 
 def __getattr__(name: str) -> Any:

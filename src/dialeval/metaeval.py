@@ -33,7 +33,6 @@ an *adapter* ``rows -> per-row scores`` (:func:`make_adapter`).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -42,9 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from . import registry
-from .signature import make_signature
-from .stats import (  # noqa: F401 - re-exported
+from dialeval import registry
+from dialeval.registry import Adapter, parse_metric_args  # noqa: F401 - parse_metric_args re-exported
+from dialeval.signature import make_signature
+from dialeval.stats import (  # noqa: F401 - re-exported
     auc,
     average_ranks,
     best_threshold_accuracy,
@@ -60,22 +60,6 @@ from .stats import (  # noqa: F401 - re-exported
 # Metric adapters: rows -> per-row scores
 # --------------------------------------------------------------------------------------------------
 
-#: rows -> {"scores": one float per row, "signature": the metric's own signature (model, options, version)}
-Adapter = Callable[[list[dict[str, Any]]], dict[str, Any]]
-
-
-def parse_metric_args(pairs: Sequence[str] | None) -> dict[str, Any]:
-    """``["n=[1,2]", "model=/path", "batch_size=8"]`` → options; values parse as JSON when they can."""
-    out: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--metric-arg {pair!r} must look like key=value (e.g. model=/path/to/model).")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
 
 
 def _lookup(row: dict[str, Any], name: str) -> Any:
@@ -124,106 +108,14 @@ def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
     return [list(r["responses"]) for r in rows]
 
 
-def _lexical_options(options: dict[str, Any], metric: str) -> dict[str, Any]:
-    """The metric's declared options (scoring is per set), checked before any scoring; the tokenizer
-    defaults to ``tevet`` (Tevet's preset, n = 1..5), the meta-evaluation protocol."""
-    from .lexical_metrics import resolve_orders
-
-    allowed = {o.name for o in registry.get(metric).options} - {"level"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ValueError(f"unknown option(s) {unknown}; known: {sorted(allowed)}.")
-    opts = {"tokenizer": "tevet", **options}
-    resolve_orders(opts["tokenizer"], opts.get("n"))
-    return opts
-
-
-def _set_scores(result: dict[str, Any]) -> dict[str, Any]:
-    return {"scores": result["scores"], "signature": result["signature"]}
-
-
-def distinct_set_adapter(options: dict[str, Any], config: str) -> Adapter:
-    """Per-set Dist-n averaged over n (``distinct_n`` with ``level="set"``; with the ``tevet`` tokenizer this
-    is Tevet's AveragedDistinctNgrams). Uses the metric's core, so no ``evaluate`` import is needed."""
-    from .lexical_metrics import compute_distinct
-
-    opts = _lexical_options(options, "distinct_n")
-    return lambda rows: _set_scores(compute_distinct(_sets(rows), level="set", **opts))
-
-
-def ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
-    """Per-set Ent-n averaged over n (entropy of the set's pooled n-gram distribution)."""
-    from .lexical_metrics import compute_ent
-
-    opts = _lexical_options(options, "ent_n")
-    return lambda rows: _set_scores(compute_ent(_sets(rows), level="set", **opts))
-
-
-def sem_ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
-    """Per-set Sem-Ent: entropy (nats) of each response set's distribution over the clusters of a semantic
-    space (default: the packaged DailyDialog space). Embeddings come from the shared per-process encoding
-    (:func:`dialeval.similarity.kernels.set_embeddings`), so Vendi and Sent-BERT on the same sets reuse them."""
-    from .modules.sem_ent import sem_ent_signature
-    from .semantic import cluster_distribution, entropy_nats, resolve_space
-    from .similarity.kernels import set_embeddings
-
-    allowed = {"space", "device", "dtype", "batch_size", "progress"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ValueError(f"unknown option(s) {unknown} for per-set Sem-Ent; known: {sorted(allowed)}.")
-    opts = dict(options)
-    space = opts.pop("space", None) or registry.get("sem_ent").resource("space")
-    if space is None:
-        raise FileNotFoundError("no semantic space: pass --metric-arg space=DIR (saved by `dialeval fit-space`).")
-    sp = resolve_space(space)
-
-    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        embs, enc = set_embeddings(_sets(rows), encoder=sp.encoder_name, **opts)
-        scores = [entropy_nats(cluster_distribution(sp.assign_embeddings(e), sp.k)) for e in embs]
-        return {"scores": scores, "signature": sem_ent_signature(sp, enc.dtype_name).replace("sem_ent|", "sem_ent|level:set|", 1)}
-
-    return score
-
-
 def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
     """Load ``name`` with ``options`` and ``compute`` each row's response set (the default adapter of a
     ``response_sets`` metric)."""
-    from .loading import load
+    from dialeval.loading import load
 
     module = load(name, **options)
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         res = module.compute(predictions=_sets(rows))
-        return {"scores": list(res["scores"]), "signature": res.get("signature")}
-
-    return score
-
-
-def _turn_texts(turns: list[Any], speaker_prefix: bool) -> list[str]:
-    """Turn texts of a FED context (``{"speaker", "text"}`` turns) or a DailyDialog++ one (plain strings)."""
-    return [t if isinstance(t, str) else f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
-
-
-def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
-    """FULL on FED rows (``config`` = the level, turn or dialog; speakers stripped unless ``speaker_prefix=True``)
-    and on DailyDialog++ rows (``config`` ``default``: turn level, each context with one response)."""
-    level = "turn" if config == "default" else config
-    from .loading import load
-
-    opts = dict(options)
-    prefix = opts.pop("speaker_prefix", False)
-    if not isinstance(prefix, bool):
-        raise ValueError(f"speaker_prefix={prefix!r}: use true (the old 'User: '/'System: ' texts) or false "
-                         "(default: the FULL paper's protocol, speakers stripped).")
-    module = load("full_followup", level, **opts)
-
-    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        if level == "turn":
-            contexts = [_turn_texts(r["context"], prefix) for r in rows]
-            responses = [f"{r['response_speaker']}: {r['response']}" if prefix and "response_speaker" in r
-                         else r["response"] for r in rows]
-            res = module.compute(contexts=contexts, predictions=responses)
-        else:
-            res = module.compute(dialogues=[_turn_texts(r["context"], prefix) for r in rows])
         return {"scores": list(res["scores"]), "signature": res.get("signature")}
 
     return score
@@ -377,7 +269,7 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
     dialog). ``round_decimals="auto"`` rounds computed scores to 3 decimals on conTest/decTest (Tevet's
     stored precision) and leaves them as they are elsewhere. ``rows`` ({config: rows}) skips loading.
     """
-    from . import datasets as dd
+    from dialeval import datasets as dd
 
     if dataset not in DEFAULT_CONFIGS:
         raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")

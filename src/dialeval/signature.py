@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._version import __version__
+from dialeval._version import __version__
 
 
 def _fmt(value: Any) -> str:

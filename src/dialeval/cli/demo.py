@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--port must be between 1 and 65535, got {args.port}.")
     if args.concurrency is not None and args.concurrency < 1:
         raise ValueError(f"--concurrency must be ≥ 1, got {args.concurrency}.")
-    from ..demo import launch
+    from dialeval.demo import launch
 
     if args.port is not None:
         _check_port_free(args.host, args.port)

@@ -19,8 +19,8 @@ def register(sub: Any) -> None:
 
 def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
     """Validated DialSpk records of a file or of ``<folder>/dialspk/<split>.jsonl``."""
-    from ..datasets._common import read_jsonl, where
-    from ..datasets.dialstory import check_dialspk
+    from dialeval.datasets._common import read_jsonl, where
+    from dialeval.datasets.dialstory import check_dialspk
 
     path = Path(data)
     if path.is_dir():
@@ -32,9 +32,9 @@ def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dialspk import baseline_predictions, speaker_accuracy
-    from ..files import atomic_write_lines, check_output_path
-    from ..signature import make_signature
+    from dialeval.dialstory.dialspk import baseline_predictions, speaker_accuracy
+    from dialeval.files import atomic_write_lines, check_output_path
+    from dialeval.signature import make_signature
 
     if args.out:
         check_output_path(args.out, inputs=[args.data], option="--out")

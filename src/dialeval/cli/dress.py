@@ -6,9 +6,9 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
-from ..encoders import BATCH_SIZE
-from ..files import atomic_write_lines, check_output_path
-from ..io import read_texts
+from dialeval.encoders import BATCH_SIZE
+from dialeval.files import atomic_write_lines, check_output_path
+from dialeval.io import read_texts
 
 
 def register(sub: Any) -> None:
@@ -50,8 +50,8 @@ def _rows(res: dict[str, Any], train: list[str] | None, gen: list[str] | None) -
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dress import dress_from_space
-    from ..semantic import SemanticSpace
+    from dialeval.semantic.dress import dress_from_space
+    from dialeval.semantic.space import SemanticSpace
 
     if args.engine == "ray":
         return run_ray(args)
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_ray(args: argparse.Namespace) -> int:
     """Both splits through :func:`dialeval.distributed.dress_weights` (labels on an actor pool)."""
-    from ..distributed import dress_weights
+    from dialeval.distributed import dress_weights
 
     if args.train is None and args.generated is None:
         raise ValueError("--engine ray weights files: give --train and/or --generated (the space's own reference "

@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from ..hub import build
+    from dialeval.hub import build
 
     repos, skipped = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel,
                            data_dir=args.data_dir, only=args.only, cache_dir=args.cache_dir,

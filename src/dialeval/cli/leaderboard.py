@@ -8,7 +8,7 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from ..leaderboard import CONFIGS
+    from dialeval.leaderboard import CONFIGS
 
     p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
     p.add_argument("--data-dir", required=True,
@@ -37,7 +37,7 @@ def _max_rows(pairs: list[str]) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..leaderboard import build
+    from dialeval.leaderboard import build
 
     if args.resamples < 1:
         raise ValueError(f"--resamples must be ≥ 1, got {args.resamples}.")

@@ -6,11 +6,11 @@ import argparse
 import math
 from typing import Any
 
-from ..files import atomic_write_json, check_output_path
+from dialeval.files import atomic_write_json, check_output_path
 
 
 def register(sub: Any) -> None:
-    from ..registry import META_DATASETS, meta_evaluable
+    from dialeval.registry import META_DATASETS, meta_evaluable
 
     p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
     p.add_argument("dataset", choices=list(META_DATASETS),
@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
     usable = ", ".join(f"{n} ({'/'.join(d.meta_datasets)})" for n, d in meta_evaluable().items())
     p.add_argument("--metric", required=True, help=f"{usable}, or column:NAME for a stored column")
     p.add_argument("--config", action="append", default=None,
-                   help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed")
+                   help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed, default for dailydialog_plusplus")
     p.add_argument("--data-dir", default=None, help="folder of the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]; fed follows the FULL "
@@ -57,7 +57,7 @@ def _parse_round(value: str) -> int | None | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
+    from dialeval.metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
 
     for option in ("out", "plot"):
         if getattr(args, option):

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import registry
-from ..files import atomic_write_json, check_output_path
-from ..io import read_rows
+from dialeval import registry
+from dialeval.files import atomic_write_json, check_output_path
+from dialeval.io import read_rows
 
 
 def register(sub: Any) -> None:
@@ -66,7 +66,7 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
 
 def _options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Per metric, the ``--metric-arg`` (and ``--tokenizer``) options it knows; an option no metric knows is an error."""
-    from ..metaeval import parse_metric_args
+    from dialeval.registry import parse_metric_args
 
     extra = parse_metric_args(args.metric_arg)
     decls = {name: registry.get(name) for name in args.metric}
@@ -84,7 +84,7 @@ def _options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def _columns(args: argparse.Namespace) -> dict[str, str]:
-    from ..distributed.columns import parse_column_args
+    from dialeval.distributed.columns import parse_column_args
 
     columns = parse_column_args(args.column)
     if args.field:
@@ -95,13 +95,13 @@ def _columns(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _for_metric(columns: dict[str, str], kind: str) -> dict[str, str]:
-    from ..distributed.columns import ROLES
+    from dialeval.distributed.columns import ROLES
 
     return {r: c for r, c in columns.items() if r in {role.name for role in ROLES[kind]}}
 
 
 def _check_roles(columns: dict[str, str], kinds: list[str]) -> None:
-    from ..distributed.columns import ROLES
+    from dialeval.distributed.columns import ROLES
 
     roles = {role.name for kind in kinds for role in ROLES[kind]}
     stray = sorted(set(columns) - roles)
@@ -112,14 +112,14 @@ def _check_roles(columns: dict[str, str], kinds: list[str]) -> None:
 def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, columns: dict[str, str],
                  source: str = "input") -> dict[str, Any]:
     """The ``compute`` inputs of ``decl`` from in-memory rows (records, or plain lines = responses)."""
-    from ..distributed.columns import (
+    from dialeval.distributed.columns import (
         TURNS,
         as_texts,
         describe_value,
         resolve_columns,
         schema_of_rows,
     )
-    from ..io import check_unicode
+    from dialeval.io import check_unicode
 
     if not rows:
         raise ValueError(f"{source}: no rows found (the input is empty).")
@@ -161,7 +161,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..distributed.columns import default_config, input_kind
+    from dialeval.distributed.columns import default_config, input_kind
 
     columns = _columns(args)
     options = _options(args)
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         plans.append((decl, config, input_kind(decl, config)))
     _check_roles(columns, [kind for _, _, kind in plans])
     results: dict[str, dict[str, Any]] = {}
-    from ..loading import load
+    from dialeval.loading import load
 
     for decl, config, kind in plans:
         inputs = local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
@@ -192,9 +192,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str, dict[str, Any]]) -> int:
     """Each metric through :func:`dialeval.distributed.score`; per-item columns to ``OUTPUT/<metric>/``."""
-    from ..distributed import score
-    from ..distributed.api import ITEM_COLUMNS
-    from ..distributed.columns import ROLES
+    from dialeval.distributed import score
+    from dialeval.distributed.api import ITEM_COLUMNS
+    from dialeval.distributed.columns import ROLES
 
     if args.input == "-":
         raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV or an export folder), "

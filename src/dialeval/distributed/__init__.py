@@ -10,6 +10,6 @@ Layout: :mod:`.columns` (input roles ↔ columns), :mod:`.states` (mergeable sta
 Ray is imported only when a job runs.
 """
 
-from .api import dress_weights, score, supported
+from dialeval.distributed.api import dress_weights, score, supported
 
 __all__ = ["dress_weights", "score", "supported"]

@@ -9,11 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import registry
-from ..encoders import BATCH_SIZE
-from . import engine
-from .columns import default_config, input_kind, resolve_columns
-from .states import (
+from dialeval import registry
+from dialeval.distributed import engine
+from dialeval.distributed.columns import default_config, input_kind, resolve_columns
+from dialeval.distributed.states import (
     ClusterState,
     MeanState,
     SpeakerState,
@@ -21,7 +20,7 @@ from .states import (
     lexical_result,
     merge_ngram_states,
 )
-from .workers import (
+from dialeval.distributed.workers import (
     FullScorer,
     NLIScorer,
     SemanticLabeler,
@@ -32,6 +31,7 @@ from .workers import (
     speaker_scores,
     speaker_state,
 )
+from dialeval.encoders import BATCH_SIZE
 
 LEXICAL = ("distinct_n", "ent_n", "low_frequency")
 #: The column each per-item metric adds (Sem-Ent: the cluster label of each response).
@@ -97,7 +97,7 @@ def score(dataset: Any, metric: str, columns: dict[str, str] | None = None, *, o
 def _check_output(output: Any, *inputs: Any) -> None:
     """Refuse, before any work, an output folder that is an input or cannot be written (local paths)."""
     if output is not None and "://" not in str(output):
-        from ..files import check_output_path
+        from dialeval.files import check_output_path
 
         check_output_path(output, inputs=[i for i in inputs if isinstance(i, (str, os.PathLike))], kind="dir")
 
@@ -141,8 +141,8 @@ def _lexical(job: Job) -> dict[str, Any]:
 
 
 def _sem_ent(job: Job) -> dict[str, Any]:
-    from ..modules.sem_ent import sem_ent_result
-    from ..semantic import SemanticSpace
+    from dialeval.semantic.sem_ent import sem_ent_result
+    from dialeval.semantic.space import SemanticSpace
 
     opts = dict(job.options)
     space = opts.pop("space", None)
@@ -174,8 +174,8 @@ def _sem_ent(job: Job) -> dict[str, Any]:
 
 
 def _dialspk(job: Job) -> dict[str, Any]:
-    from ..dialspk import accuracy_from_counts
-    from ..modules.dialspk import dialspk_signature
+    from dialeval.dialstory.dialspk import accuracy_from_counts
+    from dialeval.dialstory.dialspk_module import dialspk_signature
 
     if job.options.get("candidates") is not None:
         raise ValueError("on Ray, pass DialSpk candidates as a column (--column candidates=NAME), one list per story.")
@@ -230,8 +230,8 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
     """DRESS on Ray: ``split="train"`` adds ``cluster`` and ``weight`` = (1 − p_ref(c))^γ to every row;
     ``split="generated"`` adds ``cluster`` and ``weight`` = −1.0 for responses in head clusters (share of the
     generated set > ``threshold``), else 0.0 — one pass to label and count, one to flag. Written to ``output``."""
-    from ..dress import _check_gamma, head_clusters
-    from ..semantic import SemanticSpace
+    from dialeval.semantic.dress import _check_gamma, head_clusters
+    from dialeval.semantic.space import SemanticSpace
 
     if split not in ("train", "generated"):
         raise ValueError(f"`split` must be 'train' or 'generated', got {split!r}.")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..registry import MetricDeclaration
+from dialeval.registry import MetricDeclaration
 
 TEXT = "string"
 TEXTS = "list of strings"

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..files import atomic_directory
-from ..io import export_file, is_export_folder
-from .columns import describe_type
-from .workers import STATE, TAG
+from dialeval.distributed.columns import describe_type
+from dialeval.distributed.workers import STATE, TAG
+from dialeval.files import atomic_directory
+from dialeval.io import export_file, is_export_folder
 
 #: Rows per Ray batch: n-gram counting amortises its state over big chunks; model stages keep actors busy.
 CORPUS_ROWS = 20_000

@@ -4,7 +4,7 @@ A corpus metric over chunks = fold(merge, map(state_of_chunk)) then finish(state
 one pass over the whole corpus, because every state holds exact counts (n-gram counts, cluster
 histograms, correct/total counts). States travel as JSON strings (never pickle).
 
-- lexical metrics: :class:`dialeval.ngrams.NgramCounts` (``to_dict``/``from_dict``/``merge``);
+- lexical metrics: :class:`dialeval.lexical.ngrams.NgramCounts` (``to_dict``/``from_dict``/``merge``);
 - Sem-Ent / DRESS: :class:`ClusterState` (per-cluster counts plus the first distinct examples);
 - DialSpk: :class:`SpeakerState` (correct turns, turns, correct stories, stories);
 - per-item model metrics: :class:`MeanState` (the mean of a score column; and the signature seen).
@@ -18,10 +18,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import lexical_metrics as lexm
-from ..ngrams import NgramCounts
-from ..text import get_tokenizer
-from ..validation import check_texts
+from dialeval.lexical import core as lexm
+from dialeval.lexical.ngrams import NgramCounts
+from dialeval.text import get_tokenizer
+from dialeval.validation import check_texts
 
 # ----------------------------------------------------------------------------------------- lexical
 
@@ -38,7 +38,7 @@ class LexicalPlan:
 
 def lexical_plan(metric: str, options: dict[str, Any]) -> LexicalPlan:
     """Check the options of ``distinct_n``, ``ent_n`` or ``low_frequency`` with the validators single-process
-    compute uses (:mod:`dialeval.lexical_metrics`); ``num_workers`` (local processes) does not apply on Ray."""
+    compute uses (:mod:`dialeval.lexical.core`); ``num_workers`` (local processes) does not apply on Ray."""
     opts = {k: v for k, v in options.items() if k != "num_workers"}
     tok = opts.pop("tokenizer", "casual")
     if metric == "low_frequency":
@@ -104,7 +104,7 @@ class ClusterState:
     @classmethod
     def of(cls, labels: Sequence[int], texts: Sequence[str], k: int, per_cluster: int = 3,
            dtype: str | None = None) -> ClusterState:
-        from ..semantic import cluster_examples
+        from dialeval.semantic.space import cluster_examples
 
         counts = [0] * k
         for label in labels:
@@ -148,9 +148,9 @@ class SpeakerState:
     @classmethod
     def of(cls, predictions: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
            candidates: Sequence[Sequence[str]] | None = None) -> tuple[SpeakerState, list[float]]:
-        """Counts of a chunk of stories (checked by :func:`dialeval.dialspk.speaker_accuracy`) and its
+        """Counts of a chunk of stories (checked by :func:`dialeval.dialstory.dialspk.speaker_accuracy`) and its
         per-story accuracies."""
-        from ..dialspk import speaker_accuracy
+        from dialeval.dialstory.dialspk import speaker_accuracy
 
         out = speaker_accuracy(predictions, references, candidates)
         # exact integer counts back from the ratios (each is correct / total of small integers)

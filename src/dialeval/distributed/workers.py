@@ -18,9 +18,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..encoders import BATCH_SIZE
-from .columns import as_texts
-from .states import ClusterState, LexicalPlan, MeanState, SpeakerState, ngram_state
+from dialeval.distributed.columns import as_texts
+from dialeval.distributed.states import (
+    ClusterState,
+    LexicalPlan,
+    MeanState,
+    SpeakerState,
+    ngram_state,
+)
+from dialeval.encoders import BATCH_SIZE
 
 TAG = "__dialeval_tag"
 STATE = "state"
@@ -143,7 +149,7 @@ class SemanticLabeler:
     def __init__(self, space: str, *, column: str, output: str, weight_output: str | None = None,
                  gamma: float | None = None, device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE,
                  info_dir: str | None = None) -> None:
-        from ..semantic import SemanticSpace
+        from dialeval.semantic.space import SemanticSpace
 
         device, dtype = worker_device(device, dtype)
         self.space = SemanticSpace.load(space)
@@ -157,7 +163,7 @@ class SemanticLabeler:
                                    progress=False)
         new: dict[str, Any] = {self.output: pa.array(labels.tolist(), pa.int64())}
         if self.weight_output is not None:
-            from ..dress import dress_weights
+            from dialeval.semantic.dress import dress_weights
 
             weights = dress_weights(labels, self.space.reference_distribution, self.gamma)
             new[self.weight_output] = pa.array(weights.tolist(), pa.float64())
@@ -171,7 +177,7 @@ class FullScorer:
 
     def __init__(self, *, level: str, columns: dict[str, str], output: str, options: dict[str, Any],
                  info_dir: str | None = None) -> None:
-        from ..lm import load_lm
+        from dialeval.lm import load_lm
 
         opts = dict(options)
         opts["device"], opts["dtype"] = worker_device(opts.get("device"), opts.get("dtype"))
@@ -181,8 +187,8 @@ class FullScorer:
         self.recorder = _Recorder(info_dir, opts["device"] or "cpu")
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        from ..full import check_dialogues, check_turn_inputs
-        from ..modules.full_followup import compute_full
+        from dialeval.full.full_followup import compute_full
+        from dialeval.full.texts import check_dialogues, check_turn_inputs
 
         if self.level == "turn":
             contexts, preds = check_turn_inputs(_col(batch, self.columns["contexts"]),
@@ -200,8 +206,8 @@ class NLIScorer:
     """NLI Diversity of each response set; the classifier loads once per actor."""
 
     def __init__(self, *, column: str, output: str, options: dict[str, Any], info_dir: str | None = None) -> None:
-        from ..modules.nli_diversity import get_classifier
-        from ..nli import check_variant
+        from dialeval.nli.core import check_variant
+        from dialeval.nli.nli_diversity import get_classifier
 
         opts = dict(options)
         device, dtype = worker_device(opts.pop("device", None), opts.pop("dtype", None))
@@ -214,8 +220,8 @@ class NLIScorer:
         self.recorder = _Recorder(info_dir, device or "cpu")
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        from ..modules.nli_diversity import nli_signature
-        from ..nli import compute_nli_diversity
+        from dialeval.nli.core import compute_nli_diversity
+        from dialeval.nli.nli_diversity import nli_signature
 
         out = compute_nli_diversity(_col(batch, self.column), self.classifier, self.variant)
         self.recorder.batch_done()

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders import BATCH_SIZE, get_encoder
-from ..ngrams import iter_ngrams
-from ..runtime import ModelCache
-from ..text import get_tokenizer
-from ..validation import check_positive_ints, check_text_sets, is_int
+from dialeval.encoders import BATCH_SIZE, get_encoder
+from dialeval.lexical.ngrams import iter_ngrams
+from dialeval.runtime import ModelCache
+from dialeval.text import get_tokenizer
+from dialeval.validation import check_positive_ints, check_text_sets, is_int
 
 KERNELS = ("embedding", "ngram")
 MAX_ORDER = 10

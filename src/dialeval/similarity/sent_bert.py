@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders import BATCH_SIZE
-from ..signature import make_signature
-from .kernels import check_batch_size, check_sets, set_embeddings, unit_rows
+from dialeval.encoders import BATCH_SIZE
+from dialeval.signature import make_signature
+from dialeval.similarity.kernels import check_batch_size, check_sets, set_embeddings, unit_rows
 
 TEVET_MODEL = "sentence-transformers/bert-large-nli-stsb-mean-tokens"
 

@@ -18,10 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders import BATCH_SIZE
-from ..signature import make_signature
-from ..text import tokenizer_name
-from .kernels import (
+from dialeval.encoders import BATCH_SIZE
+from dialeval.signature import make_signature
+from dialeval.similarity.kernels import (
     check_batch_size,
     check_kernel,
     check_orders,
@@ -30,6 +29,7 @@ from .kernels import (
     set_embeddings,
     unit_rows,
 )
+from dialeval.text import tokenizer_name
 
 MAX_Q = 1000.0
 

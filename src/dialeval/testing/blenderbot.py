@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from . import train_bpe_tokenizer
+from dialeval.testing import train_bpe_tokenizer
 
 # BlenderBot's special-token layout (facebook/blenderbot-400M-distill): <pad>=0, <s>=1, </s>=2, <unk>=3.
 BLENDERBOT_SPECIALS = {"pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",

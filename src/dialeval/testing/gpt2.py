@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import train_bpe_tokenizer
+from dialeval.testing import train_bpe_tokenizer
 
 EOT = "<|endoftext|>"
 

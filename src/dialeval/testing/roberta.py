@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import train_bpe_tokenizer
+from dialeval.testing import train_bpe_tokenizer
 
 CNE = ("contradiction", "neutral", "entailment")
 ENC = ("entailment", "neutral", "contradiction")

@@ -21,10 +21,10 @@ the former single-file ``dialeval.ui``.
 
 from __future__ import annotations
 
-from ..probes import probe_encoder, probe_lm, probe_model
-from .cache import MODULES, ModuleCache
-from .devices import concurrency, gpu_decorator, pick_precision
-from .inputs import (
+from dialeval.probes import probe_encoder, probe_lm, probe_model
+from dialeval.ui.cache import MODULES, ModuleCache
+from dialeval.ui.devices import concurrency, gpu_decorator, pick_precision
+from dialeval.ui.inputs import (
     BOXES,
     KIND_BOXES,
     InputError,
@@ -37,8 +37,16 @@ from .inputs import (
     parse_sets,
     parse_speakers,
 )
-from .plots import draw, plot_dialspk, plot_full, plot_lexical, plot_nli, plot_panel, plot_sem_ent
-from .results import (
+from dialeval.ui.plots import (
+    draw,
+    plot_dialspk,
+    plot_full,
+    plot_lexical,
+    plot_nli,
+    plot_panel,
+    plot_sem_ent,
+)
+from dialeval.ui.results import (
     TABLE_HEADERS,
     format_value,
     result_rows,
@@ -47,7 +55,7 @@ from .results import (
     to_jsonable,
     write_results_file,
 )
-from .scoring import (
+from dialeval.ui.scoring import (
     INPUT_BUILDERS,
     MetricOutcome,
     availability,
@@ -57,8 +65,8 @@ from .scoring import (
     module_missing,
     run_metric,
 )
-from .uploads import UPLOAD_SUFFIXES, ParsedUpload, read_upload
-from .widgets import example_boxes, metric_widget
+from dialeval.ui.uploads import UPLOAD_SUFFIXES, ParsedUpload, read_upload
+from dialeval.ui.widgets import example_boxes, metric_widget
 
 __all__ = [
     "BOXES", "INPUT_BUILDERS", "KIND_BOXES", "MODULES", "TABLE_HEADERS", "UPLOAD_SUFFIXES", "InputError", "Limits",

@@ -13,18 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import registry
-from .._version import __version__
-from ..registry import MetricDeclaration
-from .cache import ModuleCache
-from .devices import concurrency as default_concurrency
-from .devices import gpu_decorator, pick_precision
-from .inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
-from .plots import plot_panel
-from .results import TABLE_HEADERS, result_rows, results_json, results_table
-from .scoring import MetricOutcome, availability, default_model, run_metric
-from .serving import Server, ServerPolicy, gated
-from .uploads import UPLOAD_SUFFIXES, read_upload
+from dialeval import registry
+from dialeval._version import __version__
+from dialeval.registry import MetricDeclaration
+from dialeval.ui.cache import ModuleCache
+from dialeval.ui.devices import concurrency as default_concurrency
+from dialeval.ui.devices import gpu_decorator, pick_precision
+from dialeval.ui.inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
+from dialeval.ui.plots import plot_panel
+from dialeval.ui.results import TABLE_HEADERS, result_rows, results_json, results_table
+from dialeval.ui.scoring import MetricOutcome, availability, default_model, run_metric
+from dialeval.ui.serving import Server, ServerPolicy, gated
+from dialeval.ui.uploads import UPLOAD_SUFFIXES, read_upload
 
 INPUT_ORDER = tuple(BOXES)
 PRIMARY_BOXES = ("responses", "sets", "dialogue")  # shown open; the others sit in accordions

@@ -3,8 +3,13 @@ number of requests served at once."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
+import importlib.util
 import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -18,7 +23,7 @@ def pick_precision() -> tuple[str, str | None]:
     except ImportError:  # pragma: no cover - the space extra installs torch
         return device or "cpu", dtype
     if device is None:
-        from ..runtime import resolve_device
+        from dialeval.runtime import resolve_device
 
         device = resolve_device(None).type
     if dtype is None and device.startswith("cuda"):
@@ -26,14 +31,34 @@ def pick_precision() -> tuple[str, str | None]:
     return device, dtype
 
 
+def _zerogpu_module() -> Any:
+    """Hugging Face's ZeroGPU ``spaces`` package, or ``None``. Run from a dialeval checkout root, the
+    checkout's own ``spaces/`` folder (the Space templates, marked ``DIALEVAL_SPACE_TEMPLATES``) is found
+    first as a top-level ``spaces``; look past it on ``sys.path`` for the real package."""
+    try:
+        module = importlib.import_module("spaces")
+    except ImportError:
+        return None
+    if not getattr(module, "DIALEVAL_SPACE_TEMPLATES", False):
+        return module
+    own = Path(module.__file__ or "").resolve().parent.parent
+    for entry in sys.path:
+        if Path(entry or ".").resolve() == own:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec("spaces", [entry])
+        if spec is None or spec.loader is None:
+            continue
+        real = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(real)
+        if not getattr(real, "DIALEVAL_SPACE_TEMPLATES", False):
+            return real
+    return None
+
+
 def gpu_decorator(duration: int = 120) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``spaces.GPU(duration=...)`` when the Hugging Face ``spaces`` package is installed (ZeroGPU),
-    else the identity. A local folder named ``spaces`` (a namespace package without ``GPU``) is ignored."""
-    try:
-        import spaces  # type: ignore[import-not-found]
-    except ImportError:
-        return lambda fn: fn
-    gpu = getattr(spaces, "GPU", None)
+    else the identity (also for a folder named ``spaces`` without ``GPU``)."""
+    gpu = getattr(_zerogpu_module(), "GPU", None)
     if not callable(gpu):
         return lambda fn: fn
     return gpu(duration=duration)
@@ -41,6 +66,6 @@ def gpu_decorator(duration: int = 120) -> Callable[[Callable[..., Any]], Callabl
 
 def concurrency() -> int:
     """Requests served at once: ``$DIALEVAL_CONCURRENCY`` (default 2)."""
-    from .inputs import env_int
+    from dialeval.ui.inputs import env_int
 
     return env_int("DIALEVAL_CONCURRENCY", 2)

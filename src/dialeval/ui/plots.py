@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..registry import MetricDeclaration
+from dialeval.registry import MetricDeclaration
 
 if TYPE_CHECKING:
-    from .scoring import MetricOutcome
+    from dialeval.ui.scoring import MetricOutcome
 
 
 def _figure(width: float = 6.0, height: float = 3.2) -> Any:

@@ -10,8 +10,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .. import registry
-from .scoring import MetricOutcome
+from dialeval import registry
+from dialeval.ui.scoring import MetricOutcome
 
 TABLE_HEADERS = ["metric", "score", "value", "signature", "settings"]
 DISPLAY_DECIMALS = 4

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import registry
-from ..registry import MetricDeclaration
-from .cache import MODULES, ModuleCache
-from .devices import pick_precision
-from .inputs import InputError, UIInputs
+from dialeval import registry
+from dialeval.registry import MetricDeclaration
+from dialeval.ui.cache import MODULES, ModuleCache
+from dialeval.ui.devices import pick_precision
+from dialeval.ui.inputs import InputError, UIInputs
 
 # ---------------------------------------------------------------------------------------------------
 # Inputs → compute keyword arguments, by input kind
@@ -134,7 +134,7 @@ def compute_kwargs(decl: MetricDeclaration, inputs: UIInputs, model: str | None 
 
 def probe(decl: MetricDeclaration) -> Callable[[str], str | None]:
     """The declaration's model probe (default: :func:`dialeval.probes.probe_model`)."""
-    from ..probes import probe_model
+    from dialeval.probes import probe_model
 
     return decl.probe_function() or probe_model
 
@@ -226,8 +226,8 @@ def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: Mod
     """Run one metric on parsed inputs; never raises for input, model or metric errors. ``options`` are
     extra ``compute`` options (the widget's); ``progress`` turns on the metric's progress bars (when it
     has a ``progress`` option) for the browser to follow."""
-    from ..cli import error_line, is_user_error
-    from ..runtime import Cancelled, ModelNotAvailableError
+    from dialeval.cli import error_line, is_user_error
+    from dialeval.runtime import Cancelled, ModelNotAvailableError
 
     cache = cache or MODULES
     decl = registry.get(name)

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import registry
-from ..runtime import CancelToken, cancellation, env_int
-from .inputs import InputError
+from dialeval import registry
+from dialeval.runtime import CancelToken, cancellation, env_int
+from dialeval.ui.inputs import InputError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -271,7 +271,7 @@ class SessionFiles:
 
     def write_json(self, session: Any, data: Any) -> str:
         """Write ``data`` to a new file in the session's folder and return its path (older files pruned)."""
-        from ..files import atomic_write_json
+        from dialeval.files import atomic_write_json
 
         folder, expired = self._folder(session)
         for old in expired:
@@ -334,8 +334,8 @@ def gated(server: Server, handler: Callable[..., tuple[Any, ...]],
     ``refused(message)``, the same one line the CLI would print."""
     import gradio as gr
 
-    from ..cli import error_line
-    from ..runtime import Cancelled
+    from dialeval.cli import error_line
+    from dialeval.runtime import Cancelled
 
     async def on_event(progress: Any = gr.Progress(track_tqdm=True), request: Any = None,  # noqa: B008
                        *inputs: Any) -> tuple[Any, ...]:

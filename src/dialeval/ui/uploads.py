@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .inputs import InputError, Limits, check_chars, check_sets, check_turns, human_bytes
+from dialeval.ui.inputs import InputError, Limits, check_chars, check_sets, check_turns, human_bytes
 
 
 @dataclass
@@ -71,7 +71,7 @@ def read_upload(path: str | os.PathLike, limits: Limits | None = None) -> Parsed
     - ``{"dialogue": [str, ...]}`` (also ``turns``): a dialogue (the first one is used);
     - a bare string (JSON) or a line (TXT): one response.
     """
-    from ..io import read_records
+    from dialeval.io import read_records
 
     limits = limits or Limits()
     p = Path(path)

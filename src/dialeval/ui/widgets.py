@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import registry
-from ..registry import MetricDeclaration, Option
-from .devices import concurrency, gpu_decorator
-from .inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
-from .plots import plot_panel
-from .results import TABLE_HEADERS, result_rows, results_table, to_jsonable
-from .scoring import availability, default_model, run_metric
-from .serving import ServerPolicy
+from dialeval import registry
+from dialeval.registry import MetricDeclaration, Option
+from dialeval.ui.devices import concurrency, gpu_decorator
+from dialeval.ui.inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
+from dialeval.ui.plots import plot_panel
+from dialeval.ui.results import TABLE_HEADERS, result_rows, results_table, to_jsonable
+from dialeval.ui.scoring import availability, default_model, run_metric
+from dialeval.ui.serving import ServerPolicy
 
 DEFAULT_CHOICE = "(default)"
 

@@ -1,0 +1,135 @@
+"""DailyDialog (Li et al., IJCNLP 2017) in ParlAI's JSON format, as context/response pairs.
+
+Each file is a JSON array of ``{"fold", "topic", "dialogue": [{"emotion", "act", "text"}, ...]}``.
+Every turn after the first becomes one example: the preceding turns are the ``context`` and the turn is
+the ``response`` (with its emotion and dialogue act). Sem-Ent fits its clusters on such responses.
+
+``topic``, ``emotion`` and ``act`` are ``ClassLabel`` columns whose ids follow the original release's
+numbering (shifted to start at 0): emotions 0 no_emotion … 6 surprise, acts 0 inform … 3 commissive,
+topics 0 ordinary_life … 9 finance. ParlAI's ``culture_and_educastion`` is read as ``culture_and_education``;
+a missing label is -1, an unknown one is an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from dialeval.datasets._common import (
+    STRINGS,
+    MalformedDataError,
+    find_file,
+    read_json,
+    report_skipped,
+    require_keys,
+    require_str,
+    resolve_data_dir,
+)
+
+CITATION = """@inproceedings{li-etal-2017-dailydialog,
+  title = {DailyDialog: A Manually Labelled Multi-turn Dialogue Dataset},
+  author = {Li, Yanran and Su, Hui and Shen, Xiaoyu and Li, Wenjie and Cao, Ziqiang and Niu, Shuzi},
+  booktitle = {Proceedings of IJCNLP}, year = {2017}, pages = {986--995}}
+"""
+
+EMOTIONS = ("no_emotion", "anger", "disgust", "fear", "happiness", "sadness", "surprise")
+ACTS = ("inform", "question", "directive", "commissive")
+TOPICS = ("ordinary_life", "school_life", "culture_and_education", "attitude_and_emotion", "relationship",
+          "tourism", "health", "work", "politics", "finance")
+ALIASES = {"culture_and_educastion": "culture_and_education"}  # ParlAI's spelling
+FEATURES = datasets.Features({
+    "dialogue_id": datasets.Value("int32"),
+    "turn": datasets.Value("int32"),
+    "topic": datasets.ClassLabel(names=list(TOPICS)),
+    "context": STRINGS,
+    "response": datasets.Value("string"),
+    "emotion": datasets.ClassLabel(names=list(EMOTIONS)),
+    "act": datasets.ClassLabel(names=list(ACTS)),
+})
+SPLIT_FILES = {"train": ["train.json"], "validation": ["validation.json", "valid.json"], "test": ["test.json"]}
+
+
+def label(value: Any, names: tuple[str, ...], field: str, loc: str) -> int:
+    """The class id of ``value`` among ``names`` (-1 when missing); an unknown label is malformed."""
+    if value is None or value == "":
+        return -1
+    name = ALIASES.get(str(value), str(value))
+    if name not in names:
+        raise MalformedDataError(f"{loc}: {field} {value!r} is not one of {list(names)}.")
+    return names.index(name)
+
+
+def dialogue_texts(dialog: Any, loc: str) -> list[str]:
+    """The turn texts of one ParlAI DailyDialog record (``{"dialogue": [{"text": ...}, ...]}``), checked;
+    errors name ``loc`` and the turn."""
+    if not isinstance(dialog, dict):
+        raise MalformedDataError(f"{loc}: expected an object, got {type(dialog).__name__}.")
+    require_keys(dialog, ("dialogue",), loc)
+    turns = dialog["dialogue"]
+    if not isinstance(turns, list):
+        raise MalformedDataError(f"{loc}: 'dialogue' must be a list of turns, got {type(turns).__name__}.")
+    texts = []
+    for t, turn in enumerate(turns):
+        tloc = f"{loc}, turn {t}"
+        if not isinstance(turn, dict):
+            raise MalformedDataError(f"{tloc}: expected an object with 'text', got {type(turn).__name__}.")
+        require_keys(turn, ("text",), tloc)
+        texts.append(require_str(turn["text"], "text", tloc))
+    return texts
+
+
+def dialogue_pairs(dialogues: Any, path: str | Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Context/response pairs of a ParlAI DailyDialog array, and the count of dialogues that gave none."""
+    if not isinstance(dialogues, list):
+        raise MalformedDataError(f"{path}: expected a JSON array of dialogues, got {type(dialogues).__name__}.")
+    pairs, skipped = [], {"dialogues with fewer than 2 turns": 0}
+    for d, dialog in enumerate(dialogues):
+        loc = f"{path}, dialogue {d} (0-based)"
+        texts = dialogue_texts(dialog, loc)
+        turns = dialog["dialogue"]
+        if len(texts) < 2:
+            skipped["dialogues with fewer than 2 turns"] += 1
+        topic = label(dialog.get("topic"), TOPICS, "topic", loc)
+        for t in range(1, len(texts)):
+            tloc = f"{loc}, turn {t}"
+            pairs.append({
+                "dialogue_id": d, "turn": t, "topic": topic, "context": texts[:t], "response": texts[t],
+                "emotion": label(turns[t].get("emotion"), EMOTIONS, "emotion", tloc),
+                "act": label(turns[t].get("act"), ACTS, "act", tloc),
+            })
+    return pairs, skipped
+
+
+class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
+    """DailyDialog context/response pairs; ``data_dir`` holds ParlAI's ``train/validation/test.json``
+    (splits whose file is missing are left out; at least one must exist)."""
+
+    VERSION = datasets.Version("1.1.0")  # 1.1: ClassLabel columns / standard split names
+    BUILDER_CONFIGS = [datasets.BuilderConfig(name="pairs", version=VERSION, description="context/response pairs")]
+    DEFAULT_CONFIG_NAME = "pairs"
+
+    def _info(self) -> datasets.DatasetInfo:
+        return datasets.DatasetInfo(
+            description="DailyDialog (ParlAI format) as context/response pairs.",
+            features=FEATURES, citation=CITATION, homepage="http://yanran.li/dailydialog",
+            license="CC BY-NC-SA 4.0",
+        )
+
+    def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
+        root = resolve_data_dir(self.config.data_dir, "dailydialog")
+        found: dict[str, Path] = {}
+        for split, names in SPLIT_FILES.items():
+            existing = [root / n for n in names if (root / n).is_file()]
+            if existing:
+                found[split] = existing[0]
+        if not found:
+            find_file(root, [n for names in SPLIT_FILES.values() for n in names], "DailyDialog split")
+        return [datasets.SplitGenerator(name=split, gen_kwargs={"path": path}) for split, path in found.items()]
+
+    def _generate_examples(self, path: Path) -> Any:
+        dialogues = read_json(path)
+        pairs, skipped = dialogue_pairs(dialogues, path)
+        report_skipped(path, skipped, len(dialogues))
+        yield from enumerate(pairs)

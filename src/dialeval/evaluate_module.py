@@ -1,0 +1,164 @@
+"""Shared base for dialeval's ``evaluate`` modules: default options given at load time, merged per call,
+and input checks that run before ``evaluate`` casts the inputs to Arrow (which would otherwise turn a
+bare string into characters and ``5`` into ``"5"`` without a word)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import datasets
+import evaluate
+
+from dialeval.registry import MetricDeclaration
+from dialeval.validation import check_valid_unicode
+
+
+def _kind(feature: Any) -> str | None:
+    """``"str"`` for a string column, ``"list[str]"`` for a list-of-strings column, else ``None``."""
+    if isinstance(feature, datasets.Value):
+        return "str" if feature.dtype == "string" else None
+    inner = getattr(feature, "feature", None)
+    if isinstance(inner, datasets.Value) and inner.dtype == "string":
+        return "list[str]"
+    return None
+
+
+def _matches(value: Any, kind: str) -> bool:
+    if kind == "str":
+        return isinstance(value, str)
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+
+
+class DialevalMetric(evaluate.Metric):
+    """An ``evaluate.Metric`` whose compute options can also be fixed at load time.
+
+    ``dialeval.load("distinct_n", tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
+    a ``compute(..., tokenizer=...)`` still overrides it. Unknown option names are an error at load time
+    and a warning at compute time (``evaluate.combine`` passes one set of options to every module).
+    ``OPTIONS`` maps each option to its default and ``CONFIG_NAMES`` lists the accepted configs, both
+    derived from ``DECLARATION`` (the metric's registry entry).
+    """
+
+    DECLARATION: ClassVar[MetricDeclaration | None] = None
+    OPTIONS: ClassVar[dict[str, Any]] = {}
+    CONFIG_NAMES: ClassVar[tuple[str, ...]] = ("default",)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """``OPTIONS`` and ``CONFIG_NAMES`` come from the class's ``DECLARATION`` (one place for each)."""
+        super().__init_subclass__(**kwargs)
+        decl = cls.__dict__.get("DECLARATION")
+        if decl is not None:
+            cls.OPTIONS = decl.option_defaults()
+            cls.CONFIG_NAMES = decl.configs
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        config = kwargs.get("config_name", args[0] if args else None) or "default"
+        if config not in self.CONFIG_NAMES:
+            raise ValueError(
+                f"{type(self).__name__} has configs {list(self.CONFIG_NAMES)}, got {config!r}; "
+                + ("load it without a config name." if self.CONFIG_NAMES == ("default",)
+                   else f"load it as dialeval.load(name, {self.CONFIG_NAMES[0]!r}).")
+            )
+        self.defaults: dict[str, Any] = dict(self.OPTIONS)
+        for key in list(kwargs):
+            if key in self.OPTIONS:
+                self.defaults[key] = kwargs.pop(key)
+        unknown = [k for k in kwargs if k not in _EVALUATE_INIT_ARGS]
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} got unknown option(s) {unknown}; known options: {sorted(self.OPTIONS)}."
+            )
+        super().__init__(*args, **kwargs)
+
+    def metric_info(self, features: Any, inputs_description: str, description: str | None = None
+                    ) -> evaluate.MetricInfo:
+        """``evaluate.MetricInfo`` from the declaration: summary, citation (the card's BibTeX block) and URLs
+        are declared once, there and in the card, and only read here."""
+        decl = self.DECLARATION
+        assert decl is not None, f"{type(self).__name__} has no DECLARATION"
+        return evaluate.MetricInfo(
+            description=description or f"{decl.title}: {decl.summary}.",
+            citation=decl.citation,
+            inputs_description=inputs_description,
+            features=features,
+            reference_urls=list(decl.urls),
+        )
+
+    def _input_kinds(self) -> list[dict[str, str | None]]:
+        features = self.info.features
+        formats = features if isinstance(features, list) else [features]
+        return [{name: _kind(feat) for name, feat in fmt.items()} for fmt in formats]
+
+    def _input_names(self, kinds: list[dict[str, str | None]]) -> set[str]:
+        return {name for fmt in kinds for name in fmt}
+
+    def check_inputs(self, inputs: dict[str, Any], kinds: list[dict[str, str | None]] | None = None) -> None:
+        """Clear errors for inputs of the wrong shape, before ``evaluate`` converts them."""
+        kinds = self._input_kinds() if kinds is None else kinds
+        for name, value in inputs.items():
+            if value is None or not any(name in k for k in kinds):
+                continue
+            if isinstance(value, str):
+                raise TypeError(f"`{name}` is a single string; pass a list, e.g. [{value[:30]!r}].")
+            if isinstance(value, Mapping):
+                raise TypeError(f"`{name}` is a {type(value).__name__}; pass a list (e.g. list(d.values())).")
+            if not hasattr(value, "__len__") or not hasattr(value, "__getitem__"):
+                raise TypeError(f"`{name}` must be a list, got {type(value).__name__}.")
+            if len(value) == 0:
+                raise ValueError(f"`{name}` is empty; pass at least one item.")
+            wanted = [k[name] for k in kinds if k.get(name)]
+            if not wanted:
+                continue
+            fitting = [w for w in wanted if _matches(value[0], w)] or wanted[:1]
+            for i, item in enumerate(value):
+                if not any(_matches(item, w) for w in fitting):
+                    what = "a string" if fitting[0] == "str" else "a list of strings"
+                    raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
+            check_valid_unicode(value, name)
+
+    def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
+        kinds = self._input_kinds()
+        names = self._input_names(kinds)
+        given = {k: v for k, v in inputs.items() if k in names}
+        if computing and all(v is None for v in given.values()) and getattr(self, "writer", None) is None:
+            missing = ", ".join(f"`{n}`" for n in sorted(names))
+            raise ValueError(f"{missing} missing or None: pass them to compute(), or call add_batch() first.")
+        self.check_inputs(given, kinds)
+        stray = [k for k, v in inputs.items() if k not in names and v is not None]
+        unknown = [k for k in list(kwargs) + stray if k not in self.OPTIONS and not k.startswith("_")]
+        if unknown:
+            warnings.warn(
+                f"{type(self).__name__} ignores {sorted(unknown)}: not among its inputs {sorted(names)} or "
+                f"options {sorted(self.OPTIONS)} (fine when evaluate.combine passes another module's option).",
+                UserWarning, stacklevel=3,
+            )
+
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
+        """Check the inputs (clear errors naming the field), then ``evaluate``'s compute.\n"""
+        inputs = {"predictions": predictions, "references": references}
+        names = self._input_names(self._input_kinds())
+        inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in names})
+        self._check_call(inputs, kwargs, computing=True)
+        return super().compute(**inputs, **self.options(kwargs))
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Check the inputs (clear errors naming the field), then ``evaluate``'s add_batch.\n"""
+        inputs = {"predictions": predictions, "references": references, **kwargs}
+        self._check_call(inputs, {}, computing=False)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Load-time defaults overridden by this call's options (names unknown here were warned about
+        in ``compute``; they are dropped so that ``evaluate.combine`` can share options). ``compute`` passes
+        the result on, so every ``_compute`` receives each declared option as an explicit parameter."""
+        out = dict(self.defaults)
+        out.update({k: v for k, v in kwargs.items() if k in self.OPTIONS or k.startswith("_")})
+        return out
+
+
+_EVALUATE_INIT_ARGS = {
+    "config_name", "keep_in_memory", "cache_dir", "num_process", "process_id", "seed", "experiment_id",
+    "hash", "max_concurrent_cache_files", "timeout",
+}

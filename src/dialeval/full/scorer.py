@@ -1,0 +1,343 @@
+"""FULL with a model: :class:`FollowupScorer` encodes each history once and scores all follow-ups together
+in length-sorted batches (seq2seq models reuse the encoder output and its cross-attention keys/values for
+every follow-up; causal models run the history once and share its past key/values), and
+:func:`full_scores` runs it end to end. The texts, truncation and aggregation are the pure functions of
+:mod:`dialeval.full.texts` (De Bruyn et al. 2022).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dialeval.full.formulation import (
+    AGGREGATIONS,
+    chat_pieces,
+    check_formulation,
+    default_formulation,
+    followup_nll,
+)
+from dialeval.full.texts import (
+    COMPAT_MODES,
+    FOLLOW_UPS,
+    FULL_0_0_3_FOLLOW_UPS,
+    PACKAGE_LOOKBACK,
+    aggregate_followups,
+    check_follow_ups,
+    followup_values,
+    keep_last_tokens,
+    package_history_text,
+    package_turns,
+    recent_turns_fitting,
+)
+from dialeval.runtime import run_batched
+
+# --------------------------------------------------------------------------------------------------
+# Model scoring
+# --------------------------------------------------------------------------------------------------
+
+class FollowupScorer:
+    """Mean per-token NLL of every follow-up after every history, with one history encoding per item.
+
+    ``lm`` is a :class:`dialeval.lm.LoadedLM`. ``separator`` is written after each turn in default mode;
+    ``max_length`` caps the history (default: the model's limit, at most 1024 tokens for causal models);
+    ``None`` takes the measured default of the model kind or offline model
+    (:func:`dialeval.full.formulation.default_formulation`). Causal LMs only:
+    ``follow_up_prefix`` (e.g. ``"User: "``) is written after the history and conditioned on, not scored;
+    ``chat_template=True`` writes the history with the tokenizer's chat template and the follow-up as the
+    next user message (:func:`dialeval.full.formulation.chat_pieces`). Both are kept when truncating.
+    """
+
+    def __init__(self, lm: Any, *, separator: str | None = None, max_length: int | None = None,
+                 compat: str | None = None, lookback: int = PACKAGE_LOOKBACK, follow_up_prefix: str = "",
+                 chat_template: bool = False) -> None:
+        if compat is not None and compat not in COMPAT_MODES:
+            raise ValueError(f"`compat`={compat!r} is not known; use None or one of {COMPAT_MODES}.")
+        if compat and lm.kind != "seq2seq":
+            raise ValueError(f"compat={compat!r} reproduces the `full` package, which only runs seq2seq models "
+                             f"(BlenderBot); {lm.name!r} is a causal LM. Use compat=None.")
+        if separator is not None and not isinstance(separator, str):
+            raise TypeError(f"`separator` must be a string or None (the model kind's default), got "
+                            f"{type(separator).__name__}.")
+        if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 8):
+            raise ValueError(f"`max_length` must be an int ≥ 8 (tokens) or None, got {max_length!r}.")
+        if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 1:
+            raise ValueError(f"`lookback` must be an int ≥ 1, got {lookback!r}.")
+        check_formulation(lm, compat, follow_up_prefix, chat_template)
+        self.follow_up_prefix = follow_up_prefix
+        self.chat_template = chat_template
+        self.lm = lm
+        self.model = lm.model
+        self.kind = lm.kind
+        self.defaults = default_formulation(lm.kind, compat, getattr(lm, "offline", None))
+        self.separator = separator if separator is not None else self.defaults["separator"]
+        self.compat = compat
+        self.lookback = lookback
+        self.tokenizer = lm.tokenizer
+        if compat:
+            self.tokenizer = _compat_tokenizer(lm)
+        self.max_length = max_length or self._model_limit()
+
+    # ---- limits and encoding -------------------------------------------------------------------
+
+    def _model_limit(self) -> int:
+        cfg = self.model.config
+        limits = [getattr(cfg, k, None) for k in ("max_position_embeddings", "n_positions")]
+        tok_max = getattr(self.tokenizer, "model_max_length", None)
+        if tok_max and tok_max < 1_000_000:
+            limits.append(tok_max)
+        limits = [v for v in limits if isinstance(v, int) and v > 0]
+        limit = min(limits) if limits else 1024
+        cap = self.defaults["max_length"]
+        return limit if cap is None else min(limit, cap)
+
+    @property
+    def device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    def encode_follow_ups(self, follow_ups: Sequence[str]) -> list[list[int]]:
+        """Token ids scored for each follow-up: seq2seq labels (with the tokenizer's end token ``</s>``, as
+        the package does); for causal models the follow-up's own tokens, without special tokens."""
+        if self.compat:  # the package: tokenizer(f, truncation=True) under as_target_tokenizer() (a no-op there)
+            out = [list(self.tokenizer(f, truncation=True)["input_ids"]) for f in follow_ups]
+        elif self.kind == "seq2seq":
+            out = [list(self.tokenizer(text_target=f)["input_ids"]) for f in follow_ups]
+        else:
+            out = [list(self.tokenizer(f, add_special_tokens=False)["input_ids"]) for f in follow_ups]
+        for f, ids in zip(follow_ups, out):
+            if not ids:
+                raise ValueError(f"follow-up {f!r} tokenizes to nothing.")
+        return out
+
+    def encode_history(self, turns: Sequence[str], budget: int) -> list[int]:
+        """Default mode: turns joined by ``separator`` (causal: each turn followed by it), tokenized as one
+        text. The oldest turns are dropped to fit ``budget`` tokens (lengths estimated turn by turn, an
+        upper bound for byte-level BPE); the last turn is always kept, its oldest tokens cut if it alone is
+        too long."""
+        tok = self.tokenizer
+        sep = self.separator
+        causal = self.kind == "causal"
+        cue = self.follow_up_prefix
+        if self.chat_template:
+            pieces, cue = chat_pieces(self._render_chat, turns)
+        elif causal:
+            pieces = [t + sep for t in turns]
+        else:
+            pieces = [t if i == 0 else sep + t for i, t in enumerate(turns)]
+        lengths = [len(ids) for ids in tok(pieces, add_special_tokens=False)["input_ids"]]
+        prefix, suffix = self._special_tokens()
+        if causal:
+            suffix = list(tok(cue, add_special_tokens=False)["input_ids"]) if cue else []  # never an end token
+        start = recent_turns_fitting(lengths, budget - len(prefix) - len(suffix))
+        text = "".join(pieces[start:]) if causal else sep.join(turns[start:])
+        ids = list(tok(text, add_special_tokens=False)["input_ids"])
+        return keep_last_tokens(ids, budget, prefix, suffix)
+
+    def _render_chat(self, messages: list[dict[str, str]]) -> str:
+        """The tokenizer's chat template as text, without the BOS token the tokenizer adds itself."""
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False)
+        bos = getattr(self.tokenizer, "bos_token", None)
+        return text[len(bos):] if bos and self._special_tokens()[0] and text.startswith(bos) else text
+
+    def _special_tokens(self) -> tuple[list[int], list[int]]:
+        """The special tokens the tokenizer puts before and after a text (BlenderBot appends ``</s>``)."""
+        if not hasattr(self, "_specials"):
+            tok = self.tokenizer
+            with_specials = list(tok("a", add_special_tokens=True)["input_ids"])
+            bare = list(tok("a", add_special_tokens=False)["input_ids"])
+            self._specials = _split_specials(with_specials, bare, list(tok("", add_special_tokens=True)["input_ids"]))
+        return self._specials
+
+    def encode_package_history(self, turns: Sequence[str]) -> list[int]:
+        """compat mode: the package's text and right-side truncation at the tokenizer maximum."""
+        text = package_history_text(turns, lookback=len(turns))
+        return list(self.tokenizer(text, truncation=True)["input_ids"])
+
+    # ---- scoring ---------------------------------------------------------------------------------
+
+    def score(self, histories: Sequence[Sequence[str]], follow_ups: Sequence[str], *, batch_size: int = 16,
+              max_tokens: int | None = None, progress: bool | None = None) -> np.ndarray:
+        """``[len(histories), len(follow_ups)]`` mean per-token NLLs (nats).
+
+        ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
+        the caller applies the package's 50-turn lookback (:func:`package_turns`).
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be an int ≥ 1, got {batch_size!r}.")
+        f_ids = self.encode_follow_ups(follow_ups)
+        if self.kind == "seq2seq":
+            budget = self.max_length
+        else:
+            budget = self.max_length - max(len(f) for f in f_ids)
+            if budget < 8:
+                raise ValueError(f"`max_length`={self.max_length} leaves no room for the history after the follow-ups.")
+        if self.compat:
+            items = [self.encode_package_history(h) for h in histories]
+        else:
+            items = [self.encode_history(h, budget) for h in histories]
+        step = self._seq2seq_step if self.kind == "seq2seq" else self._causal_step
+        rows = run_batched(items, lambda batch: step(batch, f_ids), lengths=[len(i) for i in items],
+                           batch_size=batch_size, max_tokens=max_tokens, desc="FULL follow-ups", progress=progress)
+        return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
+
+    def _followup_tensors(self, f_ids: list[list[int]], pad_id: int) -> tuple[Any, Any]:
+        import torch
+
+        width = max(len(f) for f in f_ids)
+        labels = torch.full((len(f_ids), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(f_ids), width), dtype=torch.bool)
+        for k, f in enumerate(f_ids):
+            labels[k, : len(f)] = torch.tensor(f)
+            mask[k, : len(f)] = True
+        return labels.to(self.device), mask.to(self.device)
+
+    def _seq2seq_step(self, batch: list[list[int]], f_ids: list[list[int]]) -> list[list[float]]:
+        """Encode the batch's histories once; run the decoder's start token once per item (computing the
+        cross-attention keys/values), then every follow-up on a copy of that cache."""
+        import torch
+        from transformers.modeling_outputs import BaseModelOutput
+
+        model, cfg = self.model, self.model.config
+        pad = cfg.pad_token_id if cfg.pad_token_id is not None else 0
+        n_items, n_f = len(batch), len(f_ids)
+        width = max(len(h) for h in batch)
+        input_ids = torch.full((n_items, width), pad, dtype=torch.long)
+        attn = torch.zeros((n_items, width), dtype=torch.long)
+        for b, h in enumerate(batch):
+            input_ids[b, : len(h)] = torch.tensor(h)
+            attn[b, : len(h)] = 1
+        input_ids, attn = input_ids.to(self.device), attn.to(self.device)
+        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attn).last_hidden_state
+        labels, lmask = self._followup_tensors(f_ids, pad)
+        start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else pad
+        start_ids = torch.full((n_items, 1), start, dtype=torch.long, device=self.device)
+        out = model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden), attention_mask=attn,
+                    decoder_input_ids=start_ids, use_cache=True)
+        total = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[:, labels[:, 0]]  # log p(f_0 | h): [items, F]
+        if labels.shape[1] > 1:
+            cache = out.cache
+            _repeat_cache(cache, n_f)
+            # follow-ups are right-padded and the decoder is causal: padding never reaches a scored position
+            out2 = model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden.repeat_interleave(n_f, dim=0)),
+                         attention_mask=attn.repeat_interleave(n_f, dim=0), decoder_input_ids=labels[:, :-1].repeat(n_items, 1),
+                         cache=cache, use_cache=True)
+            logp = torch.log_softmax(out2.logits.float(), dim=-1)
+            rest = logp.gather(-1, labels[:, 1:].repeat(n_items, 1).unsqueeze(-1)).squeeze(-1)
+            total = total + (rest * lmask[:, 1:].repeat(n_items, 1)).sum(-1).view(n_items, n_f)
+        return (-total / lmask.sum(-1).to(total.dtype)).double().cpu().tolist()
+
+    def _causal_step(self, batch: list[list[int]], f_ids: list[list[int]]) -> list[list[float]]:
+        """Run the (left-padded) histories once, then every follow-up on a copy of their key/value cache."""
+        import torch
+
+        model, cfg = self.model, self.model.config
+        pad = cfg.pad_token_id if cfg.pad_token_id is not None else (cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else 0)
+        n_items, n_f = len(batch), len(f_ids)
+        width = max(len(h) for h in batch)
+        input_ids = torch.full((n_items, width), pad, dtype=torch.long)
+        attn = torch.zeros((n_items, width), dtype=torch.long)
+        for b, h in enumerate(batch):
+            input_ids[b, width - len(h):] = torch.tensor(h)
+            attn[b, width - len(h):] = 1
+        input_ids, attn = input_ids.to(self.device), attn.to(self.device)
+        positions = (attn.cumsum(-1) - 1).clamp(min=0)
+        out = model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True,
+                    logits_to_keep=1)
+        labels, lmask = self._followup_tensors(f_ids, pad)
+        # log p(f_0 | h) from the last history position (left padding puts every history's end there)
+        first_lp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[:, labels[:, 0]]  # [items, F]
+        total = first_lp.clone()
+        if labels.shape[1] > 1:
+            cache = out.cache
+            _repeat_cache(cache, n_f)
+            f_in = labels[:, :-1].repeat(n_items, 1)
+            f_mask = lmask[:, :-1].repeat(n_items, 1).long()
+            full_mask = torch.cat([attn.repeat_interleave(n_f, dim=0), f_mask], dim=1)
+            f_pos = attn.sum(-1).repeat_interleave(n_f, dim=0).unsqueeze(1) + torch.arange(
+                f_in.shape[1], device=self.device).unsqueeze(0)
+            out2 = model(input_ids=f_in, attention_mask=full_mask, position_ids=f_pos, cache=cache,
+                         use_cache=True)
+            logp = torch.log_softmax(out2.logits.float(), dim=-1)
+            tgt = labels[:, 1:].repeat(n_items, 1)
+            rest = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1) * lmask[:, 1:].repeat(n_items, 1)
+            total = total + rest.sum(-1).view(n_items, n_f)
+        lengths = lmask.sum(-1).to(total.dtype)
+        return (-total / lengths).double().cpu().tolist()
+
+
+def _split_specials(with_specials: list[int], bare: list[int], specials_only: list[int]) -> tuple[list[int], list[int]]:
+    """Split the special tokens a tokenizer adds around ``bare`` into (prefix, suffix)."""
+    n = len(bare)
+    for i in range(len(with_specials) - n + 1):
+        if with_specials[i:i + n] == bare:
+            return with_specials[:i], with_specials[i + n:]
+    return [], list(specials_only)
+
+
+def _repeat_cache(cache: Any, repeats: int) -> None:
+    """Repeat every batch row of a transformers KV cache ``repeats`` times in place (row b → b*repeats…)."""
+    if hasattr(cache, "batch_repeat_interleave"):
+        cache.batch_repeat_interleave(repeats)
+        return
+    raise RuntimeError(f"cannot share the key/value cache of type {type(cache).__name__} across follow-ups.")
+
+
+def _compat_tokenizer(lm: Any) -> Any:
+    """The tokenizer as ``full`` 0.0.3.1 loads it: ``add_prefix_space=True, truncation_side="right"``.
+    Kept on the loaded LM, so it lives exactly as long as the LM's entry in the model cache."""
+    tok = getattr(lm, "compat_tokenizer", None)
+    if tok is None:
+        from transformers import AutoTokenizer
+
+        from dialeval.runtime import load_pretrained
+
+        tok = load_pretrained(AutoTokenizer, lm.path, what="tokenizer", add_prefix_space=True,
+                              truncation_side="right")
+        lm.compat_tokenizer = tok
+    return tok
+
+
+# --------------------------------------------------------------------------------------------------
+# End-to-end
+# --------------------------------------------------------------------------------------------------
+
+def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: Sequence[str] | None = None,
+                compat: str | None = None, separator: str | None = None, max_length: int | None = None,
+                lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
+                progress: bool | None = None, follow_up_prefix: str = "", chat_template: bool = False,
+                aggregation: str | None = None) -> dict[str, Any]:
+    """Score validated histories (turn level: context turns + response) and aggregate.
+
+    Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
+    in compat mode), ``follow_ups``, the mean ``full_followup`` and the text settings that ran
+    (``max_length``, ``separator``, ``aggregation``). ``aggregation="sum"`` scores each follow-up by its total
+    NLL instead of the per-token mean (default mode only); ``None`` options take the model kind's default
+    (:data:`dialeval.full.formulation.DEFAULT_FORMULATION`).
+    """
+    if aggregation is None:
+        aggregation = default_formulation(lm.kind, compat, getattr(lm, "offline", None))["aggregation"]
+    fus = check_follow_ups(follow_ups) if follow_ups is not None else (FULL_0_0_3_FOLLOW_UPS if compat else FOLLOW_UPS)
+    if aggregation not in AGGREGATIONS or (compat and aggregation != "mean"):
+        raise ValueError(f"`aggregation`={aggregation!r}: use one of {AGGREGATIONS} (compat mode: 'mean').")
+    scorer = FollowupScorer(lm, separator=separator, max_length=max_length, compat=compat, lookback=lookback,
+                            follow_up_prefix=follow_up_prefix, chat_template=chat_template)
+    if compat:
+        # the package keeps `lookback` context turns plus the response (turn level) or `lookback` turns (dialog)
+        histories = [package_turns(h[:-1], h[-1], lookback) if level == "turn" else package_turns(h, None, lookback)
+                     for h in histories]
+    nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
+    if not compat:
+        nll = followup_nll(nll, [len(f) for f in scorer.encode_follow_ups(fus)], aggregation)
+    values = followup_values(nll, compat)
+    scores = aggregate_followups(values)
+    return {
+        "full_followup": float(np.mean(scores)),
+        "scores": scores.tolist(),
+        "follow_up_scores": values.tolist(),
+        "follow_ups": list(fus),
+        "max_length": scorer.max_length,
+        "separator": scorer.separator,
+        "aggregation": aggregation,
+    }
