@@ -95,12 +95,21 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
-def test_command_writes_resumes_and_refuses(shared_data, tmp_path):
-    out = tmp_path / "board"
-    args = ["--data-dir", str(shared_data), "--dataset", "contest", "--metric", "distinct_n", "--metric", "ent_n",
+def _args(shared_data, out) -> list[str]:
+    return ["--data-dir", str(shared_data), "--dataset", "contest", "--metric", "distinct_n", "--metric", "ent_n",
             "--resamples", "30", "--out", str(out)]
-    first = _run(*args)
+
+
+@pytest.fixture(scope="module")
+def board_dir(shared_data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("leaderboard") / "board"
+    first = _run(*_args(shared_data, out))
     assert first.returncode == 0, first.stderr
+    return out
+
+
+def test_command_writes_resumes_and_refuses(shared_data, board_dir, tmp_path):
+    out, args = board_dir, _args(shared_data, board_dir)
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     assert {r["metric"] for r in board["rows"]} == {"distinct_n", "ent_n"} and len(board["rows"]) == 10
     for row in board["rows"]:
@@ -142,3 +151,30 @@ def test_done_when_command_contest(shared_data, tmp_path):
     pairs = {(p["metric_a"], p["metric_b"]) for p in board["pairs"]}
     assert pairs == {("distinct_n", "sem_ent"), ("distinct_n", "vendi_score"), ("sem_ent", "vendi_score")}
     assert len(board["pairs"]) == 15 and all(p["p_bootstrap"] is not None for p in board["pairs"])
+
+
+def test_hub_build_writes_the_leaderboard_dataset(board_dir, tmp_path):
+    from huggingface_hub import DatasetCard, ModelCard
+
+    from dialeval import hub
+
+    repos, _ = hub.build("acme", tmp_path / "hub", from_index=True, only=[], leaderboard=board_dir)
+    folder = tmp_path / "hub" / "datasets" / "dialeval-leaderboard"
+    assert [(r.repo_id, r.repo_type, r.folder) for r in repos] == [("acme/dialeval-leaderboard", "dataset", folder)]
+    board = json.loads((board_dir / "leaderboard.json").read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in (folder / "data" / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows == board["rows"] and (folder / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+    card = DatasetCard.load(folder / "README.md")
+    assert [c["config_name"] for c in card.data.to_dict()["configs"]] == ["rows", "pairs"]
+    for metric in ("distinct_n", "ent_n"):
+        model_card = ModelCard("---\n" + (folder / "eval_results" / f"{metric}.yaml").read_text(encoding="utf-8") + "---\n")
+        results = model_card.data.eval_results
+        mine = [r for r in board["rows"] if r["metric"] == metric]
+        assert len(results) == len(mine) == 5
+        for res, row in zip(results, mine):
+            assert res.metric_value == round(row["value"], 4) and res.dataset_config == row["config"]
+            assert res.metric_type == {"spearman": "spearmanr", "oca": "accuracy"}[row["statistic"]]
+            assert res.source_url == "https://huggingface.co/datasets/acme/dialeval-leaderboard"
+    assert "upload acme/dialeval-leaderboard" in (tmp_path / "hub" / "upload.sh").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="is inside --out"):
+        hub.build("acme", board_dir.parent, from_index=True, only=[], leaderboard=board_dir)

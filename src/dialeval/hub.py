@@ -7,6 +7,7 @@ Layout of ``OUT``::
                             script, its card, app.py, requirements.txt and the vendored wheel
     spaces/dialeval-demo/   the demo Space (every metric at once)
     datasets/<name>/        the dataset repos (the ``dialeval datasets export`` layout)
+    datasets/dialeval-leaderboard/  with ``leaderboard=``: the leaderboard table, plot and eval_results YAML
     upload.sh               the ``hf upload`` commands (``huggingface-cli upload`` in huggingface_hub < 1),
                             also printed
 
@@ -287,6 +288,14 @@ def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None
     return HubRepo(f"{org}/{name}", "dataset", folder)
 
 
+def write_leaderboard_repo(source: str | Path, folder: Path, org: str) -> HubRepo:
+    """The leaderboard dataset (``dialeval leaderboard --out SOURCE``): rows, pairs, plot, card and each
+    metric's model-index ``eval_results`` YAML (:func:`dialeval.leaderboard.write_hub_dataset`)."""
+    from dialeval.leaderboard import write_hub_dataset
+
+    return HubRepo(write_hub_dataset(source, folder, org), "dataset", folder)
+
+
 # -- everything -------------------------------------------------------------------------------------
 def repo_names() -> list[str]:
     """Every repo ``build`` can write: the declared metrics, the demo, then the datasets."""
@@ -331,9 +340,11 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
           data_dir: str | Path | None = None, only: Iterable[str] | None = None,
-          cache_dir: str | Path | None = None, wheel_by_url: bool = False) -> tuple[list[HubRepo], list[str]]:
+          cache_dir: str | Path | None = None, wheel_by_url: bool = False,
+          leaderboard: str | Path | None = None) -> tuple[list[HubRepo], list[str]]:
     """Write the Hub folders under ``out`` (see the module docstring); returns the repos written and the
-    datasets skipped (with why). ``only`` restricts to some of :func:`repo_names`."""
+    datasets skipped (with why). ``only`` restricts to some of :func:`repo_names`; ``leaderboard`` (a
+    ``dialeval leaderboard`` output folder) adds the ``datasets/dialeval-leaderboard`` folder."""
     import os
 
     _check_org(org)
@@ -345,6 +356,8 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
     data_root = Path(data_dir) if data_dir else (Path(os.environ["DIALEVAL_DATA_DIR"])
                                                  if os.environ.get("DIALEVAL_DATA_DIR") else None)
     out = Path(out).resolve()
+    if leaderboard is not None and (out == Path(leaderboard).resolve() or out in Path(leaderboard).resolve().parents):
+        raise ValueError(f"--leaderboard {str(leaderboard)!r} is inside --out {str(out)!r}, which is replaced; move one.")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
@@ -353,6 +366,8 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
             install = Install(wheel_path, by_url=wheel_by_url)
         repos, skipped = _write_all(tmp, org, install, names, data_root, cache_dir)
+        if leaderboard is not None:
+            repos.append(write_leaderboard_repo(leaderboard, tmp / "datasets" / "dialeval-leaderboard", org))
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"

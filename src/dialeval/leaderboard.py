@@ -294,3 +294,71 @@ def write_outputs(folder: Path, report: dict[str, Any]) -> None:
     atomic_write_text(folder / "leaderboard.md", markdown(report))
     if report["rows"]:
         atomic_write_bytes(folder / "leaderboard.png", plot_png(report))
+
+
+# -- publishing: a Hub dataset folder and model-index ``eval_results`` ---------------------------------
+HUB_NAME = "dialeval-leaderboard"
+STAT_TYPES = {"spearman": "spearmanr", "oca": "accuracy", "auc": "roc_auc"}
+
+
+def read_report(folder: str | os.PathLike) -> dict[str, Any]:
+    """The ``leaderboard.json`` an earlier ``dialeval leaderboard --out FOLDER`` wrote."""
+    path = Path(folder).expanduser() / "leaderboard.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{str(path)!r} is missing; give the --out folder of `dialeval leaderboard`.")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(report, dict) or report.get("generator") != "dialeval leaderboard" or "rows" not in report:
+        raise ValueError(f"{str(path)!r} was not written by `dialeval leaderboard`.")
+    return report
+
+
+def eval_results_yaml(report: dict[str, Any], metric: str, org: str) -> str:
+    """The model-card ``model-index`` YAML (``eval_results``) of ``metric``'s leaderboard rows: one result per
+    dataset config, target and statistic, pointing at the leaderboard dataset as its source."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    results = [EvalResult(
+        task_type="text-generation", task_name="meta-evaluation: agreement with human judgements",
+        dataset_type=f"{org}/{r['dataset']}", dataset_name=r["dataset"], dataset_config=r["config"], dataset_split="test",
+        metric_type=STAT_TYPES.get(r["statistic"], r["statistic"]), metric_value=round(r["value"], 4),
+        metric_name=f"{r['statistic']} with {r['target']}", metric_config=r["target"],
+        metric_args={"ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["n"]}, verified=False,
+        source_name="dialeval leaderboard", source_url=f"https://huggingface.co/datasets/{org}/{HUB_NAME}",
+    ) for r in report["rows"] if r["metric"] == metric and r["value"] is not None]
+    return ModelCardData(model_name=metric, eval_results=results).to_yaml() + "\n"
+
+
+def hub_card(report: dict[str, Any], org: str) -> str:
+    """The dataset card: front matter with the two configs (rows, pairs), then the Markdown table."""
+    import yaml
+
+    meta = {"license": "mit", "pretty_name": "dialeval leaderboard", "tags": ["evaluation", "dialogue", "leaderboard"],
+            "configs": [{"config_name": "rows", "data_files": "data/rows.jsonl", "default": True},
+                        {"config_name": "pairs", "data_files": "data/pairs.jsonl"}]}
+    usage = (f'```python\nfrom datasets import load_dataset\nrows = load_dataset("{org}/{HUB_NAME}", "rows", split="train")\n'
+             f'pairs = load_dataset("{org}/{HUB_NAME}", "pairs", split="train")\n```\n')
+    return (f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n\n# dialeval leaderboard\n\nEvery dialeval metric against "
+            "human judgements (conTest/decTest, FED, DailyDialog++), with bootstrap intervals and paired tests for each "
+            "pair of metrics, written by `dialeval leaderboard`. `eval_results/<metric>.yaml` holds each metric's "
+            f"results as model-card `model-index` YAML.\n\n{usage}\n![leaderboard](leaderboard.png)\n\n{markdown(report)}")
+
+
+def write_hub_dataset(source: str | os.PathLike, folder: Path, org: str) -> str:
+    """Write the leaderboard of ``source`` (a ``dialeval leaderboard`` output) as a Hub dataset folder:
+    ``data/rows.jsonl``, ``data/pairs.jsonl``, ``leaderboard.json``/``.md``/``.png``, ``eval_results/<metric>.yaml``
+    and the card. Returns the repo id."""
+    report = _json_safe(read_report(source))
+    folder.mkdir(parents=True)
+    (folder / "data").mkdir()
+    (folder / "data" / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in report["rows"]), encoding="utf-8")
+    (folder / "data" / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in report["pairs"]), encoding="utf-8")
+    (folder / "leaderboard.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    (folder / "leaderboard.md").write_text(markdown(report), encoding="utf-8")
+    png = Path(source).expanduser() / "leaderboard.png"
+    if png.is_file():
+        (folder / "leaderboard.png").write_bytes(png.read_bytes())
+    (folder / "eval_results").mkdir()
+    for metric in dict.fromkeys(r["metric"] for r in report["rows"]):
+        (folder / "eval_results" / f"{metric}.yaml").write_text(eval_results_yaml(report, metric, org), encoding="utf-8")
+    (folder / "README.md").write_text(hub_card(report, org), encoding="utf-8")
+    return f"{org}/{HUB_NAME}"

@@ -25,6 +25,8 @@ def register(sub: Any) -> None:
     b.add_argument("--only", nargs="+", default=None, metavar="NAME",
                    help="only these repos (metric names, dialeval-demo, dataset names)")
     b.add_argument("--cache-dir", default=None, help="datasets cache folder for the dataset exports")
+    b.add_argument("--leaderboard", default=None, metavar="DIR",
+                   help="also write datasets/dialeval-leaderboard from this `dialeval leaderboard --out` folder")
     b.set_defaults(func=run_build)
 
 
@@ -33,7 +35,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     repos, skipped = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel,
                            data_dir=args.data_dir, only=args.only, cache_dir=args.cache_dir,
-                           wheel_by_url=args.wheel_url)
+                           wheel_by_url=args.wheel_url, leaderboard=args.leaderboard)
     for reason in skipped:
         print(f"skipped dataset {reason}")
     print(f"wrote {len(repos)} folders under {args.out}; publish them with (also in upload.sh):")
