@@ -68,15 +68,22 @@ def offline_reason(decl: registry.MetricDeclaration) -> str | None:
     return probe(decl.models[0])
 
 
+#: Stored columns of the authors' own metric values, scored as rows of their own (``column:NAME``): they
+#: reproduce the published conTest numbers (human absolute scores, Tevet & Berant's Sent-BERT).
+REFERENCE_COLUMNS = {"contest": ("column:metrics.abs_hds_mean", "column:metrics.SentBert")}
+
+
 def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = None) -> tuple[list[tuple[str, str, str]], list[dict[str, str]]]:
-    """``[(metric, dataset, config)]`` to score and ``[{"metric", "reason"}]`` skipped, from the registry."""
+    """``[(metric, dataset, config)]`` to score and ``[{"metric", "reason"}]`` skipped, from the registry. Without
+    ``metrics``: every declared metric plus the :data:`REFERENCE_COLUMNS`; ``column:NAME`` asks for a stored column."""
     usable = registry.meta_evaluable()
     for d in datasets or ():
         if d not in CONFIGS:
             raise ValueError(f"--dataset {d!r} is not known; use one of {sorted(CONFIGS)}.")
     for m in metrics or ():
-        if m not in usable:
-            raise ValueError(f"--metric {m!r} has no human-judged dataset here; use one of {sorted(usable)}.")
+        if m not in usable and not m.startswith("column:"):
+            raise ValueError(f"--metric {m!r} has no human-judged dataset here; use one of {sorted(usable)} or "
+                             "column:NAME (a stored contest column, e.g. column:metrics.SentBert).")
     tasks, skipped = [], []
     for name, decl in usable.items():
         if metrics and name not in metrics:
@@ -89,6 +96,9 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
             skipped.append({"metric": name, "reason": reason})
             continue
         tasks += [(name, d, c) for d in wanted for c in CONFIGS[d]]
+    columns = [m for m in metrics or () if m.startswith("column:")] or ([] if metrics else list(REFERENCE_COLUMNS["contest"]))
+    if columns and (not datasets or "contest" in datasets):
+        tasks += [(col, "contest", c) for col in columns for c in CONFIGS["contest"]]
     if not tasks:
         raise ValueError("nothing to score: no requested metric runs here on the requested datasets"
                          + (f" (skipped: {'; '.join(s['metric'] + ': ' + s['reason'] for s in skipped)})" if skipped else "."))
@@ -105,7 +115,7 @@ def _cached_scores(cache: Path, metric: str, dataset: str, config: str, rows: li
     and dialeval version, else computed and stored (atomically)."""
     key = {"metric": metric, "dataset": dataset, "config": config, "rows": _rows_fingerprint(rows),
            "version": __version__}
-    path = cache / f"{metric}__{dataset}__{config}.json"
+    path = cache / f"{metric.replace(':', '-')}__{dataset}__{config}.json"
     if path.is_file():
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
