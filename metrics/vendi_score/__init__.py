@@ -15,7 +15,7 @@ METRIC = declare(
     options=(
         Option("kernel", "embedding", "str", "embedding (cosine of sentence embeddings) or ngram (cosine of "
                "n-gram counts, averaged over orders)", choices=("embedding", "ngram"), widget=True),
-        Option("q", 1.0, "any", "order of the entropy: 0 to 1000 or 'inf' (1 = Shannon)", widget=True),
+        Option("q", 1.0, "float", "order of the entropy: 0 to 1000 or inf (1 = Shannon)", widget=True),
         Option("n", None, "ints", "n-gram orders of the ngram kernel (default 1,2,3,4; each 1 to 10)"),
         Option("tokenizer", "casual", "str", "tokenizer of the ngram kernel",
                choices=("casual", "whitespace", "char", "tevet")),

@@ -35,12 +35,19 @@ MAX_Q = 1000.0
 
 
 def check_q(q: Any) -> float:
-    """The order q: a number in [0, 1000] or ``inf``/``"inf"``."""
-    if q == "inf" or (isinstance(q, float) and q == math.inf):
+    """The order q: a number in [0, 1000] or infinity (``math.inf``, ``"inf"``); numeric strings are read."""
+    value = q
+    if isinstance(q, str):
+        try:
+            value = float(q)
+        except ValueError:
+            value = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
         return math.inf
-    if isinstance(q, bool) or not isinstance(q, (int, float)) or not math.isfinite(q) or not 0 <= q <= MAX_Q:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 <= value <= MAX_Q:
         raise ValueError(f"`q` must be a number from 0 to {MAX_Q:g} or 'inf' (1 = Shannon, the default), got {q!r}.")
-    return float(q)
+    return float(value)
 
 
 def kernel_eigenvalues(z: np.ndarray) -> np.ndarray:
