@@ -178,3 +178,23 @@ def test_hub_build_writes_the_leaderboard_dataset(board_dir, tmp_path):
     assert "upload acme/dialeval-leaderboard" in (tmp_path / "hub" / "upload.sh").read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="is inside --out"):
         hub.build("acme", board_dir.parent, from_index=True, only=[], leaderboard=board_dir)
+
+
+def test_plan_reads_the_registry():
+    """Every meta-evaluable metric on each dataset it declares, the stored contest columns without --metric, and a
+    metric whose default model is not here listed as skipped with the probe's reason."""
+    from dialeval import registry
+
+    tasks, skipped = leaderboard.plan()
+    declared = {(n, d) for n, decl in registry.meta_evaluable().items() for d in decl.meta_datasets}
+    skipped_names = {s["metric"] for s in skipped}
+    assert {(m, d) for m, d, _ in tasks if not m.startswith("column:")} == {x for x in declared if x[0] not in skipped_names}
+    assert {m for m, _, _ in tasks if m.startswith("column:")} == set(leaderboard.REFERENCE_COLUMNS["contest"])
+    for s in skipped:
+        assert s["reason"] == leaderboard.offline_reason(registry.get(s["metric"]))
+    fed_only, _ = leaderboard.plan(datasets=["fed"])
+    assert {d for _, d, _ in fed_only} == {"fed"} and not any(m.startswith("column:") for m, _, _ in fed_only)
+    assert leaderboard.plan(metrics=["column:metrics.SentBert"])[0] == [
+        ("column:metrics.SentBert", "contest", c) for c in leaderboard.CONFIGS["contest"]]
+    with pytest.raises(ValueError, match="--dataset 'dailydialog' is not known"):
+        leaderboard.plan(datasets=["dailydialog"])
