@@ -118,7 +118,12 @@ def test_command_writes_resumes_and_refuses(shared_data, board_dir, tmp_path):
     for pair in board["pairs"]:
         assert 0 < pair["p_bootstrap"] <= 1
         assert (pair["p_williams"] is None) == (pair["statistic"] != "spearman")
-    assert (out / "leaderboard.md").read_text(encoding="utf-8").startswith("| metric | dataset |")
+    md = (out / "leaderboard.md").read_text(encoding="utf-8")
+    assert md.startswith("| contest | con_test_200_resp_gen label_value spearman |") and "\n| metric | dataset |" in md
+    row = board["rows"][3]  # ent_n, conTest, label_value, Spearman: the first column of its line
+    assert (row["metric"], row["config"], row["target"], row["statistic"]) == (
+        "ent_n", "con_test_200_resp_gen", "label_value", "spearman")
+    assert f"| ent_n | {row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}] |" in md
     assert (out / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
     again = _run(*args)
     assert again.returncode == 0 and again.stderr.count(": cached") == 4

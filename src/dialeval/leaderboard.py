@@ -238,10 +238,27 @@ def _fmt_p(x: Any) -> str:
     return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.3g}"
 
 
+def summary_markdown(report: dict[str, Any]) -> str:
+    """One compact table per dataset: a line per metric, a column per (config, target, statistic), each cell
+    ``value [ci_low, ci_high]``."""
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in report["rows"]):
+        rows = [r for r in report["rows"] if r["dataset"] == dataset]
+        cols = list(dict.fromkeys((r["config"], r["target"], r["statistic"]) for r in rows))
+        cells = {(r["metric"], r["config"], r["target"], r["statistic"]): f"{_fmt(r['value'])} [{_fmt(r['ci_low'])}, "
+                 f"{_fmt(r['ci_high'])}]" for r in rows}
+        out += [f"| {dataset} | " + " | ".join(f"{c} {t} {st}" for c, t, st in cols) + " |",
+                "|---|" + "---:|" * len(cols)]
+        for metric in dict.fromkeys(r["metric"] for r in rows):
+            out.append(f"| {metric} | " + " | ".join(cells.get((metric, *c), "–") for c in cols) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def markdown(report: dict[str, Any]) -> str:
-    """The leaderboard as Markdown: one table of rows, one of paired tests."""
+    """The leaderboard as Markdown: compact tables per dataset, then every row and every paired test."""
     pct = round(report["bootstrap"]["confidence"] * 100)
-    lines = [f"| metric | dataset | config | target | statistic | value | {pct}% CI | n |", "|---|---|---|---|---|---:|---|---:|"]
+    lines = [summary_markdown(report), f"| metric | dataset | config | target | statistic | value | {pct}% CI | n |", "|---|---|---|---|---|---:|---|---:|"]
     for r in report["rows"]:
         lines.append(f"| {r['metric']} | {r['dataset']} | {r['config']} | {r['target']} | {r['statistic']} | "
                      f"{_fmt(r['value'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {r['n']} |")
