@@ -52,9 +52,15 @@ CONFIGS = {"contest": ("con_test_200_resp_gen", "dec_test_200_resp_gen"), "fed":
 #: Published numbers to compare rows with: (dataset, config, target, statistic) → "who: value" lines.
 PUBLISHED = {
     ("contest", "con_test_200_resp_gen", "label_value", "spearman"): (
-        "human absolute scores 0.63, Sent-BERT 0.59 (Tevet & Berant 2021); Confidence NLI 0.62 (Stasaski & Hearst 2022)"),
-    ("fed", "turn", "annotation_means.Overall", "spearman"): ("FULL 0.352 (this package, FULL card)",),
-    ("fed", "dialog", "annotation_means.Overall", "spearman"): ("FULL 0.463 (this package, FULL card)",),
+        "human absolute scores 0.63, Sent-BERT 0.59 (Tevet & Berant 2021)", "Confidence NLI 0.62 (Stasaski & Hearst 2022)"),
+    ("fed", "turn", "annotation_means.Overall", "spearman"): (
+        "FULL 0.51 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.352 (SmolLM2 default, FULL card)"),
+    ("fed", "dialog", "annotation_means.Overall", "spearman"): (
+        "FULL 0.69 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.463 (SmolLM2 default, FULL card)"),
+    ("dailydialog_plusplus", "default", "positive_vs_adversarial", "auc"): (
+        "FULL 0.611 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",),
+    ("dailydialog_plusplus", "default", "positive_vs_random", "auc"): (
+        "FULL 0.590 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",),
 }
 MARKER = ".dialeval-leaderboard"
 Log = Callable[[str], None]
@@ -271,7 +277,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"\nSkipped {s['metric']}: {s['reason']}")
     for pub in report["published"]:
         lines.append(f"\nPublished, {pub['dataset']} {pub['config']} {pub['target']} ({pub['statistic']}): "
-                     + "; ".join(pub["compare_with"] if isinstance(pub["compare_with"], (list, tuple)) else [pub["compare_with"]]))
+                     + "; ".join(pub["compare_with"]))
     lines.append(f"\nSignature: `{report['signature']}`")
     return "\n".join(lines) + "\n"
 
