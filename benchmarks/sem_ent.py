@@ -64,7 +64,7 @@ def reference_scheme(model: torch.nn.Module, ids: list[list[int]], batch_size: i
 # ---------------------------------------------------------------- real data
 
 def run_realdata(args: argparse.Namespace) -> None:
-    from dialeval.cli.fit_space import plot_distribution
+    from dialeval.semantic.cli_fit_space import plot_distribution
     from dialeval.semantic.space import SemanticSpace, agreement, cluster_distribution, entropy_nats
 
     train = dailydialog_responses(DATA / "dailydialog" / "validation.json")

@@ -164,7 +164,7 @@ class ContestBuilder(datasets.GeneratorBasedBuilder):
             features=contest_features(metric_cols),
             citation=CITATION,
             homepage="https://github.com/GuyTevet/diversity-eval",
-            license="MIT (code); data terms: see the dataset card",
+            license="unknown (the repository's MIT license covers its code; no data license is stated)",
         )
 
     def input_files(self) -> dict[str, list[Path]]:

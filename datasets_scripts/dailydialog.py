@@ -1,13 +1,16 @@
-"""DailyDialog (Li et al., IJCNLP 2017) in ParlAI's JSON format, as context/response pairs.
+"""DailyDialog (Li et al., IJCNLP 2017) in ParlAI's JSON format: config ``pairs`` (context/response pairs)
+and config ``dialogues`` (one row per dialogue, the Hub's ``daily_dialog`` layout).
 
 Each file is a JSON array of ``{"fold", "topic", "dialogue": [{"emotion", "act", "text"}, ...]}``.
-Every turn after the first becomes one example: the preceding turns are the ``context`` and the turn is
-the ``response`` (with its emotion and dialogue act). Sem-Ent fits its clusters on such responses.
+``pairs``: every turn after the first becomes one example, the preceding turns its ``context`` and the turn
+its ``response`` (with its emotion and dialogue act); Sem-Ent fits its clusters on such responses.
+``dialogues``: ``dialog`` (the turns) with per-turn ``act`` and ``emotion`` lists, as on the Hub.
 
-``topic``, ``emotion`` and ``act`` are ``ClassLabel`` columns whose ids follow the original release's
-numbering (shifted to start at 0): emotions 0 no_emotion … 6 surprise, acts 0 inform … 3 commissive,
-topics 0 ordinary_life … 9 finance. ParlAI's ``culture_and_educastion`` is read as ``culture_and_education``;
-a missing label is -1, an unknown one is an error.
+``emotion`` and ``act`` are ``ClassLabel`` columns with the names and ids of the Hub's ``daily_dialog``
+(the original release's numbering): acts 0 ``__dummy__`` (never used), 1 inform, 2 question, 3 directive,
+4 commissive; emotions 0 ``no emotion`` (ParlAI's ``no_emotion``), 1 anger … 6 surprise. ``topic`` is
+0 ordinary_life … 9 finance (ParlAI's ``culture_and_educastion`` is read as ``culture_and_education``). A
+missing label is -1, an unknown one is an error.
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ CITATION = """@inproceedings{li-etal-2017-dailydialog,
   booktitle = {Proceedings of IJCNLP}, year = {2017}, pages = {986--995}}
 """
 
-EMOTIONS = ("no_emotion", "anger", "disgust", "fear", "happiness", "sadness", "surprise")
-ACTS = ("inform", "question", "directive", "commissive")
+# The Hub's daily_dialog ClassLabel names, in id order (ParlAI spells the first emotion "no_emotion").
+EMOTIONS = ("no emotion", "anger", "disgust", "fear", "happiness", "sadness", "surprise")
+ACTS = ("__dummy__", "inform", "question", "directive", "commissive")
 TOPICS = ("ordinary_life", "school_life", "culture_and_education", "attitude_and_emotion", "relationship",
           "tourism", "health", "work", "politics", "finance")
-ALIASES = {"culture_and_educastion": "culture_and_education"}  # ParlAI's spelling
+ALIASES = {"culture_and_educastion": "culture_and_education", "no_emotion": "no emotion"}  # ParlAI's spellings
 FEATURES = datasets.Features({
     "dialogue_id": datasets.Value("int32"),
     "turn": datasets.Value("int32"),
@@ -48,6 +52,13 @@ FEATURES = datasets.Features({
     "emotion": datasets.ClassLabel(names=list(EMOTIONS)),
     "act": datasets.ClassLabel(names=list(ACTS)),
 })
+DIALOGUE_FEATURES = datasets.Features({
+    "dialogue_id": datasets.Value("int32"),
+    "topic": datasets.ClassLabel(names=list(TOPICS)),
+    "dialog": datasets.Sequence(datasets.Value("string")),
+    "act": datasets.Sequence(datasets.ClassLabel(names=list(ACTS))),
+    "emotion": datasets.Sequence(datasets.ClassLabel(names=list(EMOTIONS))),
+})
 SPLIT_FILES = {"train": ["train.json"], "validation": ["validation.json", "valid.json"], "test": ["test.json"]}
 
 
@@ -56,8 +67,8 @@ def label(value: Any, names: tuple[str, ...], field: str, loc: str) -> int:
     if value is None or value == "":
         return -1
     name = ALIASES.get(str(value), str(value))
-    if name not in names:
-        raise MalformedDataError(f"{loc}: {field} {value!r} is not one of {list(names)}.")
+    if name not in names or name == "__dummy__":
+        raise MalformedDataError(f"{loc}: {field} {value!r} is not one of {[n for n in names if n != '__dummy__']}.")
     return names.index(name)
 
 
@@ -102,19 +113,44 @@ def dialogue_pairs(dialogues: Any, path: str | Path) -> tuple[list[dict[str, Any
     return pairs, skipped
 
 
-class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
-    """DailyDialog context/response pairs; ``data_dir`` holds ParlAI's ``train/validation/test.json``
-    (splits whose file is missing are left out; at least one must exist)."""
+def dialogue_rows(dialogues: Any, path: str | Path) -> list[dict[str, Any]]:
+    """One row per dialogue (config ``dialogues``): its turns and per-turn act and emotion ids."""
+    if not isinstance(dialogues, list):
+        raise MalformedDataError(f"{path}: expected a JSON array of dialogues, got {type(dialogues).__name__}.")
+    rows = []
+    for d, dialog in enumerate(dialogues):
+        loc = f"{path}, dialogue {d} (0-based)"
+        texts = dialogue_texts(dialog, loc)
+        turns = dialog["dialogue"]
+        rows.append({
+            "dialogue_id": d, "topic": label(dialog.get("topic"), TOPICS, "topic", loc), "dialog": texts,
+            "act": [label(turn.get("act"), ACTS, "act", f"{loc}, turn {t}") for t, turn in enumerate(turns)],
+            "emotion": [label(turn.get("emotion"), EMOTIONS, "emotion", f"{loc}, turn {t}")
+                        for t, turn in enumerate(turns)],
+        })
+    return rows
 
-    VERSION = datasets.Version("1.1.0")  # 1.1: ClassLabel columns / standard split names
-    BUILDER_CONFIGS = [datasets.BuilderConfig(name="pairs", version=VERSION, description="context/response pairs")]
+
+class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
+    """DailyDialog context/response pairs (``pairs``) or whole dialogues (``dialogues``); ``data_dir`` holds
+    ParlAI's ``train/validation/test.json`` (splits whose file is missing are left out; at least one must
+    exist)."""
+
+    VERSION = datasets.Version("1.2.0")  # 1.2: the Hub's daily_dialog act/emotion ids; config dialogues
+    BUILDER_CONFIGS = [
+        datasets.BuilderConfig(name="pairs", version=VERSION, description="context/response pairs"),
+        datasets.BuilderConfig(name="dialogues", version=VERSION,
+                               description="one row per dialogue: dialog, act, emotion (the Hub's daily_dialog)"),
+    ]
     DEFAULT_CONFIG_NAME = "pairs"
 
     def _info(self) -> datasets.DatasetInfo:
+        dialogues = self.config.name == "dialogues"
         return datasets.DatasetInfo(
-            description="DailyDialog (ParlAI format) as context/response pairs.",
-            features=FEATURES, citation=CITATION, homepage="http://yanran.li/dailydialog",
-            license="CC BY-NC-SA 4.0",
+            description="DailyDialog (ParlAI format) as " + ("whole dialogues." if dialogues
+                                                             else "context/response pairs."),
+            features=DIALOGUE_FEATURES if dialogues else FEATURES, citation=CITATION,
+            homepage="http://yanran.li/dailydialog", license="CC BY-NC-SA 4.0",
         )
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
@@ -130,6 +166,9 @@ class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
 
     def _generate_examples(self, path: Path) -> Any:
         dialogues = read_json(path)
+        if self.config.name == "dialogues":
+            yield from enumerate(dialogue_rows(dialogues, path))
+            return
         pairs, skipped = dialogue_pairs(dialogues, path)
         report_skipped(path, skipped, len(dialogues))
         yield from enumerate(pairs)

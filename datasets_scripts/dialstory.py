@@ -7,11 +7,14 @@
   ``candidates`` (the story's character names).
 
 No public copy exists, so files are JSON Lines under ``<data_dir>/<config>/<split>.jsonl`` (split = train,
-validation or test). :func:`make_dialgen` builds DialGen examples from raw stories by the paper's four rules:
-dialogue turns are the spans inside quotation marks (“…”, 「…」, "…"); 30% of the turns are masked at random
-(seeded per story); no masked turn lies inside the first 50 or the last 30 tokens (characters for Chinese
-text); every story mentions at least five characters (distinct person names, found by
-:func:`identify_characters`). Stories with fewer than 10 turns are skipped too; every drop is counted by rule.
+validation or test). :func:`make_dialgen` builds DialGen examples from raw stories by the paper's rules:
+dialogue turns are the spans inside quotation marks (“…”, 「…」, "…"); a story has at least 10 turns and its
+turns hold 30–50 % of its tokens (:func:`dialogue_share`; characters for Chinese text, whitespace words
+otherwise, quotation marks and whitespace not counted); 30% of the turns are masked at random (seeded per
+story); no masked turn lies inside the first 50 or the last 30 tokens; the masked story still mentions at
+least five characters (found by :func:`dialeval.datasets.dialstory_characters.find_characters`, by jieba
+person tags alone, or given — given names must occur in the text). Every drop is counted by rule;
+:func:`make_dialspk` adds the automatic speaker annotation (DialSpk training data).
 
 Mask convention (shared with the ``dialgen`` metric and :func:`fill_masks`): a placeholder replaces the text
 *inside* the quotation marks (``“[MASK1]”``); literal ``[MASK`` in the story text is escaped as ``[[MASK``
@@ -99,6 +102,21 @@ def token_offsets(text: str, unit: str = "auto") -> tuple[str, list[int]]:
     return unit, counts
 
 
+def dialogue_share(text: str, spans: Sequence[tuple[int, int]] | None = None, unit: str = "auto") -> float:
+    """Share of the story's tokens inside dialogue turns: non-whitespace characters for CJK text (``char``),
+    whitespace words otherwise; the quotation marks themselves are not tokens of either side."""
+    spans = dialogue_turns(text) if spans is None else spans
+    unit, _ = token_offsets(text, unit)
+    marks = set("“”「」\"")
+    if unit == "char":
+        inside = sum(sum(not c.isspace() for c in text[s:e]) for s, e in spans)
+        total = sum(not c.isspace() and c not in marks for c in text)
+    else:
+        inside = sum(len(text[s:e].split()) for s, e in spans)
+        total = len("".join(" " if c in marks else c for c in text).split())
+    return inside / total if total else 0.0
+
+
 def maskable_turns(text: str, spans: Sequence[tuple[int, int]], head: int = 50, tail: int = 30,
                    unit: str = "auto") -> list[int]:
     """Indices of turns lying wholly after the first ``head`` and before the last ``tail`` units."""
@@ -174,39 +192,60 @@ def identify_characters(text: str, *, min_mentions: int = 2, min_length: int = 2
 
 
 def rule_reasons(*, mask_ratio: float = 0.3, head: int = 50, tail: int = 30, min_turns: int = 10,
-                 min_characters: int = 5) -> dict[str, str]:
+                 min_characters: int = 5, min_share: float = 0.3, max_share: float = 0.5) -> dict[str, str]:
     """The drop reason of each construction rule, in the order the rules are checked."""
     return {
         "mask_text": f"contains the mask text {MASK_TEXT} (mask_text='skip')",
         "min_turns": f"fewer than {min_turns} dialogue turns",
+        "dialogue_share": f"dialogue outside {min_share:.0%}–{max_share:.0%} of the story's tokens",
         "min_characters": f"fewer than {min_characters} characters (person names)",
         "head_tail": f"fewer than {mask_ratio:.0%} of the turns outside the first {head} / last {tail} tokens",
+        "masked_characters": f"fewer than {min_characters} characters left in the masked story",
     }
+
+
+def story_characters(text: str, characters: Sequence[str] | None, finder: str = "finder") -> list[str]:
+    """The story's characters: ``characters`` when given (only names that occur in ``text``), else found by
+    ``finder`` (``"finder"``: :func:`dialeval.datasets.dialstory_characters.find_characters`; ``"jieba"``:
+    :func:`identify_characters`)."""
+    if characters is not None:
+        return [c for c in dict.fromkeys(characters) if c and c in text]
+    if finder == "jieba":
+        return identify_characters(text)
+    from dialeval.datasets.dialstory_characters import find_characters
+
+    return find_characters(text)
 
 
 def make_dialgen_example(story_id: str, text: str, characters: Sequence[str] | None = None, *, seed: int = 0,
                          mask_ratio: float = 0.3, head: int = 50, tail: int = 30, min_turns: int = 10,
-                         min_characters: int = 5, unit: str = "auto",
-                         mask_text: str = "escape") -> tuple[dict[str, Any] | None, str | None]:
+                         min_characters: int = 5, min_share: float = 0.3, max_share: float = 0.5,
+                         unit: str = "auto", mask_text: str = "escape",
+                         finder: str = "finder") -> tuple[dict[str, Any] | None, str | None]:
     """One DialGen example from a raw story, or ``(None, reason)`` for the first rule it breaks.
 
-    ``characters=None`` identifies them with :func:`identify_characters`. ``mask_text`` is ``"escape"``
-    (literal ``[MASK`` kept as ``[[MASK``) or ``"skip"``. Exactly ``round(mask_ratio · turns)`` turns are
-    masked, all outside the protected head/tail. The random choice is seeded by ``f"{seed}:{story_id}"``,
-    so it does not depend on story order.
+    ``characters=None`` finds them with ``finder`` (:func:`story_characters`); given names that do not
+    occur in the story do not count. ``mask_text`` is ``"escape"`` (literal ``[MASK`` kept as ``[[MASK``)
+    or ``"skip"``. Exactly ``round(mask_ratio · turns)`` turns are masked, all outside the protected
+    head/tail, and at least ``min_characters`` characters must still be named in the masked story (the
+    example's ``characters`` are those). The random choice is seeded by ``f"{seed}:{story_id}"``.
     """
     if not 0 < mask_ratio <= 1:
         raise ValueError(f"mask_ratio must be in (0, 1], got {mask_ratio}.")
+    if not 0 <= min_share <= max_share <= 1:
+        raise ValueError(f"need 0 ≤ min_share ≤ max_share ≤ 1, got min_share={min_share}, max_share={max_share}.")
     if mask_text not in {"escape", "skip"}:
         raise ValueError(f"mask_text={mask_text!r} is not known; use 'escape' or 'skip'.")
     reasons = rule_reasons(mask_ratio=mask_ratio, head=head, tail=tail, min_turns=min_turns,
-                           min_characters=min_characters)
+                           min_characters=min_characters, min_share=min_share, max_share=max_share)
     if mask_text == "skip" and MASK_TEXT in text:
         return None, reasons["mask_text"]
     spans = dialogue_turns(text)
     if len(spans) < min_turns:
         return None, reasons["min_turns"]
-    characters = identify_characters(text) if characters is None else list(characters)
+    if not min_share <= dialogue_share(text, spans, unit) <= max_share:
+        return None, reasons["dialogue_share"]
+    characters = story_characters(text, characters, finder)
     if len(characters) < min_characters:
         return None, reasons["min_characters"]
     eligible = maskable_turns(text, spans, head, tail, unit)
@@ -215,26 +254,56 @@ def make_dialgen_example(story_id: str, text: str, characters: Sequence[str] | N
         return None, reasons["head_tail"]
     chosen = random.Random(f"{seed}:{story_id}").sample(eligible, k)
     story, targets = mask_turns(text, spans, chosen)
-    return {"id": story_id, "story": story, "targets": targets, "characters": characters}, None
+    visible = [c for c in characters if c in story]
+    if len(visible) < min_characters:
+        return None, reasons["masked_characters"]
+    return {"id": story_id, "story": story, "targets": targets, "characters": visible}, None
 
 
-def make_dialgen(stories: Iterable[dict[str, Any]], *, characters: str = "jieba",
+RULE_OPTIONS = ("mask_ratio", "head", "tail", "min_turns", "min_characters", "min_share", "max_share")
+
+
+def make_dialgen(stories: Iterable[dict[str, Any]], *, characters: str = "finder",
                  **kwargs: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """DialGen examples from ``{"id", "story", "characters"?}`` records, and how many stories each rule
-    dropped (every rule listed, 0 included). ``characters``: ``"jieba"`` (identify person names, the
-    paper's recipe) or ``"given"`` (the records' ``characters`` lists)."""
-    if characters not in {"jieba", "given"}:
-        raise ValueError(f"characters={characters!r} is not known; use 'jieba' or 'given'.")
-    rule_kwargs = {k: kwargs[k] for k in ("mask_ratio", "head", "tail", "min_turns", "min_characters") if k in kwargs}
-    reasons = rule_reasons(**rule_kwargs)
+    dropped (every rule listed, 0 included). ``characters``: ``"finder"`` (rules over jieba, the default),
+    ``"jieba"`` (jieba person tags only) or ``"given"`` (the records' lists, names absent from the text
+    dropped)."""
+    if characters not in {"finder", "jieba", "given"}:
+        raise ValueError(f"characters={characters!r} is not known; use 'finder', 'jieba' or 'given'.")
+    reasons = rule_reasons(**{k: kwargs[k] for k in RULE_OPTIONS if k in kwargs})
     if kwargs.get("mask_text", "escape") != "skip":
         del reasons["mask_text"]
     out, skipped = [], dict.fromkeys(reasons.values(), 0)
     for rec in stories:
         given = list(rec.get("characters") or []) if characters == "given" else None
-        ex, reason = make_dialgen_example(str(rec["id"]), rec["story"], given, **kwargs)
+        finder = "jieba" if characters == "jieba" else "finder"
+        ex, reason = make_dialgen_example(str(rec["id"]), rec["story"], given, finder=finder, **kwargs)
         if ex is None:
             skipped[reason] += 1
+        else:
+            out.append(ex)
+    return out, skipped
+
+
+def make_dialspk(stories: Iterable[dict[str, Any]], *, characters: str = "finder",
+                 min_characters: int = 2) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """DialSpk-style training data by automatic speaker annotation (the nearest subject before or after each
+    quoted turn, :func:`dialeval.datasets.dialstory_characters.annotate_speakers`): one example per story
+    with ``[MASK]`` before every turn that got a speaker; drop counts by reason."""
+    from dialeval.datasets.dialstory_characters import annotate_speakers, dialspk_record
+
+    reasons = {"chars": f"fewer than {min_characters} characters", "none": "no turn with a found speaker"}
+    out, skipped = [], dict.fromkeys(reasons.values(), 0)
+    for rec in stories:
+        given = list(rec.get("characters") or []) if characters == "given" else None
+        names = story_characters(rec["story"], given, "jieba" if characters == "jieba" else "finder")
+        if len(names) < min_characters:
+            skipped[reasons["chars"]] += 1
+            continue
+        ex = dialspk_record(str(rec["id"]), rec["story"], names, annotate_speakers(rec["story"], names))
+        if ex is None:
+            skipped[reasons["none"]] += 1
         else:
             out.append(ex)
     return out, skipped

@@ -13,15 +13,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "src" / "dialeval" / "resources" / "examples"
 SPACE_DIR = REPO / "src" / "dialeval" / "resources" / "semantic_space"
 N_SPACE_RESPONSES = 1000  # DailyDialog test responses the bundled Sem-Ent space is fitted on (≥ 39·k)
-# DialSpk has no public corpus here: a hand-written illustration (3 stories, one wrong turn).
-SPEAKERS_PREDICTED = [["Alice", "Bob", "Alice"], ["Tom", "Jerry"], ["Ann", "Ben", "Ann", "Ben"]]
-SPEAKERS_GOLD = [["Alice", "Bob", "Bob"], ["Tom", "Jerry"], ["Ann", "Ben", "Ann", "Ben"]]
+# DialSpk and DialGen read the DialStory sample shipped with the dataset card (datasets_scripts/cards/
+# dialstory/sample): each example gets its own stories for DialSpk (gold speakers vs. the nearest-mention
+# baseline's predictions) and the DialGen story pair (gold turns vs. a copy-the-previous-utterance baseline).
+# Per example: its stories and the predictor (dialeval's nearest-mention baseline, or the candidates
+# taken in turn), so that DialSpk's numbers differ between the examples.
+DIALSPK_STORIES = {"1_contest": ("nearest", ("story-002", "story-003")), "2_dailydialog_pp": ("cycle", ("story-001",)),
+                   "3_fed": ("cycle", ("story-004",))}
+PREDICTORS = {"nearest": "the nearest-mention baseline", "cycle": "the candidates taken in turn"}
+QUOTE = re.compile(r"[“「]([^”」]*)[”」]")
 
 
 def clean(text: str) -> str:
@@ -60,11 +67,48 @@ def fit_space(data_dir: Path) -> None:
     print(f"wrote {SPACE_DIR.relative_to(REPO)} (k={space.k}, fingerprint {space.fingerprint})")
 
 
+def dialstory_sample(task: str) -> list[dict]:
+    from dialeval.resources import dataset_card_dir
+
+    path = dataset_card_dir("dialstory") / "sample" / task / "test.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def speakers(stem: str) -> dict[str, list[list[str]]]:
+    """Gold speakers of this example's DialSpk stories and its predictor's speakers (see DIALSPK_STORIES)."""
+    from dialeval.dialstory.dialspk import baseline_predictions
+
+    predictor, ids = DIALSPK_STORIES[stem]
+    rows = [r for r in dialstory_sample("dialspk") if r["id"] in ids]
+    if predictor == "nearest":
+        predicted = baseline_predictions([r["story"] for r in rows], [r["candidates"] for r in rows])
+    else:
+        predicted = [[r["candidates"][i % len(r["candidates"])] for i in range(len(r["speakers"]))] for r in rows]
+    return {"speakers_predicted": predicted, "speakers_gold": [r["speakers"] for r in rows]}
+
+
+def story_note(stem: str) -> str:
+    predictor, ids = DIALSPK_STORIES[stem]
+    return (f"DialSpk: DialStory sample {', '.join(ids)}, gold speakers vs. {PREDICTORS[predictor]}; DialGen: "
+            "DialStory sample story-004, gold turns vs. the last utterance quoted before each gap.")
+
+
+def story_turns() -> dict[str, list[list[str]]]:
+    """The DialGen story's gold turns and, for each gap, the last utterance quoted before it (a baseline)."""
+    row = dialstory_sample("dialgen")[0]
+    generated = []
+    for i in range(1, len(row["targets"]) + 1):
+        before = row["story"][:row["story"].index(f"[MASK{i}]")]
+        quotes = [q for q in QUOTE.findall(before) if not q.startswith("[MASK")]
+        generated.append(quotes[-1])
+    return {"turns_generated": [generated], "turns_gold": [list(row["targets"])]}
+
+
 def build(data_dir: Path) -> dict[str, dict]:
     from dialeval.datasets import load
 
     # The Sem-Ent reference box stays empty: the demo then uses the bundled space (see fit_space).
-    common = {"speakers_predicted": SPEAKERS_PREDICTED, "speakers_gold": SPEAKERS_GOLD}
+    turns = story_turns()
 
     contest = load("contest", "con_test_200_resp_gen", data_dir=data_dir / "diversity_eval")["test"]
     rows = sorted(contest, key=lambda r: r["sample_id"])
@@ -78,6 +122,10 @@ def build(data_dir: Path) -> dict[str, dict]:
     dpp_rows = [dpp[i] for i in range(4)]
     dpp_sets = [[clean(x) for x in r["positive_responses"]] for r in dpp_rows]
 
+    daily = load("dailydialog", "pairs", data_dir=data_dir / "dailydialog")["test"]
+    tea = next(r for r in daily if r["dialogue_id"] == 3 and len(r["context"]) == 7)  # about tea, 8 turns
+    daily_dialogue = [clean(t) for t in [*tea["context"], tea["response"]]]
+
     fed_turn = load("fed", "turn", data_dir=data_dir / "fed")["test"]
     fed_responses = [clean(fed_turn[i]["response"]) for i in range(30)]
 
@@ -86,31 +134,32 @@ def build(data_dir: Path) -> dict[str, dict]:
             "title": "conTest (resp_gen): 2 low- and 2 high-diversity response sets",
             "source": ("Tevet & Berant 2021, conTest con_test_200_resp_gen: "
                        + ", ".join(r["sample_id"] for r in low) + " at label 0 (low diversity) and "
-                       + ", ".join(r["sample_id"] for r in high) + " at label 1 (high). "
-                       "DialSpk speakers: hand-written."),
+                       + ", ".join(r["sample_id"] for r in high) + " at label 1 (high). The dialogue: "
+                       f"DailyDialog test dialogue {tea['dialogue_id']} (its first {len(daily_dialogue)} turns). "
+                       + story_note("1_contest")),
             "responses": [x for s in contest_sets for x in s],
             "sets": contest_sets,
-            "dialogue": fed_dialogue,
-            **common,
+            "dialogue": daily_dialogue,
+            **speakers("1_contest"), **turns,
         },
         "2_dailydialog_pp": {
             "title": "DailyDialog++ (dev): 5 human responses for each of 4 contexts",
             "source": ("Sai et al. 2020, DailyDialog++ dev ids " + ", ".join(str(r["id"]) for r in dpp_rows)
-                       + "; the dialogue is the first context."),
+                       + "; the dialogue is the first context. " + story_note("2_dailydialog_pp")),
             "responses": [x for s in dpp_sets for x in s],
             "sets": dpp_sets,
             "dialogue": [clean(t) for t in dpp_rows[0]["context"]],
-            **common,
+            **speakers("2_dailydialog_pp"), **turns,
         },
         "3_fed": {
             "title": "FED: a Meena conversation (dialog level) and 30 system responses (turn level)",
             "source": (f"Mehri & Eskenazi 2020, FED dialog-level entry {fed[0]['id']} "
                        f"(system {fed.features['system'].int2str(fed[0]['system'])}, Overall {fed[0]['annotation_means']['Overall']:.1f}/4) and "
-                       "the first 30 turn-level responses."),
+                       "the first 30 turn-level responses. " + story_note("3_fed")),
             "responses": fed_responses,
             "sets": [fed_responses[i:i + 5] for i in range(0, 20, 5)],
             "dialogue": fed_dialogue,
-            **common,
+            **speakers("3_fed"), **turns,
         },
     }
 

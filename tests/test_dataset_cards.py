@@ -53,20 +53,23 @@ def test_card_metadata_is_complete(exports, name):
 def test_dailydialog_labels_and_training_loop(exports, shared_data):
     ns = run_card_example(exports["dailydialog"], "dailydialog")
     ds, batch = ns["ds"], ns["batch"]
-    assert ds.features["emotion"].names == ["no_emotion", "anger", "disgust", "fear", "happiness", "sadness",
+    # the Hub's daily_dialog ClassLabels (names and ids, written out from its card)
+    assert ds.features["emotion"].names == ["no emotion", "anger", "disgust", "fear", "happiness", "sadness",
                                             "surprise"]
-    assert ds.features["act"].names == ["inform", "question", "directive", "commissive"]
+    assert ds.features["act"].names == ["__dummy__", "inform", "question", "directive", "commissive"]
     assert ds.features["topic"].num_classes == 10
     # the first 8 context/response pairs, read straight from ParlAI's validation.json
     raw = json.loads((shared_data / "dailydialog" / "validation.json").read_text(encoding="utf-8"))
     expected = [(d["topic"], d["dialogue"][t]) for d in raw for t in range(1, len(d["dialogue"]))][:8]
-    assert [ds.features["emotion"].int2str(int(i)) for i in batch["emotion"]] == [t["emotion"] for _, t in expected]
+    parlai = {"no_emotion": "no emotion"}  # ParlAI's spelling of daily_dialog's name
+    assert [ds.features["emotion"].int2str(int(i)) for i in batch["emotion"]] == \
+        [parlai.get(t["emotion"], t["emotion"]) for _, t in expected]
     assert [ds.features["act"].int2str(int(i)) for i in batch["act"]] == [t["act"] for _, t in expected]
     assert [ds.features["topic"].int2str(int(i)) for i in batch["topic"]] == [topic for topic, _ in expected]
     assert batch["response"] == [t["text"] for _, t in expected]
     assert batch["emotion"].shape == (8,) and [len(c) for c in batch["context"]][:2] == [1, 2]
     card = (exports["dailydialog"] / "README.md").read_text(encoding="utf-8")
-    assert "0 `no_emotion`" in card and "3 `commissive`" in card and "9 `finance`" in card
+    assert "0 `no emotion`" in card and "0 `__dummy__`" in card and "4 `commissive`" in card and "9 `finance`" in card
 
 
 def test_fed_system_label_and_training_loop(exports, shared_data):
@@ -94,6 +97,34 @@ def test_dailydialog_plusplus_validation_split_and_training_loop(exports, shared
     assert batch["labels"][0] == [1] * 5 + [0] * 5
     card = (exports["dailydialog_plusplus"] / "README.md").read_text(encoding="utf-8")
     assert "the original **`dev`** split" in card  # the original split name is recorded
+
+
+def test_dialstory_training_loop(tmp_path):
+    from dialeval.resources import dataset_card_dir
+
+    sample = dataset_card_dir("dialstory") / "sample"
+    export("dialstory", tmp_path / "dialstory", data_dir=sample, cache_dir=tmp_path / "cache")
+    batch = run_card_example(tmp_path / "dialstory", "dialstory")["batch"]
+    # story-001 (hand-annotated): candidates 小明, 妈妈, 爸爸; speakers 妈妈 小明 爸爸 小明 妈妈 爸爸 妈妈
+    assert batch["candidates"][0] == ["小明", "妈妈", "爸爸"]
+    assert batch["labels"][0].tolist() == [1, 0, 2, 0, 1, 2, 1]
+    assert [len(c) for c in batch["candidates"]] == [3, 3, 2, 5] and len(batch["labels"]) == 4
+
+
+def test_license_fields_follow_the_source_notes(shared_data):
+    """Each card's ``license`` is what its SOURCE.md supports (read by hand): a data license only where one
+    is stated; a repository's code license is not a data license."""
+    from dialeval.resources import dataset_card_dir
+
+    expected = {"dailydialog": ("dailydialog", "cc-by-nc-sa-4.0", "CC BY-NC-SA 4.0"),
+                "contest": ("diversity_eval", "unknown", "No separate data license found"),
+                "dailydialog_plusplus": ("dailydialog_plusplus", "unknown", "No data license is stated"),
+                "fed": ("fed", "unknown", "No license is stated for the FED data")}
+    for name, (folder, license_id, note) in expected.items():
+        assert note in (shared_data / folder / "SOURCE.md").read_text(encoding="utf-8"), name
+        meta = DatasetCard.load(dataset_card_dir(name) / "README.md").data.to_dict()
+        assert meta["license"] == license_id, name
+    assert DatasetCard.load(dataset_card_dir("dialstory") / "README.md").data.to_dict()["license"] == "unknown"
 
 
 def test_contest_training_loop(exports):

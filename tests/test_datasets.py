@@ -133,6 +133,23 @@ def test_dailydialog_pairs(shared_data, cache):
     assert row["response"] == "Some what ?"
     features = ds["test"].features  # ClassLabel columns
     assert features["emotion"].int2str(row["emotion"]) == "surprise" and features["act"].int2str(row["act"]) == "question"
+    # the Hub's daily_dialog ClassLabels, names and ids (written out by hand from its card)
+    assert features["act"].names == ["__dummy__", "inform", "question", "directive", "commissive"]
+    assert features["emotion"].names == ["no emotion", "anger", "disgust", "fear", "happiness", "sadness", "surprise"]
+    assert (row["act"], row["emotion"]) == (2, 6)  # question, surprise
+
+
+def test_dailydialog_dialogues_config(shared_data, cache):
+    ds = load("dailydialog", "dialogues", data_dir=shared_data / "dailydialog", cache_dir=cache)
+    assert {k: v.num_rows for k, v in ds.items()} == {"validation": 1000, "test": 1000}
+    first = ds["test"][0]
+    assert first["dialog"][:2] == ["Hey man , you wanna buy some weed ?", "Some what ?"]
+    assert len(first["act"]) == len(first["emotion"]) == len(first["dialog"])
+    assert sum(len(d) for d in ds["test"]["dialog"]) == 7740  # every turn (SOURCE.md: 7,740 test turns)
+    features = ds["test"].features
+    assert features["act"].feature.names[0] == "__dummy__" and features["emotion"].feature.names[0] == "no emotion"
+    assert first["act"][1] == 2 and first["emotion"][1] == 6  # turn 1: question, surprise (as in pairs)
+    assert 0 not in {a for acts in ds["test"]["act"] for a in acts}  # __dummy__ is never a label
 
 
 def test_dialstory_sample(cache):
@@ -383,31 +400,39 @@ def test_mask_turns_and_speaker_masks():
     assert insert_speaker_masks(text, [1, 2]) == "甲说：“一”乙说：[MASK]“二”丙说：[MASK]“三”"
 
 
+# The synthetic stories below name their characters in the first 5 of the 50 head characters (given names must
+# occur in the story) and hold about 20 % dialogue, so they pass min_share=0.0 (the 30–50 % rule is tested in
+# tests/test_dialstory_recipe.py).
+LOOSE = {"min_share": 0.0}
+
+
 def test_make_dialgen_seeded_order_free_and_skips_counted():
     body = "".join(f"第{i}句说：“台词{i}”。" for i in range(12))
-    story = "序" * 50 + body + "尾" * 30
+    story = "甲乙丙丁戊" + "序" * 45 + body + "尾" * 30
     five = ["甲", "乙", "丙", "丁", "戊"]
-    a, _ = make_dialgen_example("s1", story, five, seed=7)
-    b, _ = make_dialgen_example("s1", story, five, seed=7)
+    a, _ = make_dialgen_example("s1", story, five, seed=7, **LOOSE)
+    b, _ = make_dialgen_example("s1", story, five, seed=7, **LOOSE)
     assert a == b
     assert len(a["targets"]) == 4  # round(0.3 · 12)
     assert a["story"].count("[MASK") == 4 and a["characters"] == five
-    seeds = {tuple(make_dialgen_example("s1", story, five, seed=s)[0]["targets"]) for s in range(20)}
+    seeds = {tuple(make_dialgen_example("s1", story, five, seed=s, **LOOSE)[0]["targets"]) for s in range(20)}
     assert len(seeds) > 1
     for targets in seeds:
         assert all(t.startswith("台词") for t in targets)
     short = {"id": "s2", "story": "“一”“二”", "characters": five}
     rec = {"id": "s1", "story": story, "characters": five}
-    out, skipped = make_dialgen([rec, short], characters="given", seed=7)
-    out_rev, _ = make_dialgen([short, rec], characters="given", seed=7)
+    out, skipped = make_dialgen([rec, short], characters="given", seed=7, **LOOSE)
+    out_rev, _ = make_dialgen([short, rec], characters="given", seed=7, **LOOSE)
     assert out == out_rev == [a]
-    assert skipped == {"fewer than 10 dialogue turns": 1, "fewer than 5 characters (person names)": 0,
-                       "fewer than 30% of the turns outside the first 50 / last 30 tokens": 0}
+    assert skipped == {"fewer than 10 dialogue turns": 1, "dialogue outside 0%–50% of the story's tokens": 0,
+                       "fewer than 5 characters (person names)": 0,
+                       "fewer than 30% of the turns outside the first 50 / last 30 tokens": 0,
+                       "fewer than 5 characters left in the masked story": 0}
 
 
 def test_make_dialgen_five_character_and_head_tail_rules():
     body = "".join(f"第{i}句说：“台词{i}”。" for i in range(12))
-    story = "序" * 50 + body + "尾" * 30
+    story = "甲乙丙丁戊" + "序" * 45 + body + "尾" * 30
     four = {"id": "s4", "story": story, "characters": ["甲", "乙", "丙", "丁"]}
     five = {"id": "s5", "story": story, "characters": ["甲", "乙", "丙", "丁", "戊"]}
     # turn i (i < 10) is "第i句说：“台词i”。" (11 characters), so its text starts at 50 + 11·i + 6; turns 10 and 11
@@ -417,13 +442,15 @@ def test_make_dialgen_five_character_and_head_tail_rules():
     spans = dialogue_turns(story)
     assert len(story) == 216 and spans[9][0] == 155 and spans[10][0] == 167
     assert maskable_turns(story, spans, head=150) == [9, 10, 11]
-    out, skipped = make_dialgen([four, five], characters="given")
+    out, skipped = make_dialgen([four, five], characters="given", **LOOSE)
     assert [ex["id"] for ex in out] == ["s5"]
-    assert skipped == {"fewer than 10 dialogue turns": 0, "fewer than 5 characters (person names)": 1,
-                       "fewer than 30% of the turns outside the first 50 / last 30 tokens": 0}
-    out, skipped = make_dialgen([crowded], characters="given", head=150)
+    assert skipped == {"fewer than 10 dialogue turns": 0, "dialogue outside 0%–50% of the story's tokens": 0,
+                       "fewer than 5 characters (person names)": 1,
+                       "fewer than 30% of the turns outside the first 50 / last 30 tokens": 0,
+                       "fewer than 5 characters left in the masked story": 0}
+    out, skipped = make_dialgen([crowded], characters="given", head=150, **LOOSE)
     assert out == [] and skipped["fewer than 30% of the turns outside the first 150 / last 30 tokens"] == 1
-    out, _ = make_dialgen([four], characters="given", min_characters=4)
+    out, _ = make_dialgen([four], characters="given", min_characters=4, **LOOSE)
     assert [ex["id"] for ex in out] == ["s4"]
 
 
@@ -440,15 +467,16 @@ def test_identify_characters_with_jieba():
 
 def test_mask_text_in_the_story_is_escaped_and_restored():
     body = "".join(f"第{i}句说：“台词{i}”。" for i in range(12))
-    text = "旁白写着[MASK1]和[MASK]，" + "序" * 50 + body.replace("台词3", "台词[MASK2]") + "尾" * 30
+    text = "旁白写着[MASK1]和[MASK]，" + "甲乙丙丁戊" + "序" * 45 + body.replace("台词3", "台词[MASK2]") + "尾" * 30
     five = ["甲", "乙", "丙", "丁", "戊"]
-    ex, _ = make_dialgen_example("m", text, five, seed=1)
+    ex, _ = make_dialgen_example("m", text, five, seed=1, **LOOSE)
     assert ex["story"].startswith("旁白写着[[MASK1]和[[MASK]，")
     check_dialgen(ex, "here")  # the builder accepts it: placeholders [MASK1]…[MASKn] once each
     assert fill_masks(ex["story"], ex["targets"]) == text
-    skipped_ex, reason = make_dialgen_example("m", text, five, mask_text="skip")
+    skipped_ex, reason = make_dialgen_example("m", text, five, mask_text="skip", **LOOSE)
     assert skipped_ex is None and reason.startswith("contains the mask text")
-    _, counts = make_dialgen([{"id": "m", "story": text, "characters": five}], characters="given", mask_text="skip")
+    _, counts = make_dialgen([{"id": "m", "story": text, "characters": five}], characters="given", mask_text="skip",
+                             **LOOSE)
     assert counts["contains the mask text [MASK (mask_text='skip')"] == 1
     spans = dialogue_turns(text)
     assert fill_masks(*mask_turns(text, spans, [0, 3, 5])) == text
@@ -466,6 +494,8 @@ def test_dialstory_make_cli_rebuilds_the_sample(tmp_path, capsys):
     assert "dropped 1: fewer than 10 dialogue turns" in captured.err
     assert "dropped 2: fewer than 5 characters (person names)" in captured.err
     assert "dropped 0: fewer than 30% of the turns outside the first 50 / last 30 tokens" in captured.err
+    assert "dropped 0: dialogue outside 30%–50% of the story's tokens" in captured.err
+    assert "dropped 0: fewer than 5 characters left in the masked story" in captured.err
     assert out.read_text(encoding="utf-8") == (SAMPLE / "dialgen" / "test.jsonl").read_text(encoding="utf-8")
     for line in out.read_text(encoding="utf-8").splitlines():
         ex = json.loads(line)

@@ -11,19 +11,14 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 
-# Ray resolves 127.0.0.1 to the routable address unless this is off (read when ray is imported, so set
-# first); off, the cluster and this driver use loopback only.
-LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
-            "RAY_AUTH_MODE": "disabled"}  # a ~/.ray/auth_token left by anyone would switch token auth on
-os.environ.update(LOOPBACK)
+from ray_helpers import LOOPBACK, cli, start_cluster, stop_cluster
+
+os.environ.update(LOOPBACK)  # before ray is imported
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -32,74 +27,23 @@ import pytest  # noqa: E402
 
 import dialeval  # noqa: E402
 from dialeval import registry  # noqa: E402
-from dialeval.distributed import dress_weights, score  # noqa: E402
+from dialeval.distributed import Settings, dress_weights, score, score_many  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SPACE = Path(dialeval.__file__).parent / "resources" / "semantic_space"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _cluster_pids(temp_dir: str) -> set[int]:
-    """Processes of the cluster rooted in ``temp_dir`` (their command line names it) and their children."""
-    parents: dict[int, int] = {}
-    mine: set[int] = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if temp_dir.encode() in cmd:
-            mine.add(int(entry.name))
-    grown = True
-    while grown:
-        kids = {pid for pid, ppid in parents.items() if ppid in mine} - mine
-        grown = bool(kids)
-        mine |= kids
-    return mine
-
-
-def _stop_cluster(temp_dir: str) -> None:
-    """What ``ray stop`` does, limited to this cluster's processes (``ray stop`` would also stop any other
-    Ray cluster on the machine): SIGTERM, then SIGKILL after a grace period."""
-    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-        pids = _cluster_pids(temp_dir)
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.time() + wait
-        while time.time() < deadline and any(Path(f"/proc/{p}/cmdline").exists() and
-                                             Path(f"/proc/{p}/cmdline").read_bytes() for p in pids):
-            time.sleep(0.2)
-
-
 @pytest.fixture(scope="session")
 def cluster():
-    """A 2-CPU Ray cluster on loopback, started as separate processes; stopped after the session."""
+    """A 2-CPU Ray cluster on loopback, started as separate processes; stopped (by pid) after the session."""
     import ray
 
-    temp_dir = tempfile.mkdtemp(prefix="dlr", dir="/tmp")  # Ray's socket paths must stay short
-    port = _free_port()
-    cmd = ["ray", "start", "--head", "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", temp_dir,
-           "--port", str(port), "--node-ip-address", "127.0.0.1", "--object-store-memory", str(400 * 2**20),
-           "--disable-usage-stats"]
-    subprocess.run([Path(sys.executable).parent / cmd[0], *cmd[1:]], check=True, capture_output=True,
-                   env={**os.environ, **LOOPBACK}, timeout=180)
-    address = f"127.0.0.1:{port}"
+    address, temp_dir = start_cluster(2)
     try:
         yield address
     finally:
         ray.shutdown()
-        _stop_cluster(temp_dir)
+        stop_cluster(temp_dir)
 
 
 def dd_responses(path: Path) -> list[str]:
@@ -127,15 +71,44 @@ def test_lexical_metrics_equal_single_process(cluster, dailydialog):
     texts, path = dailydialog
     lexical = [d.name for d in registry.by_input("responses") if not d.needs_model]
     assert sorted(lexical) == ["distinct_n", "ent_n", "low_frequency"]
+    # the three in one call share one pass (one read, one tokenization), in chunks of 1000 rows
+    got = score_many(str(path), {name: {} for name in lexical}, {name: {"predictions": "response"} for name in lexical},
+                     settings=Settings(address=cluster, rows=1000))
     for name in lexical:
-        got = score(str(path), name, columns={"predictions": "response"}, address=cluster, rows_per_batch=1000)
-        assert got == dialeval.load(name).compute(predictions=texts), name
+        assert got[name] == dialeval.load(name).compute(predictions=texts), name
     # an option changes the state that is merged (orders, tokenizer); a hand count on whitespace tokens
     got = score(str(path), "distinct_n", {"predictions": "response"}, address=cluster, rows_per_batch=700,
-                n=[1], tokenizer="whitespace")
-    tokens = [tok for t in texts for tok in t.split()]
-    assert got["distinct_1"] == len(set(tokens)) / len(tokens)
+                n=[1, 2], tokenizer="whitespace")
+    tokens = [t.split() for t in texts]
+    unigrams = [tok for t in tokens for tok in t]
+    bigrams = [tuple(t[i:i + 2]) for t in tokens for i in range(len(t) - 1)]
+    assert got["distinct_1"] == len(set(unigrams)) / len(unigrams)
+    assert got["distinct_2"] == len(set(bigrams)) / len(bigrams)
     assert "tok:whitespace" in got["signature"]
+
+
+def test_ngram_keys_are_exact_when_tokens_hold_the_separator(cluster, tmp_path):
+    """Tokens holding the key separator cannot make two n-grams one key: ("a\0\1", "b") ≠ ("a", "\0\1b")."""
+    src = tmp_path / "nul.parquet"
+    texts = ["a\x00\x01 b", "a \x00\x01b", "a\x00\x01 b"]
+    pq.write_table(pa.table({"response": texts}), src)
+    got = score(str(src), "distinct_n", {"predictions": "response"}, address=cluster, rows_per_batch=1,
+                n=[2], tokenizer="whitespace")
+    assert got["distinct_2"] == 2 / 3  # bigram ("a\0\1", "b") twice and ("a", "\0\1b") once
+
+
+def test_runtime_env_reaches_ray_and_bad_json_is_refused(cluster, tmp_path):
+    texts = ["I don't know .", "Sure , let's go .", "I don't know ."]
+    src = tmp_path / "three.parquet"
+    pq.write_table(pa.table({"response": texts}), src)
+    env = json.dumps({"env_vars": {"DIALEVAL_RUNTIME_ENV_PROBE": "1"}})
+    out = cli("score", "--engine", "ray", "--address", cluster, "--runtime-env", env, "--input", str(src),
+              "--metric", "ent_n", "--field", "response", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["ent_n"] == dialeval.load("ent_n").compute(predictions=texts)
+    bad = cli("score", "--engine", "ray", "--address", cluster, "--runtime-env", "{not json", "--input", str(src),
+              "--metric", "ent_n", "--field", "response")
+    assert bad.returncode == 2 and "--runtime-env is not valid JSON" in bad.stderr
 
 
 def test_bad_columns_are_one_clear_error(cluster, dailydialog, tmp_path):
@@ -272,56 +245,155 @@ def test_dialspk_counts_equal_single_process(cluster, tmp_path):
     src.write_text("".join(json.dumps({"id": i, "pred": p, "gold": s["speakers"], "candidates": s["candidates"]},
                                       ensure_ascii=False) + "\n" for i, (p, s) in enumerate(zip(preds, stories))),
                    encoding="utf-8")
-    out = score(str(src), "dialspk", {"predictions": "pred", "references": "gold", "candidates": "candidates"},
-                address=cluster, output=tmp_path / "spk", rows_per_batch=1)
+    cols = {"predictions": "pred", "references": "gold", "candidates": "candidates"}
+    out = score(str(src), "dialspk", cols, address=cluster, output=f"file://{tmp_path}/spk", rows_per_batch=1)
+    assert out["output"] == f"file://{tmp_path}/spk" and _read_output(str(tmp_path / "spk")).num_rows == len(stories)
     single = dialeval.load("dialspk").compute(predictions=preds, references=[s["speakers"] for s in stories],
                                               candidates=[s["candidates"] for s in stories])
     hits = sum(p == g for pr, s in zip(preds, stories) for p, g in zip(pr, s["speakers"]))
     assert out["dac"] == hits / sum(len(s["speakers"]) for s in stories)
     assert {k: out[k] for k in ("dac", "sac", "num_turns", "num_stories", "signature")} == \
         {k: single[k] for k in ("dac", "sac", "num_turns", "num_stories", "signature")}
-    assert _read_output(out["output"]).column("dialspk").to_pylist() == single["story_scores"]
+    assert _read_output(str(tmp_path / "spk")).column("dialspk").to_pylist() == single["story_scores"]
+    # a rerun into the same folder is refused; with overwrite it replaces it (hive partitions by id here)
+    with pytest.raises(FileExistsError, match=r"spk' is not empty; .*--overwrite"):
+        score(str(src), "dialspk", cols, address=cluster, output=tmp_path / "spk")
+    score(str(src), "dialspk", cols, address=cluster, output=tmp_path / "spk", overwrite=True, partition_by=["id"])
+    parts = sorted(p.name for p in (tmp_path / "spk").iterdir())
+    assert parts == sorted(f"id={i}" for i in range(len(stories)))
+    assert pq.read_table(tmp_path / "spk" / "id=0").column("dialspk").to_pylist() == single["story_scores"][:1]
+
+
+def test_dialgen_bleu_and_dist_equal_single_process(cluster, shared_data, tmp_path, capsys):
+    """DialGen on Ray: per-turn BLEU rows kept in input order across chunks, Dist-2/3/4 from merged counts."""
+    from dialeval.cli import main
+
+    dialogues = json.loads((shared_data / "dailydialog" / "test.json").read_text(encoding="utf-8"))[:41]
+    turns = [[t["text"] for t in d["dialogue"][1:4]] for d in dialogues]
+    preds = turns[:40]
+    refs = [(nxt + ["."] * len(p))[:len(p)] for p, nxt in zip(preds, turns[1:])]  # another dialogue's turns
+    src = tmp_path / "gen.jsonl"
+    src.write_text("".join(json.dumps({"gen": p, "gold": r}) + "\n" for p, r in zip(preds, refs)), encoding="utf-8")
+    single = dialeval.load("dialgen").compute(predictions=preds, references=refs)
+    got = score(str(src), "dialgen", {"predictions": "gen", "references": "gold"}, address=cluster, rows_per_batch=7)
+    assert got == single
+    assert len(got["turn_bleu"]["bleu_1"]) == sum(len(p) for p in preds) and 0 < got["bleu_1"] < 1
+    assert main(["score", "--engine", "ray", "--address", cluster, "--input", str(src), "--metric", "dialgen",
+                 "--column", "predictions=gen", "--column", "references=gold", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dialgen"] == single
+
+
+def test_local_score_loads_no_engine(tmp_path):
+    """`dialeval score` without --engine imports neither Ray nor the engine (column roles only)."""
+    src = tmp_path / "two.jsonl"
+    src.write_text('{"response": "hello there ."}\n{"response": "hi ."}\n', encoding="utf-8")
+    code = ("import sys; from dialeval.cli import main; "
+            f"rc = main(['score', '--input', {str(src)!r}, '--metric', 'distinct_n', '--field', 'response', '--json']);"
+            "bad = sorted(m for m in sys.modules if m == 'ray' or m.startswith(('ray.', 'dialeval.distributed.api', "
+            "'dialeval.distributed.engine'))); print(rc, bad, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stderr.strip().splitlines()[-1] == "0 []", out.stderr
+    assert json.loads(out.stdout)["distinct_n"]["distinct_1"] == 4 / 5  # hello, there, ., hi, . → 4 distinct of 5
+
+
+# ----------------------------------------------------------------------------------------- object storage
+
+
+@pytest.fixture()
+def s3(monkeypatch):
+    """A real S3-compatible server (moto) on 127.0.0.1 in this process, stopped after the test; yields a pyarrow
+    filesystem on it and the environment that points clients at it."""
+    import pyarrow.fs as pafs
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": f"http://{host}:{port}"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    fs = pafs.S3FileSystem(endpoint_override=f"http://{host}:{port}", access_key="testing", secret_key="testing",
+                           region="us-east-1", allow_bucket_creation=True)
+    fs.create_dir("bench")
+    try:
+        yield fs, env
+    finally:
+        server.stop()
+
+
+def test_s3_input_and_output_equal_local_files(cluster, dailydialog, s3, tmp_path):
+    import pyarrow.fs as pafs
+
+    fs, env = s3
+    texts, path = dailydialog
+    pafs.copy_files(str(path), "bench/in/responses.parquet", source_filesystem=pafs.LocalFileSystem(),
+                    destination_filesystem=fs)
+    args = ["score", "--engine", "ray", "--address", cluster, "--input", "s3://bench/in/", "--metric", "distinct_n",
+            "--metric", "low_frequency", "--field", "response", "--output", "s3://bench/out", "--json"]
+    first = cli(*args, env=env)
+    assert first.returncode == 0, first.stderr
+    want = {name: dialeval.load(name).compute(predictions=texts) for name in ("distinct_n", "low_frequency")}
+    assert json.loads(first.stdout) == want
+    with fs.open_input_stream("bench/out/results.json") as f:
+        assert json.loads(f.read()) == want
+    again = cli(*args, env=env)  # the same prefix again: refused, nothing written
+    assert again.returncode == 2 and again.stdout == ""
+    assert "'s3://bench/out' is not empty" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+    assert cli(*args, "--overwrite", env=env).returncode == 0
+    # per-item output through a filesystem object (the Python API): the same rows as a local run
+    out = score("bench/in/responses.parquet", "ent_n", {"predictions": "response"}, address=cluster, filesystem=fs)
+    assert out == dialeval.load("ent_n").compute(predictions=texts)
+    spk = tmp_path / "spk.jsonl"
+    spk.write_text("".join(json.dumps({"id": i, "pred": ["A", "B"], "gold": ["A", "A" if i % 2 else "B"]}) + "\n"
+                           for i in range(6)), encoding="utf-8")
+    pafs.copy_files(str(spk), "bench/spk/in.jsonl", source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
+    cols = {"predictions": "pred", "references": "gold"}
+    remote = score("bench/spk/in.jsonl", "dialspk", cols, address=cluster, filesystem=fs, output="bench/spk/out")
+    local = score(str(spk), "dialspk", cols, address=cluster, output=tmp_path / "spk_out")
+    assert {k: v for k, v in remote.items() if k != "output"} == {k: v for k, v in local.items() if k != "output"}
+    scores = pq.read_table("bench/spk/out", filesystem=fs).sort_by("id").column("dialspk").to_pylist()
+    assert scores == [1.0, 0.5] * 3 == _read_output(str(tmp_path / "spk_out")).column("dialspk").to_pylist()
 
 
 # ----------------------------------------------------------------------------------------- fault tolerance
 
 
-def test_killed_actor_is_restarted_and_no_row_is_lost_or_duplicated(cluster, dailydialog, tmp_path):
+def test_killed_actor_is_restarted_and_json_output_stays_valid(cluster, dailydialog, tmp_path):
+    """`dialeval score --engine ray --json` while an actor is SIGKILLed: the actor is replaced, every row is
+    written once and in order, and stdout is exactly the JSON result (Ray's lines never reach it)."""
     from dialeval.semantic.space import SemanticSpace
 
-    texts, path = dailydialog
+    texts, _ = dailydialog
     n = 480
-    info = tmp_path / "actors"
-    result: dict = {}
-
-    def run() -> None:
-        try:
-            result["out"] = score(_ray_slice(path, n), "sem_ent", {"predictions": "response"}, space=str(SPACE),
-                                  address=cluster, output=tmp_path / "labels", rows_per_batch=24, concurrency=1,
-                                  actor_info_dir=str(info))
-        except BaseException as exc:  # surfaced below
-            result["error"] = exc
-
-    job = threading.Thread(target=run)
-    job.start()
+    src = tmp_path / "slice.parquet"
+    pq.write_table(pa.table({"id": list(range(n)), "response": texts[:n]}), src)
+    info, out = tmp_path / "actors", tmp_path / "scored"
+    proc = subprocess.Popen([sys.executable, "-m", "dialeval", "score", "--engine", "ray", "--address", cluster,
+                             "--input", str(src), "--metric", "sem_ent", "--field", "response", "--metric-arg",
+                             f"space={SPACE}", "--rows-per-batch", "24", "--concurrency", "1", "--actor-info-dir",
+                             str(info), "--output", str(out), "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **LOOPBACK})
     victim = None
     deadline = time.time() + 240
-    while victim is None and time.time() < deadline and job.is_alive():
+    while victim is None and time.time() < deadline and proc.poll() is None:
         for f in info.glob("*.json") if info.is_dir() else []:
             if json.loads(f.read_text())["batches"] >= 1:
                 victim = int(f.stem)
         time.sleep(0.05)
     assert victim is not None, "no actor finished a batch"
     os.kill(victim, signal.SIGKILL)
-    job.join(timeout=400)
-    assert "error" not in result, result.get("error")
+    stdout, stderr = proc.communicate(timeout=400)
+    assert proc.returncode == 0, stderr
+    printed = json.loads(stdout)  # nothing but the JSON result
+    assert printed["sem_ent"]["num_predictions"] == n
     pids = {int(f.stem) for f in info.glob("*.json")}
     assert victim in pids and len(pids) >= 2  # the killed actor was replaced by a new process
-    table = _read_output(result["out"]["output"])
+    table = _read_output(str(out / "sem_ent"))
     assert table.column("id").to_pylist() == list(range(n))  # complete, no duplicates
     labels = SemanticSpace.load(SPACE).assign(texts[:n])
     assert table.column("sem_ent_cluster").to_pylist() == labels.tolist()
-    assert result["out"]["num_predictions"] == n
+    assert json.loads((out / "results.json").read_text()) == printed
 
 
 # ----------------------------------------------------------------------------------------- CLI

@@ -277,7 +277,7 @@ def test_bad_input_through_the_module(tiny_dirs):
         dialog.compute(dialogues=[["hi"]], compat="full-9")
     with pytest.raises(ValueError, match=r"`follow_ups\[1\]`"):
         dialog.compute(dialogues=[["hi"]], follow_ups=["ok", ""])
-    with pytest.raises(ValueError, match="configs"):
+    with pytest.raises(ValueError, match="config 'turn' takes contexts="):  # no config name: the first, turn
         dialeval.load("full_followup").compute(dialogues=[["hi"]])
     assert check_dialogues([("a", "b")]) == [["a", "b"]]
 

@@ -86,7 +86,7 @@ def test_nli_scorer_replaces_the_redundant_response_and_reuses_pairs():
     clf = TopicClassifier()
     scorer = NLISetScorer(clf, "contradictions")
     threshold = default_contradiction_threshold(5)
-    assert threshold == 11  # more than 10 of the 20 ordered pairs
+    assert threshold == 10  # the paper's 10 of the 20 ordered pairs
     sample = scripted_sampler(["dogs: run", "cats: purr", "cats: sleep", "cats: eat", "cats: hunt", "news: rain"])
     out = threshold_resample(sample, scorer, n=5, threshold=threshold)
     # {dogs:1, cats:4}: 20 − 4·3 same-topic pairs = 8 contradictions; dropping a cat leaves 12 − 6 = 6,
@@ -215,9 +215,9 @@ def test_default_nli_scorer_with_a_tiny_nli_model(tiny_gpt2, tmp_path):
     nli = tiny_nli_model(tmp_path / "nli")
     out = diversity_threshold_generation(model, tok, "Do you like music ?", nli_model=str(nli), max_samples=7,
                                          max_new_tokens=6)
-    assert out.threshold == 11.0
+    assert out.threshold == 10.0 and out.inclusive
     assert all(float(s).is_integer() and 0 <= s <= 20 for s in out.scores)
-    assert out.reached_threshold == (out.scores[-1] >= 11)
+    assert out.reached_threshold == (out.scores[-1] >= 10)
     assert out.num_samples == 5 + len(out.replacements) <= 7
     if not out.reached_threshold:
         assert out.num_samples == 7

@@ -56,12 +56,13 @@ def public_app():
 
 
 def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = False) -> list:
-    from dialeval.ui.blocks import INPUT_ORDER
+    """/evaluate's values in the order of its named parameters (dialeval.ui.blocks.api_parameters)."""
+    from dialeval.ui.blocks import INPUT_ORDER, api_parameters
 
-    args: list = [texts.get(k, "") for k in INPUT_ORDER]
+    values: dict = {k: texts.get(k, "") for k in INPUT_ORDER}
     for name in registry.declarations():
-        args += [name in use, use.get(name) or ""]
-    return [*args, plots]
+        values.update({f"use_{name}": name in use, f"model_{name}": use.get(name) or ""})
+    return [*(values.get(p) for p in api_parameters() if p != "draw_plots"), plots]
 
 
 def statuses(result) -> str:

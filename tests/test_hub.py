@@ -1,8 +1,9 @@
 """``dialeval hub build``: the folders it writes, and a deploy rehearsal of three of them.
 
 The rehearsal does what a Space does, for real: a fresh venv (the system site-packages stand in for the
-Space's base image with torch and gradio), ``pip install -r requirements.txt`` from the folder (the wheel
-vendored there is what gets imported), ``python app.py`` on 127.0.0.1, a ``gradio_client`` call checked
+Space's base image with torch and gradio), ``pip install -r requirements.txt`` from an empty folder holding
+only that file (as the Space builder mounts it), the wheel fetched by its absolute URL from a local HTTP
+server on 127.0.0.1 that stands in for the Hub, ``python app.py`` on 127.0.0.1, a ``gradio_client`` call checked
 against direct ``compute`` and hand-computed values, and ``evaluate.load(<folder>)`` inside that venv.
 """
 
@@ -18,12 +19,14 @@ import time
 from pathlib import Path
 
 import pytest
+from evaluate.loading import get_imports
 from huggingface_hub import SpaceCard
 
 import dialeval
 from dialeval import hub, registry
 from dialeval.cli import main
 from dialeval.resources import resource_path
+from dialeval.runtime import hub_id
 
 ORG = "acme"
 WHEEL = f"dialeval-{dialeval.__version__}-py3-none-any.whl"
@@ -32,24 +35,69 @@ CARD_FIELDS = {"title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "
                "license", "tags", "short_description"}
 
 
+class FileServer:
+    """``python -m http.server`` on 127.0.0.1 serving ``folder`` (started here, stopped by its pid)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen([sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1",
+                                      "--directory", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise AssertionError("the local HTTP server did not start")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, shared_data) -> Path:
+def wheel_server(tmp_path_factory):
+    """The built wheel, served over HTTP as the Hub serves a pushed Space's files."""
+    folder = tmp_path_factory.mktemp("wheel")
+    wheel = hub.build_wheel(folder)
+    server = FileServer(folder)
+    yield wheel, server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, shared_data, wheel_server) -> Path:
+    wheel, url = wheel_server
     out = tmp_path_factory.mktemp("hub") / "out"
     names = [*registry.metric_names(), hub.DEMO_NAME, "fed"]
     assert main(["hub", "build", "--org", ORG, "--out", str(out), "--data-dir", str(shared_data), "--only", *names,
+                 "--wheel", str(wheel), "--wheel-url", url,
                  "--cache-dir", str(tmp_path_factory.mktemp("hf_cache"))]) == 0
     return out
 
 
-def test_every_declared_metric_gets_a_complete_space(built):
+def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
     import gradio
+
+    url = wheel_server[1] + WHEEL
 
     for name, decl in registry.declarations().items():
         folder = built / "spaces" / name
-        assert (folder / f"{name}.py").read_bytes() == (decl.script_dir / f"{name}.py").read_bytes()
+        # the module script, its dialeval imports marked with where evaluate.load should say to install it from
+        script = (folder / f"{name}.py").read_text(encoding="utf-8")
+        assert script.replace(f"  # From: {url}", "") == (decl.script_dir / f"{name}.py").read_text(encoding="utf-8")
+        assert f"from dialeval import evaluate_module  # From: {url}" in script
+        # what evaluate.load reads: where dialeval is missing it says `pip install <url>`
+        assert {i for i in get_imports(str(folder / f"{name}.py")) if i[1] == "dialeval"} == {
+            ("library", "dialeval", url, None)}
         assert (folder / WHEEL).is_file()
         extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
-        assert (folder / "requirements.txt").read_text().splitlines() == [f"./{WHEEL}{extras}"]
+        assert (folder / "requirements.txt").read_text().splitlines() == [f"dialeval{extras} @ {url}"]
         assert f'metric_widget("{name}")' in (folder / "app.py").read_text()
         card = SpaceCard.load(folder / "README.md")
         meta = card.data.to_dict()
@@ -58,28 +106,44 @@ def test_every_declared_metric_gets_a_complete_space(built):
         assert meta["sdk_version"] == gradio.__version__ and meta["title"] == decl.title
         assert {"evaluate", "metric"} <= set(meta["tags"]) and len(meta["short_description"]) <= 60
         assert f'evaluate.load("{ORG}/{name}"' in card.text
-        url = f"https://huggingface.co/spaces/{ORG}/{name}/resolve/main/{WHEEL}"
+        # the Space fetches its default model from the Hub when it is built
+        assert meta.get("preload_from_hub") == ([hub_id(decl.models[0])] if decl.needs_model else None)
         assert f'pip install "dialeval{extras.replace(",space", "").replace("[space]", "")} @ {url}"' in card.text
     space = built / "spaces" / "sem_ent" / "semantic_space"
     assert (space / "space.safetensors").read_bytes() == resource_path("semantic_space", "space.safetensors").read_bytes()
 
 
-def test_demo_dataset_folders_and_upload_commands(built):
+def test_demo_dataset_folders_and_upload_commands(built, wheel_server):
     demo = built / "spaces" / hub.DEMO_NAME
     assert [line for line in (demo / "requirements.txt").read_text().splitlines() if not line.startswith("#")] == \
-        [f"./{WHEEL}[models,space]"]
+        [f"dialeval[models,space] @ {wheel_server[1]}{WHEEL}"]
     meta = SpaceCard.load(demo / "README.md").data.to_dict()
     assert CARD_FIELDS <= set(meta) and meta["suggested_hardware"] == "t4-small"
+    assert sorted(meta["preload_from_hub"]) == ["HuggingFaceTB/SmolLM2-135M-Instruct", "roberta-large-mnli",
+                                                "sentence-transformers/all-MiniLM-L6-v2"]
     assert meta["sdk"] == "gradio" and len(meta["short_description"]) <= 60
     assert "__" not in (demo / "README.md").read_text()  # every placeholder filled
     fed = built / "datasets" / "fed"
     assert f'load_dataset("{ORG}/fed", "turn"' in (fed / "README.md").read_text(encoding="utf-8")
+    assert "<org>" not in (fed / "README.md").read_text(encoding="utf-8")  # every placeholder filled
     assert sorted(p.relative_to(fed).as_posix() for p in fed.rglob("*.parquet")) == ["dialog/test.parquet",
                                                                                     "turn/test.parquet"]
     upload = (built / "upload.sh").read_text().splitlines()
     assert f"hf upload {ORG}/fed {fed} . --repo-type dataset" in upload
     assert f"hf upload {ORG}/{hub.DEMO_NAME} {demo} . --repo-type space" in upload
     assert not list(built.parent.glob(".out.*"))  # the temporary folder was renamed into place
+
+
+def test_a_card_placeholder_left_unfilled_is_refused(tmp_path, monkeypatch):
+    import dialeval.datasets
+
+    def fake_export(name, folder, **kwargs):
+        folder.mkdir(parents=True)
+        (folder / "README.md").write_text('load_dataset("<org>/fed")\nAsk <org> for access.\n', encoding="utf-8")
+
+    monkeypatch.setattr(dialeval.datasets, "export", fake_export)
+    with pytest.raises(ValueError, match="placeholder is left"):
+        hub.write_dataset_repo("fed", tmp_path / "fed", ORG, tmp_path)
 
 
 def test_from_index_and_atomic_replacement(tmp_path, capsys):
@@ -93,16 +157,26 @@ def test_from_index_and_atomic_replacement(tmp_path, capsys):
     assert (folder / "requirements.txt").read_text() == f"dialeval[space]=={dialeval.__version__}\n"
     assert not list(folder.glob("*.whl")) and not (out / "stale.txt").exists()
     assert f'pip install "dialeval=={dialeval.__version__}"' in (folder / "README.md").read_text()
-    # --wheel-url: the vendored wheel named by its Hub URL (what the Hub serves from the pushed folder)
+    # default: the vendored wheel named by the Space repo's own file URL (where `hf upload` puts it)
     wheel = hub.build_wheel(tmp_path / "wheel")
     assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "by_url"), "--wheel", str(wheel),
-                 "--wheel-url", "--only", "sem_ent"]) == 0
-    sem = tmp_path / "by_url" / "spaces" / "sem_ent"
-    assert (sem / "requirements.txt").read_text() == (
-        f"dialeval[models,space] @ https://huggingface.co/spaces/{ORG}/sem_ent/resolve/main/{WHEEL}\n")
-    assert (sem / WHEEL).read_bytes() == wheel.read_bytes()
+                 "--no-datasets"]) == 0
+    for folder_ in (tmp_path / "by_url" / "spaces").iterdir():
+        line = (folder_ / "requirements.txt").read_text().splitlines()[-1]
+        assert line.endswith(f" @ https://huggingface.co/spaces/{ORG}/{folder_.name}/resolve/main/{WHEEL}"), line
+        assert (folder_ / WHEEL).read_bytes() == wheel.read_bytes()
+    assert not (tmp_path / "by_url" / "datasets").exists()
     shutil.rmtree(tmp_path / "wheel")
     capsys.readouterr()
+    # never a relative path, never a silent skip of the datasets
+    assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "rel"), "--wheel-url", "./x.whl"]) == 2
+    assert "not an absolute http(s) URL" in capsys.readouterr().err
+    assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "nodata"), "--from-index"]) == 2
+    err = capsys.readouterr().err
+    assert "--data-dir" in err and "--no-datasets" in err and "Traceback" not in err
+    assert main(["hub", "build", "--org", ORG, "--out", str(tmp_path / "nodata"), "--from-index",
+                 "--data-dir", str(tmp_path / "none"), "--only", "fed"]) == 2
+    assert "missing original files for fed" in capsys.readouterr().err
     # a failing build leaves the previous output untouched and no temporary folder behind
     assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "bleu"]) == 2
     assert "unknown repo" in capsys.readouterr().err
@@ -121,11 +195,15 @@ def free_port() -> int:
 
 
 def space_python(folder: Path, venv: Path) -> Path:
-    """A fresh venv with the folder's requirements.txt installed as a Space installs it."""
+    """A fresh venv with the folder's requirements.txt installed as a Space installs it: from an empty
+    folder holding only that file (the wheel comes by its absolute URL)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
+    alone = venv.parent / "requirements-only"
+    alone.mkdir()
+    shutil.copy2(folder / "requirements.txt", alone / "requirements.txt")
     pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "-r",
-                          "requirements.txt"], cwd=folder, capture_output=True, text=True)
+                          "requirements.txt"], cwd=alone, capture_output=True, text=True)
     assert pip.returncode == 0, pip.stderr[-3000:]
     where = subprocess.run([str(python), "-c", "import dialeval; print(dialeval.__file__)"], cwd=folder,
                            capture_output=True, text=True, check=True).stdout.strip()
@@ -177,15 +255,29 @@ class RunningSpace:
 
 
 def widget_call(client, responses: list[str]) -> dict:
-    """/compute of a metric widget with the responses box filled and every other input at its default."""
+    """/compute of a metric widget by named arguments only: the responses, every other parameter at its
+    default (Sem-Ent's references default to empty: the space shipped in the Space folder)."""
     params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/compute"]["parameters"]
-    args = [p.get("parameter_default") for p in params]
-    args[0] = "\n".join(responses)
-    if len(args) > 1 and "Reference" in (params[1].get("label") or ""):
-        args[1] = ""  # empty references: the space shipped in the Space folder
-    status, _table, _plot, raw = client.predict(*args, api_name="/compute")
+    assert all(p["parameter_has_default"] for p in params), params  # nothing required, nothing hidden
+    assert not any(p["parameter_name"].startswith("param_") for p in params), params
+    status, _table, _plot, raw = client.predict(responses="\n".join(responses), api_name="/compute")
     assert status == "Done.", status
     return raw
+
+
+def card_client_call(folder: Path, url: str) -> dict:
+    """Run the card's ``gradio_client`` example (named arguments only) against the Space at ``url``."""
+    import re
+
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("from Python\n"):]
+    code = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    assert f'Client("{ORG}/{folder.name}")' in code and "api_name=" in code
+    call = code[code.index("client.predict("):]
+    assert not re.search(r"\(\s*['\"]", call), call  # no positional argument
+    namespace: dict = {}
+    exec(code.replace(f'Client("{ORG}/{folder.name}")', f'Client("{url}", verbose=False)'), namespace)
+    return namespace
 
 
 def venv_evaluate(python: Path, folder: Path, kwargs: dict) -> dict:
@@ -208,7 +300,10 @@ def test_rehearsal_distinct_n(built, tmp_path):
     with RunningSpace(python, folder, tmp_path / "app.log") as space:
         in_venv = venv_evaluate(python, folder, {"predictions": RESPONSES})  # while the app boots
         raw = widget_call(space.ready().client(), RESPONSES)
+        card = card_client_call(folder, f"http://127.0.0.1:{space.port}/")
     direct = dialeval.load("distinct_n").compute(predictions=RESPONSES)
+    example = registry.get("distinct_n").example["predictions"]
+    assert card["status"] == "Done." and card["result"] == dialeval.load("distinct_n").compute(predictions=example)
     # Hand-computed: 10 unigrams (7 distinct), 7 bigrams (6 distinct), 4 trigrams (all distinct).
     assert (raw["distinct_1"], raw["distinct_2"], raw["distinct_3"]) == (7 / 10, 6 / 7, 1.0)
     assert raw == direct
@@ -222,6 +317,8 @@ def test_rehearsal_sem_ent(built, tmp_path):
     with RunningSpace(python, folder, tmp_path / "app.log") as space:
         in_venv = venv_evaluate(python, folder, {"predictions": RESPONSES, "space": str(space_dir)})
         raw = widget_call(space.ready().client(), RESPONSES)  # nothing pasted: the Space's own fitted space
+        card = card_client_call(folder, f"http://127.0.0.1:{space.port}/")
+    assert card["status"] == "Done." and card["result"]["num_predictions"] == 5
     direct = dialeval.load("sem_ent").compute(predictions=RESPONSES, space=str(space_dir))
     fitted = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
     assert raw["k"] == fitted["config"]["k"] == 20
@@ -242,14 +339,16 @@ def test_rehearsal_demo(built, tmp_path):
     title = next(iter(examples))
     with RunningSpace(python, folder, tmp_path / "app.log") as space:
         client = space.ready().client()
-        loaded = client.predict(title, api_name="/load_example")  # examples are package data of the wheel
+        loaded = client.predict(title=title, api_name="/load_example")  # examples are package data of the wheel
         params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/evaluate"]["parameters"]
-        names = list(registry.declarations())
-        assert len(params) == len(INPUT_ORDER) + 2 * len(names) + 1
-        args = ["\n".join(RESPONSES)] + [""] * (len(INPUT_ORDER) - 1)
-        for i, name in enumerate(names):
-            args += [name == "distinct_n", params[len(INPUT_ORDER) + 2 * i + 1].get("parameter_default")]
-        result = client.predict(*args, False, api_name="/evaluate")
+        assert [p["parameter_name"] for p in params][:len(INPUT_ORDER)] == list(INPUT_ORDER)
+        assert all(p["parameter_has_default"] for p in params)
+        unticked = {f"use_{name}": False for name in registry.declarations() if name != "distinct_n"}
+        result = client.predict(responses="\n".join(RESPONSES), **unticked, draw_plots=False, api_name="/evaluate")
+        card = card_client_call(folder, f"http://127.0.0.1:{space.port}/")
+    assert card["status"].startswith("**"), card["status"]
+    card_rows = {(r[0], r[1]): r[2] for r in card["table"]["data"]}
+    assert card_rows[("distinct_n", "distinct_1")] == 7 / 10  # the card's responses are RESPONSES
     assert loaded[0].startswith("**Example loaded:**") and list(loaded[1:]) == example_texts(examples[title])
     rows = {(r[0], r[1]): r[2] for r in result[1]["data"]}
     direct = dialeval.load("distinct_n").compute(predictions=RESPONSES)

@@ -163,7 +163,7 @@ def test_hub_build_writes_the_leaderboard_dataset(board_dir, tmp_path):
 
     from dialeval import hub
 
-    repos, _ = hub.build("acme", tmp_path / "hub", from_index=True, only=[], leaderboard=board_dir)
+    repos = hub.build("acme", tmp_path / "hub", from_index=True, only=[], leaderboard=board_dir)
     folder = tmp_path / "hub" / "datasets" / "dialeval-leaderboard"
     assert [(r.repo_id, r.repo_type, r.folder) for r in repos] == [("acme/dialeval-leaderboard", "dataset", folder)]
     board = json.loads((board_dir / "leaderboard.json").read_text(encoding="utf-8"))

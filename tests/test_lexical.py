@@ -220,7 +220,7 @@ def test_tevet_preset_reproduces_stored_averaged_distinct_ngrams(shared_data):
 
 def test_library_functions_match_module_functions():
     ts = ["a b a", "b c"]
-    assert lexical.distinct_n(ts, (1,), "whitespace") == {"distinct_1": 3 / 5}
+    assert lexical.corpus_distinct(ts, (1,), "whitespace") == {"distinct_1": 3 / 5}
     # counts a:2 b:2 c:1 -> only c (1 of 5 tokens) is at most 1
     assert lexical.low_frequency(ts, 1, "whitespace") == pytest.approx(1 / 5)
 
@@ -251,9 +251,9 @@ def test_casual_equals_nltk_on_generated_text(text):
 
 def test_low_frequency_checks_predictions_before_the_reference():
     """The predictions are named first when both are bad, in one process and when finishing merged counts."""
-    from dialeval.distributed.states import lexical_plan, lexical_result
     from dialeval.lexical.core import compute_low_frequency
     from dialeval.lexical.ngrams import NgramCounts
+    from dialeval.lexical.scale_out import lexical_plan, lexical_result
 
     with pytest.raises(ValueError, match="`predictions`"):
         compute_low_frequency(None, reference_counts=[1])

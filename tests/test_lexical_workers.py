@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dialeval.lexical.formulas import distinct_n
+from dialeval.lexical.formulas import corpus_distinct as distinct_n
 from dialeval.lexical.ngrams import NgramCounts
 from dialeval.text import TokenizerPool, tokenize_all
 

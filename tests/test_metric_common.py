@@ -114,13 +114,13 @@ def test_evaluate_load_from_the_checkout_root_for_every_metric(tmp_path):
         "nli_diversity": {"model": str(tiny_nli_model(tmp_path / "nli")), "device": "cpu"},
         "full_followup": {"model": str(build_tiny_causal_lm(tmp_path / "lm")), "device": "cpu"},
     }
-    code = f"""
+    code = """
 import json, sys, evaluate
 examples, options = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-out = {{}}
+out = {}
 for name, example in examples.items():
     config = "dialog" if name == "full_followup" else None
-    module = evaluate.load("metrics/" + name, config, **options.get(name, {{}}))
+    module = evaluate.load("metrics/" + name, config, **options.get(name, {}))
     out[name] = module.compute(**example)["signature"]
 print(json.dumps(out))
 """

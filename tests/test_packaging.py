@@ -52,7 +52,7 @@ out["demo_title"] = build_demo().title  # the demo builds from the installed pac
 
 # and the Hub folders can be written from it (no checkout, so from the index)
 from dialeval import hub
-repos, _ = hub.build("acme", work / "hub", from_index=True, only=[*registry.metric_names(), hub.DEMO_NAME])
+repos = hub.build("acme", work / "hub", from_index=True, only=[*registry.metric_names(), hub.DEMO_NAME])
 out["hub"] = sorted(r.folder.name for r in repos)
 print(json.dumps(out, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
 """

@@ -55,7 +55,6 @@ SCRIPT = '''
 """Toy Words as an `evaluate` module."""
 
 import datasets
-import evaluate
 
 import dialeval.evaluate_module as base  # the module, not the class: evaluate takes the script's first Metric class
 from toypkg.core import mean_words
@@ -68,12 +67,11 @@ class ToyWords(base.DialevalMetric):
     DECLARATION = METRIC
 
     def _info(self):
-        return evaluate.MetricInfo(description="mean words per response", citation="", inputs_description="",
-                                   features=datasets.Features({"predictions": datasets.Value("string")}))
+        return self.metric_info(datasets.Features({"predictions": datasets.Value("string")}), "predictions")
 
-    def _compute(self, predictions=None, **kwargs):
+    def _compute(self, predictions, scale):
         out = mean_words(predictions)
-        out["toy_words"] *= self.options(kwargs)["scale"]
+        out["toy_words"] *= scale
         out["signature"] = "toy_words|v1"
         return out
 '''
@@ -140,12 +138,12 @@ def test_toy_metric_in_the_demo_and_its_widget(toy_package):
 
     demo = build_demo(examples_dir=None)
     ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
-    assert f"use-{TOY}" in ids and f"model-{TOY}" in ids
+    assert f"use-{TOY}" in ids and f"model-{TOY}" not in ids  # no model, so no (hidden) model input
     assert ui.availability(TOY) == (True, "ready")
     outcomes, status = evaluate_texts({"responses": "a b\nc d e f"}, {TOY: None})
     assert outcomes[0].result["toy_words"] == 3.0 and "1 of 1 metrics computed" in status
     rows = ui.result_rows(outcomes)
-    assert rows == [[TOY, "toy_words", 3.0, "toy_words|v1", "num_responses=2"]]  # a setting, not a score
+    assert rows == [[TOY, "toy_words", 3.0, "", "toy_words|v1", "num_responses=2"]]  # a setting, not a score
     widget = ui.metric_widget(TOY)
     boxes = {b.elem_id: b.value for b in widget.blocks.values() if getattr(b, "elem_id", None)}
     assert boxes[f"{TOY}-responses"] == "one two three\nfour"  # opens on the declared example
@@ -155,7 +153,7 @@ def test_toy_metric_in_the_demo_and_its_widget(toy_package):
 def test_toy_metric_in_hub_build(toy_package, tmp_path):
     from dialeval import hub
 
-    repos, _ = hub.build("toy-org", tmp_path / "hub", from_index=True, only=[TOY])
+    repos = hub.build("toy-org", tmp_path / "hub", from_index=True, only=[TOY])
     space = tmp_path / "hub" / "spaces" / TOY
     assert [r.repo_id for r in repos] == [f"toy-org/{TOY}"]
     assert (space / f"{TOY}.py").read_text(encoding="utf-8") == textwrap.dedent(SCRIPT)

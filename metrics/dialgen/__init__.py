@@ -18,6 +18,8 @@ METRIC = declare(
                choices=("char", "jieba"), widget=True),
         Option("smooth", "none", "str", "sacrebleu sentence-BLEU smoothing (none = pure overlap)",
                choices=("none", "floor", "add-k", "exp")),
+        Option("quotes", "keep", "str", "keep (turns as given) or strip (drop enclosing quotation marks first)",
+               choices=("keep", "strip")),
         Option("stories", None, "texts", "per story, the masked story with [MASK1]…[MASKn] (for coherence)"),
         Option("coherence_model", None, "path", "a classifier from `dialeval train-coherence` (folder or Hub id)"),
         Option("device", None, "str", "cpu, cuda or auto"),
@@ -29,5 +31,6 @@ METRIC = declare(
     emoji="📖",
     tags=("dialogue", "story", "generation", "chinese"),
     extras=("models",),  # sacrebleu, jieba (and torch for the coherence classifier)
+    scale_out="dialeval.dialstory.scale_out:dialgen_scale_out",
     order=45,
 )

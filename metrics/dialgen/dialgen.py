@@ -1,7 +1,8 @@
 """DialGen as an ``evaluate`` module (DialStory masked dialogue generation, Yao et al. 2022).
 
 BLEU-n = mean sentence BLEU-n over masked turns (n = 1, 2); Dist-n over generated turns (n = 2, 3, 4); with a
-coherence model, the classifier's P(original) of the filled-in stories. The core is
+coherence model, the share of filled-in stories the classifier judges coherent (P(original) > 0.5) and their mean
+P(original). The core is
 :func:`dialeval.dialstory.dialgen.compute_dialgen`."""
 
 from typing import Any
@@ -15,11 +16,12 @@ from dialeval.dialstory.dialgen import compute_dialgen
 from dialeval.metrics.dialgen import METRIC
 
 _INPUTS = """predictions: per story, the generated turns (one per [MASKk]); references: per story, the gold turns.
-options: tokenization, smooth, stories (the masked stories, for coherence), coherence_model, device, batch_size."""
+options: tokenization, smooth, quotes, stories (the masked stories, for coherence), coherence_model, device, batch_size."""
 
 
 class DialGen(evaluate_module.DialevalMetric):
-    """BLEU-n = mean sentence BLEU-n over masked turns; Dist-n over generated turns; coherence = P(original)."""
+    """BLEU-n = mean sentence BLEU-n over masked turns; Dist-n over generated turns; coherence = share of stories
+    with P(original) > 0.5 (coherence_mean = mean P(original))."""
 
     DECLARATION = METRIC
 
@@ -29,7 +31,8 @@ class DialGen(evaluate_module.DialevalMetric):
             "references": datasets.Sequence(datasets.Value("string")),
         }), _INPUTS)
 
-    def _compute(self, predictions: Any, references: Any, tokenization: str, smooth: str, stories: Any,
-                 coherence_model: Any, device: Any, batch_size: int) -> dict[str, Any]:
-        return compute_dialgen(predictions, references, tokenization=tokenization, smooth=smooth, stories=stories,
-                               coherence_model=coherence_model, device=device, batch_size=batch_size)
+    def _compute(self, predictions: Any, references: Any, tokenization: str, smooth: str, quotes: str,
+                 stories: Any, coherence_model: Any, device: Any, batch_size: int) -> dict[str, Any]:
+        return compute_dialgen(predictions, references, tokenization=tokenization, smooth=smooth, quotes=quotes,
+                               stories=stories, coherence_model=coherence_model, device=device,
+                               batch_size=batch_size)

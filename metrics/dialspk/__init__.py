@@ -12,10 +12,11 @@ METRIC = declare(
     inputs="speakers",
     module="dialeval.metrics.dialspk.dialspk:DialSpk",
     options=(Option("candidates", None, "any", "per story, the candidate speaker names"),),
-    plot="dialeval.ui.plots:plot_dialspk",
+    plot="dialeval.dialstory.plots:plot_dialspk",
     example={"predictions": [["Alice", "Bob", "Alice"], ["Carol", "Dan"]],
              "references": [["Alice", "Bob", "Bob"], ["Carol", "Dan"]]},
     emoji="🗣️",
     tags=("dialogue", "story", "speaker-recognition"),
+    scale_out="dialeval.dialstory.scale_out:dialspk_scale_out",
     order=40,
 )

@@ -15,6 +15,7 @@ from dialeval import evaluate_module
 from dialeval.full.full_followup import CONFIGS, compute_full
 from dialeval.full.texts import check_dialogues, check_follow_ups, check_turn_inputs
 from dialeval.metrics.full_followup import METRIC
+from dialeval.validation import inputs_checked
 
 _FEATURES = {
     "turn": datasets.Features({"contexts": datasets.Sequence(datasets.Value("string")),
@@ -72,14 +73,17 @@ class FullFollowup(evaluate_module.DialevalMetric):
         """Validate inputs with item-level messages before ``evaluate`` converts them to Arrow. Without inputs,
         scores what ``add_batch`` collected (in ``num_process`` mode: process 0 returns every process's items,
         in process order, and the others return ``None``)."""
-        kwargs = self._checked(kwargs)
+        with inputs_checked():  # item checks here; the one Unicode scan is the base class's, before Arrow
+            kwargs = self._checked(kwargs)
         if kwargs.get("follow_ups") is not None:
             kwargs["follow_ups"] = list(check_follow_ups(kwargs["follow_ups"]))
         return super().compute(**kwargs)
 
     def add_batch(self, **kwargs: Any) -> None:
         """Add contexts and predictions (config ``turn``) or dialogues (``dialog``), checked item by item."""
-        return super().add_batch(**self._checked(kwargs))
+        with inputs_checked():
+            kwargs = self._checked(kwargs)
+        return super().add_batch(**kwargs)
 
     def _compute(self, model: Any, follow_ups: Any, compat: str | None, separator: str | None,
                  max_length: int | None, lookback: int, batch_size: int, max_tokens: int | None, dtype: Any,

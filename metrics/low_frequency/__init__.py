@@ -23,5 +23,6 @@ METRIC = declare(
                              "That sounds great , see you at noon ."]},
     emoji="🪶",
     tags=("diversity", "lexical"),
+    scale_out="dialeval.lexical.scale_out:scale_out",
     order=30,
 )

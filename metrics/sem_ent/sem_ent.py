@@ -26,9 +26,11 @@ Args:
     dtype: None/"fp32" (exact), "bf16" or "fp16" (GPU) for the encoder.
     device: "cpu", "cuda" or None (auto). batch_size: encoder batch size (default 256 texts; on CPU also ≤ 1,024 padded tokens).
     examples_per_cluster: how many distinct predictions to show per cluster (default 3).
+    seeds: with reference_responses, also refit k-means under this many seeds (27, 28, …) and report
+        `sem_ent_seeds` {seeds, values, mean, sd}.
 Returns:
     sem_ent, max_sem_ent (ln k), cluster_distribution, reference_distribution, human_sem_ent (with references),
-    cluster_examples, k, num_predictions, signature.
+    cluster_examples, k, num_predictions, sem_ent_seeds (with seeds), signature.
 """
 
 
@@ -48,8 +50,9 @@ class SemEnt(evaluate_module.DialevalMetric):
         return super().compute(predictions=predictions, **kwargs)
 
     def _compute(self, predictions: Any, space: Any, reference_responses: Any, encoder: Any, k: int, dtype: Any,
-                 device: Any, batch_size: int, examples_per_cluster: int, progress: bool | None,
+                 device: Any, batch_size: int, examples_per_cluster: int, progress: bool | None, seeds: int | None,
                  _human_references: Any = None) -> dict[str, Any]:
         return compute_sem_ent(predictions, space=space, reference_responses=reference_responses,
                                references=_human_references, encoder=encoder, k=k, dtype=dtype, device=device,
-                               batch_size=batch_size, examples_per_cluster=examples_per_cluster, progress=progress)
+                               batch_size=batch_size, examples_per_cluster=examples_per_cluster, progress=progress,
+                               seeds=seeds)

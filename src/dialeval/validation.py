@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -95,9 +97,25 @@ def check_positive_ints(values: Any, field: str) -> tuple[int, ...]:
     return tuple(sorted({int(v) for v in out}))
 
 
-def check_valid_unicode(values: Any, field: str) -> None:
+#: Set while inputs that were already scanned flow through a core (see :func:`inputs_checked`).
+_CHECKED: contextvars.ContextVar[bool] = contextvars.ContextVar("dialeval_inputs_checked", default=False)
+
+
+@contextlib.contextmanager
+def inputs_checked() -> Iterator[None]:
+    """Within this block, :func:`check_valid_unicode` trusts its inputs: the caller scanned them already (the
+    ``evaluate`` module before Arrow casting, or a core's entry before its inner steps). Validation happens
+    once, at the entry; shape and type checks still run (they are cheap)."""
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
+def scan_unicode(values: Any, field: str) -> None:
     """Raise a clear error when a string in ``values`` (strings or lists of strings) holds a lone surrogate,
-    which no encoder, tokenizer or file can take."""
+    which no encoder, tokenizer or file can take. Always scans (O(characters))."""
     for i, v in enumerate(values):
         items = [v] if isinstance(v, str) else v if isinstance(v, (list, tuple)) else []
         for j, t in enumerate(items):
@@ -105,3 +123,9 @@ def check_valid_unicode(values: Any, field: str) -> None:
                 where = f"{field}[{i}]" if isinstance(v, str) else f"{field}[{i}][{j}]"
                 raise ValueError(f"`{where}` holds a lone surrogate (U+D800–U+DFFF), which is not valid Unicode "
                                  "text; fix how it was decoded (e.g. a broken '\\ud83d' escape) before scoring.")
+
+
+def check_valid_unicode(values: Any, field: str) -> None:
+    """:func:`scan_unicode`, unless the inputs were scanned already (inside :func:`inputs_checked`)."""
+    if not _CHECKED.get():
+        scan_unicode(values, field)

@@ -8,8 +8,13 @@ import sys
 
 from dialeval._version import __version__
 
-# One module per sub-command family (each defines ``register(subparsers)``).
-COMMANDS = ("score", "demo", "fit_space", "dress", "datasets", "meta_eval", "coherence", "dialspk_baseline", "hub", "leaderboard")
+# One module per sub-command family (each defines ``register(subparsers)``): the generic commands here, a
+# metric family's own commands in its folder (semantic: fit-space, dress-weights; dialstory: train-coherence and
+# the speaker-recognition baseline).
+COMMANDS = ("dialeval.cli.score", "dialeval.cli.demo", "dialeval.semantic.cli_fit_space",
+            "dialeval.semantic.cli_dress", "dialeval.cli.datasets", "dialeval.cli.meta_eval",
+            "dialeval.dialstory.cli_coherence", "dialeval.dialstory.cli_baseline", "dialeval.cli.hub",
+            "dialeval.cli.leaderboard")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dialeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
-        importlib.import_module(f"{__name__}.{name}").register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -36,8 +36,16 @@ def register(sub: Any) -> None:
     mk.add_argument("--min-turns", type=int, default=10, help="skip stories with fewer turns (default 10)")
     mk.add_argument("--min-characters", type=int, default=5,
                     help="skip stories mentioning fewer distinct characters (person names; default 5)")
-    mk.add_argument("--characters", choices=("jieba", "given"), default="jieba",
-                    help="characters found by jieba's person-name tags (paper's recipe; default) or the input's lists")
+    mk.add_argument("--min-share", type=float, default=0.3,
+                    help="skip stories whose dialogue holds less of the tokens (default 0.3; see the card for the unit)")
+    mk.add_argument("--max-share", type=float, default=0.5,
+                    help="skip stories whose dialogue holds more of the tokens (default 0.5)")
+    mk.add_argument("--characters", choices=("finder", "jieba", "given"), default="finder",
+                    help="characters found by the rule-based finder (default: jieba person tags, name patterns, "
+                         "role titles, speech subjects), by jieba person tags only, or the input's lists "
+                         "(names absent from the story are dropped)")
+    mk.add_argument("--dialspk-out", default=None,
+                    help="also write DialSpk-style training data (speakers annotated automatically) to this file")
     mk.add_argument("--mask-text", choices=("escape", "skip"), default="escape",
                     help="a story already containing '[MASK': escape it as '[[MASK' (default) or skip the story")
     mk.add_argument("--unit", choices=("auto", "char", "word"), default="auto",
@@ -65,17 +73,26 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_dialstory_make(args: argparse.Namespace) -> int:
-    from dialeval.datasets.dialstory import make_dialgen, read_raw_stories
+    from dialeval.datasets.dialstory import make_dialgen, make_dialspk, read_raw_stories
     from dialeval.files import atomic_write_lines, check_output_path
 
     check_output_path(args.out, inputs=[args.input], option="--out")
+    if args.dialspk_out:
+        check_output_path(args.dialspk_out, inputs=[args.input, args.out], option="--dialspk-out")
     stories = read_raw_stories(args.input)
     examples, skipped = make_dialgen(stories, characters=args.characters, seed=args.seed,
                                      mask_ratio=args.mask_ratio, head=args.head, tail=args.tail,
                                      min_turns=args.min_turns, min_characters=args.min_characters,
+                                     min_share=args.min_share, max_share=args.max_share,
                                      unit=args.unit, mask_text=args.mask_text)
     out = atomic_write_lines(args.out, examples)
     print(f"{len(examples)} of {len(stories)} stories written to {out}")
     for reason, n in skipped.items():
         print(f"dropped {n}: {reason}", file=sys.stderr)
+    if args.dialspk_out:
+        spk, spk_skipped = make_dialspk(stories, characters=args.characters)
+        path = atomic_write_lines(args.dialspk_out, spk)
+        print(f"{len(spk)} of {len(stories)} stories with automatic speakers written to {path}")
+        for reason, n in spk_skipped.items():
+            print(f"dialspk: dropped {n}: {reason}", file=sys.stderr)
     return 0

@@ -15,13 +15,15 @@ def register(sub: Any) -> None:
     b.add_argument("--from-index", action="store_true",
                    help="requirements.txt asks for dialeval==VERSION from the package index instead of "
                         "vendoring the wheel into each Space")
-    b.add_argument("--wheel-url", action="store_true",
-                   help="requirements.txt names the vendored wheel by its Hub URL (.../resolve/main/WHEEL) "
-                        "instead of ./WHEEL, for a builder that installs requirements before copying the repo")
+    b.add_argument("--wheel-url", default="", metavar="URL",
+                   help="absolute URL requirements.txt installs the vendored wheel from (a URL ending in / gets "
+                        "the wheel's file name appended; default: each Space repo's own file URL, "
+                        "https://huggingface.co/spaces/ORG/NAME/resolve/main/WHEEL, where `hf upload` puts it)")
     b.add_argument("--wheel", default=None, help="vendor this dialeval wheel (default: build one from the checkout)")
     b.add_argument("--data-dir", default=None,
                    help="folder holding the datasets' original files (default: $DIALEVAL_DATA_DIR); "
-                        "datasets whose files are missing are skipped")
+                        "required when dataset repos are built")
+    b.add_argument("--no-datasets", action="store_true", help="write the Spaces only (no dataset repos)")
     b.add_argument("--only", nargs="+", default=None, metavar="NAME",
                    help="only these repos (metric names, dialeval-demo, dataset names)")
     b.add_argument("--cache-dir", default=None, help="datasets cache folder for the dataset exports")
@@ -33,11 +35,9 @@ def register(sub: Any) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from dialeval.hub import build
 
-    repos, skipped = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel,
-                           data_dir=args.data_dir, only=args.only, cache_dir=args.cache_dir,
-                           wheel_by_url=args.wheel_url, leaderboard=args.leaderboard)
-    for reason in skipped:
-        print(f"skipped dataset {reason}")
+    repos = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel, wheel_url=args.wheel_url,
+                  data_dir=args.data_dir, only=args.only, datasets=not args.no_datasets, cache_dir=args.cache_dir,
+                  leaderboard=args.leaderboard)
     print(f"wrote {len(repos)} folders under {args.out}; publish them with (also in upload.sh):")
     for repo in repos:
         print(repo.upload_command())

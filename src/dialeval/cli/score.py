@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--column", action="append", default=[], metavar="ROLE=COLUMN",
                    help="input role → column (repeatable): predictions, references, contexts, dialogues, candidates")
     p.add_argument("--field", default=None, help="record field holding the response (= --column predictions=FIELD)")
-    p.add_argument("--metric-config", default=None, help="metric config, e.g. turn or dialog for full_followup "
+    p.add_argument("--metric-config", default=None, help="metric config (one of the metric's declared configs) "
                                                          "(default: turn when a contexts column is mapped)")
     p.add_argument("--dataset-config", default=None, help="config folder of an export folder input")
     p.add_argument("--split", default=None, help="split of an export folder input (e.g. test)")
@@ -38,15 +43,25 @@ def register(sub: Any) -> None:
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="option for the metrics that know it (repeatable), e.g. space=DIR or model=PATH")
     p.add_argument("--output", default=None,
-                   help="results JSON file; with --engine ray a folder: per-item Parquet in OUTPUT/<metric>/ "
-                        "and the results in OUTPUT/results.json")
+                   help="results JSON file; with --engine ray a folder or URI (s3://, gs://, file://): per-item "
+                        "Parquet in OUTPUT/<metric>/ and the results in OUTPUT/results.json")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ray = p.add_argument_group("Ray engine (pip install 'dialeval[distributed]')")
     ray.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
     ray.add_argument("--address", default=None, help="Ray cluster: auto, HOST:PORT or ray://HOST:10001 "
-                                                     "(default: a running cluster, else a local one)")
+                                                     "(default: $RAY_ADDRESS, else a new local cluster)")
+    ray.add_argument("--connect-timeout", type=float, default=30.0,
+                     help="seconds to wait for the cluster (and for a lost one) before failing (default: 30)")
+    ray.add_argument("--runtime-env", default=None, metavar="JSON",
+                     help='Ray runtime_env for the workers, JSON or a .json file, e.g. \'{"pip": ["dialeval"]}\'')
     ray.add_argument("--concurrency", type=int, default=None, help="model actors (default: one per GPU, else CPUs/2)")
-    ray.add_argument("--rows-per-batch", type=int, default=None, help="rows per Ray batch")
+    ray.add_argument("--rows-per-batch", type=int, default=None,
+                     help="rows per Ray batch (default: from the data, about two chunks per CPU for corpus metrics)")
+    ray.add_argument("--overwrite", action="store_true", help="replace what is in a non-empty --output folder/prefix")
+    ray.add_argument("--actor-info-dir", default=None, metavar="DIR",
+                     help="each model actor writes <pid>.json (host, device, batches done) here, for operators")
+    ray.add_argument("--partition-by", action="append", default=[], metavar="COLUMN",
+                     help="write per-item outputs in hive-style COLUMN=VALUE/ folders (repeatable)")
     p.set_defaults(func=run)
 
 
@@ -191,32 +206,93 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str, dict[str, Any]]) -> int:
-    """Each metric through :func:`dialeval.distributed.score`; per-item columns to ``OUTPUT/<metric>/``."""
-    from dialeval.distributed import score
-    from dialeval.distributed.api import ITEM_COLUMNS
+    """All metrics in one Ray driver process (:mod:`dialeval.distributed.driver`; one read, shared passes) whose
+    stdout goes to stderr; its result or its one-line error comes back through a file. Per-item columns go to
+    ``OUTPUT/<metric>/``."""
     from dialeval.distributed.columns import ROLES
 
     if args.input == "-":
-        raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV or an export folder), "
-                         "not stdin; write stdin to a file first.")
-    out = Path(args.output) if args.output else None
-    if out is not None:
-        check_output_path(out, inputs=[args.input], kind="dir")
+        raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV, an export folder or "
+                         "a URI), not stdin; write stdin to a file first.")
+    if not args.connect_timeout > 0:
+        raise ValueError(f"--connect-timeout must be > 0 seconds, got {args.connect_timeout}.")
     _check_roles(columns, [k for name in args.metric for k in _kinds(registry.get(name))])
-    results: dict[str, dict[str, Any]] = {}
+    metric_columns, configs = {}, {}
     for name in args.metric:
         decl = registry.get(name)
         roles = {r.name for kind in _kinds(decl) for r in ROLES[kind]}
-        config = args.metric_config if args.metric_config in decl.configs else None
-        target = out / name if out is not None and name in ITEM_COLUMNS else None
-        results[name] = score(args.input, name, {r: c for r, c in columns.items() if r in roles}, output=target,
-                              config=config, address=args.address, concurrency=args.concurrency,
-                              rows_per_batch=args.rows_per_batch, dataset_config=args.dataset_config,
-                              split=args.split, **options[name])
-    if out is not None:
-        atomic_write_json(out / "results.json", results)
+        metric_columns[name] = {r: c for r, c in columns.items() if r in roles}
+        configs[name] = args.metric_config if args.metric_config in decl.configs else None
+    settings = {"address": args.address, "connect_timeout": args.connect_timeout,
+                "runtime_env": _runtime_env(args.runtime_env), "concurrency": args.concurrency,
+                "rows": args.rows_per_batch, "dataset_config": args.dataset_config, "split": args.split,
+                "overwrite": args.overwrite, "partition_by": args.partition_by or None,
+                "info_dir": args.actor_info_dir}
+    request = {"input": args.input, "metrics": options, "columns": metric_columns, "configs": configs,
+               "output": args.output, "settings": settings}
+    code, payload, log = _drive(request, args.connect_timeout)
+    where = args.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+    see = f" (Ray's output: {log})" if log else ""
+    if payload is None:
+        print(f"dialeval score: error: the Ray job on {where} ended without a result (driver exit {code}): the "
+              f"cluster was lost or Ray stopped the job{see}.", file=sys.stderr)
+        return 2
+    if "error" in payload:
+        print(f"dialeval score: error: {payload['error']}{see}", file=sys.stderr)
+        return 2
+    results = payload["results"]
     print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
     return 0
+
+
+def _drive(request: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any] | None, str | None]:
+    """Run the driver process on ``request``; ``(exit code, payload or None, log path or None)``. Its output
+    (Ray's lines, progress bars) goes to this stderr when that is a terminal, else to a log file kept only
+    when the job fails."""
+    from dialeval.distributed.driver import RECONNECT_ENV
+
+    with tempfile.TemporaryDirectory(prefix="dialeval-ray-") as tmp:
+        request = {**request, "result": str(Path(tmp) / "result.json")}
+        path = Path(tmp) / "request.json"
+        path.write_text(json.dumps(request, ensure_ascii=False), encoding="utf-8")
+        env = {**os.environ, RECONNECT_ENV: os.environ.get(RECONNECT_ENV, str(max(1, math.ceil(timeout))))}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        log = None if sys.stderr.isatty() else tempfile.NamedTemporaryFile(
+            "wb", prefix="dialeval-ray-driver-", suffix=".log", delete=False)
+        sink = log.fileno() if log is not None else sys.__stderr__.fileno()
+        proc = subprocess.Popen([sys.executable, "-m", "dialeval.distributed.driver", str(path)],
+                                stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=env)
+        try:
+            code = proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            if log is not None:
+                log.close()
+        result = Path(request["result"])
+        payload = json.loads(result.read_text(encoding="utf-8")) if result.is_file() else None
+    if log is not None and payload is not None and "error" not in payload:
+        os.unlink(log.name)
+        return code, payload, None
+    return code, payload, None if log is None else log.name
+
+
+def _runtime_env(text: str | None) -> dict[str, Any] | None:
+    """``--runtime-env``: a JSON object, or the path of a .json file holding one."""
+    if text is None:
+        return None
+    source = Path(text).read_text(encoding="utf-8") if text.endswith(".json") and Path(text).is_file() else text
+    try:
+        env = json.loads(source)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--runtime-env is not valid JSON ({exc.msg} at character {exc.pos}); give an object "
+                         'such as \'{"pip": ["dialeval"]}\' or a .json file.') from None
+    if not isinstance(env, dict):
+        raise ValueError(f"--runtime-env must be a JSON object, got {type(env).__name__}.")
+    return env
 
 
 def _kinds(decl: registry.MetricDeclaration) -> list[str]:

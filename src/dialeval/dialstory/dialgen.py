@@ -10,6 +10,14 @@ Inputs: for each story, the generated turns (one per ``[MASKk]``) and the gold t
   turn with no matching k-gram scores 0 (smoothing adds pseudo-counts that are not overlap).
 - Dist-n (n = 2, 3, 4) = distinct n-grams / n-grams over all generated turns (:mod:`dialeval.lexical.formulas`).
 
+Coherence (§6): ``coherence`` is the share of stories whose filled-in text the classifier judges
+coherent, ``P(original) > 0.5`` — the paper's number; ``coherence_mean`` is the mean ``P(original)``.
+
+Quotation marks: the DialStory mask replaces the text *inside* the quotes, so gold turns carry none.
+``quotes="keep"`` scores the turns as given; ``quotes="strip"`` removes one pair of enclosing quotation
+marks (“…”, 「…」, "…") from every generated and gold turn first, for systems that generate the marks.
+The choice moves BLEU by several points and is in the signature.
+
 Tokenisations: ``char`` (sacrebleu's ``zh`` tokenizer: every CJK character a token, other text split as
 in ``13a``) and ``jieba`` (word level, jieba's bundled dictionary, offline). The coherence score needs a
 model: see :mod:`dialeval.dialstory.coherence`.
@@ -28,6 +36,11 @@ from dialeval.signature import make_signature
 from dialeval.validation import check_list, check_texts
 
 TOKENIZATIONS = ("char", "jieba")
+QUOTES = ("keep", "strip")
+QUOTE_PAIRS = (("“", "”"), ("「", "」"), ('"', '"'), ("『", "』"))
+#: A story counts as coherent when the classifier's P(original) exceeds this (the paper's reading of a
+#: binary classifier's decision).
+COHERENT_ABOVE = 0.5
 SMOOTHING = ("none", "floor", "add-k", "exp")
 BLEU_ORDERS = (1, 2)
 DIST_ORDERS = (2, 3, 4)
@@ -143,29 +156,52 @@ def bleu_scores(predictions: Sequence[Sequence[str]], references: Sequence[Seque
     return out
 
 
+def strip_quotes(turn: str) -> str:
+    """``turn`` without one pair of enclosing quotation marks (surrounding whitespace ignored)."""
+    t = turn.strip()
+    for left, right in QUOTE_PAIRS:
+        if len(t) >= 2 and t.startswith(left) and t.endswith(right):
+            return t[len(left):len(t) - len(right)]
+    return turn
+
+
+def coherence_summary(probs: Sequence[float]) -> dict[str, Any]:
+    """``coherence`` = share of stories with P(original) > 0.5 (the paper's); ``coherence_mean`` = mean P."""
+    values = [float(p) for p in probs]
+    return {"coherence": sum(p > COHERENT_ABOVE for p in values) / len(values),
+            "coherence_mean": math.fsum(values) / len(values), "story_coherence": values}
+
+
 def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "char", smooth: str = "none",
-                   coherence: Sequence[float] | None = None, coherence_model: str | None = None) -> dict[str, Any]:
-    """BLEU-1/2 (per-turn average), Dist-2/3/4 over the generated turns, and the mean of per-story
-    ``coherence`` probabilities when given; with a signature."""
+                   quotes: str = "keep", coherence: Sequence[float] | None = None,
+                   coherence_model: str | None = None) -> dict[str, Any]:
+    """BLEU-1/2 (per-turn average), Dist-2/3/4 over the generated turns and, with per-story coherence
+    probabilities, :func:`coherence_summary`; with a signature."""
     preds, refs = check_turn_lists(predictions, references)
+    if quotes not in QUOTES:
+        raise ValueError(f"`quotes`={quotes!r} is not known; use 'keep' (turns as given) or 'strip'.")
+    if quotes == "strip":
+        preds = [[strip_quotes(t) for t in story] for story in preds]
+        refs = [[strip_quotes(t) for t in story] for story in refs]
     tokenize = get_tokenization(tokenization)
     out = bleu_scores(preds, refs, tokenize, BLEU_ORDERS, smooth)
     generated = [t for story in preds for t in story]
-    out.update(lexical.distinct_n(generated, DIST_ORDERS, tokenize))
+    out.update(lexical.corpus_distinct(generated, DIST_ORDERS, tokenize))
     if coherence is not None:
         if len(coherence) != len(preds):
             raise ValueError(f"{len(coherence)} coherence scores for {len(preds)} stories.")
-        out["coherence"] = math.fsum(coherence) / len(coherence)
-        out["story_coherence"] = list(coherence)
+        out.update(coherence_summary(coherence))
     out["num_stories"], out["num_turns"] = len(preds), len(generated)
-    out["signature"] = dialgen_signature(tokenization, smooth, coherence_model if coherence is not None else None)
+    out["signature"] = dialgen_signature(tokenization, smooth, coherence_model if coherence is not None else None,
+                                         quotes)
     return out
 
 
-def dialgen_signature(tokenization: str, smooth: str, coherence_model: str | None) -> str:
+def dialgen_signature(tokenization: str, smooth: str, coherence_model: str | None, quotes: str = "keep") -> str:
     version = _require("sacrebleu").__version__
     return make_signature("dialgen", tok=tokenization_label(tokenization), bleu=f"sacrebleu-{version}",
-                          smooth=smooth, bleu_n=BLEU_ORDERS, avg="turn", dist_n=DIST_ORDERS, coherence=coherence_model)
+                          smooth=smooth, quotes=quotes, bleu_n=BLEU_ORDERS, avg="turn", dist_n=DIST_ORDERS,
+                          coherence=coherence_model, coh=f"P>{COHERENT_ABOVE:g}" if coherence_model else None)
 
 
 _SCORERS: dict[tuple[str, str], Any] = {}
@@ -194,14 +230,16 @@ def coherence_of(stories: Any, predictions: list[list[str]], model: str, device:
 
 
 def compute_dialgen(predictions: Any, references: Any, *, tokenization: str = "char", smooth: str = "none",
-                    stories: Any = None, coherence_model: Any = None, device: Any = None,
+                    quotes: str = "keep", stories: Any = None, coherence_model: Any = None, device: Any = None,
                     batch_size: int = 16) -> dict[str, Any]:
-    """BLEU-1/2 per turn, Dist-2/3/4 and (with ``coherence_model`` and ``stories``) coherence, with a signature."""
+    """BLEU-1/2 per turn, Dist-2/3/4 and (with ``coherence_model`` and ``stories``) coherence (share with
+    P > 0.5) and coherence_mean, with a signature."""
     coherence = None
     if coherence_model is not None:
         if stories is None:
             raise ValueError("`coherence_model` needs `stories`: the masked story ([MASK1]…[MASKn]) of every "
                              "story, so the generated turns can be filled in.")
         coherence = coherence_of(stories, [list(p) for p in predictions], coherence_model, device, batch_size)
-    return dialgen_scores(predictions, references, tokenization=tokenization, smooth=smooth, coherence=coherence,
+    return dialgen_scores(predictions, references, tokenization=tokenization, smooth=smooth, quotes=quotes,
+                          coherence=coherence,
                           coherence_model=None if coherence_model is None else str(coherence_model))

@@ -1,10 +1,13 @@
-"""``score`` and ``dress_weights`` on Ray Data: per-metric plans over :mod:`.engine`, :mod:`.workers`, :mod:`.states`."""
+"""``score`` and ``dress_weights`` on Ray Data. No metric is named here: each declaration's ``scale_out`` hook
+(in its family's core) brings the plan, the worker functions and the mergeable state; this module runs them
+over :mod:`.engine`: corpus metrics as one shared pass of Arrow states per counting scheme, per-item metrics
+as a scoring stage (actors for models) plus a reduction (the hook's, or the mean of the item column)."""
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -12,36 +15,31 @@ import numpy as np
 from dialeval import registry
 from dialeval.distributed import engine
 from dialeval.distributed.columns import default_config, input_kind, resolve_columns
-from dialeval.distributed.states import (
-    ClusterState,
-    MeanState,
-    SpeakerState,
-    lexical_plan,
-    lexical_result,
-    merge_ngram_states,
-)
-from dialeval.distributed.workers import (
-    FullScorer,
-    NLIScorer,
-    SemanticLabeler,
-    cluster_state,
-    head_flags,
-    lexical_state,
-    mean_state,
-    speaker_scores,
-    speaker_state,
-)
+from dialeval.distributed.states import finish_mean, mean_state, merge_means
 from dialeval.encoders import BATCH_SIZE
 
-LEXICAL = ("distinct_n", "ent_n", "low_frequency")
-#: The column each per-item metric adds (Sem-Ent: the cluster label of each response).
-ITEM_COLUMNS = {"sem_ent": "sem_ent_cluster", "full_followup": "full_followup", "nli_diversity": "nli_diversity",
-                "dialspk": "dialspk"}
+
+@dataclass
+class Settings:
+    """How a job runs: the cluster, the input and output locations, the batching."""
+
+    address: str | None = None
+    connect_timeout: float = engine.CONNECT_TIMEOUT
+    runtime_env: dict[str, Any] | None = None
+    concurrency: int | None = None
+    num_gpus: float | None = None
+    rows: int | None = None
+    dataset_config: str | None = None
+    split: str | None = None
+    info_dir: str | None = None
+    filesystem: Any = None
+    overwrite: bool = False
+    partition_by: list[str] | None = None
 
 
 @dataclass
 class Job:
-    """One ``score`` call, validated: the dataset, its role → column map and the run settings."""
+    """One metric of a ``score`` call, validated: the dataset, its role → column map and the run settings."""
 
     decl: registry.MetricDeclaration
     ds: Any
@@ -49,68 +47,176 @@ class Job:
     config: str | None
     options: dict[str, Any]
     output: str | None
-    concurrency: int | None
-    num_gpus: float | None
-    rows: int | None
-    info_dir: str | None
+    settings: Settings
+
+    @property
+    def rows(self) -> int | None:
+        return self.settings.rows
+
+    @property
+    def concurrency(self) -> int | None:
+        return self.settings.concurrency
+
+    @property
+    def num_gpus(self) -> float | None:
+        return self.settings.num_gpus
+
+    @property
+    def info_dir(self) -> str | None:
+        return self.settings.info_dir
+
+
+def writes_items(metric: str) -> bool:
+    """Whether ``metric`` adds a per-item column on Ray (its output is then a Parquet folder)."""
+    hooks = registry.get(metric).scale_out_hooks()
+    return bool(hooks and hooks.get("kind") == "items")
 
 
 def supported() -> list[str]:
-    """Registered metrics the Ray engine runs (a plugin metric without a plan is a clear error)."""
-    return [name for name in registry.declarations() if name in LEXICAL or name in ITEM_COLUMNS]
+    """Registered metrics the Ray engine runs: those whose declaration has a ``scale_out`` hook."""
+    return [name for name, d in registry.declarations().items() if d.scale_out]
 
 
 def score(dataset: Any, metric: str, columns: dict[str, str] | None = None, *, output: str | os.PathLike | None = None,
-          config: str | None = None, address: str | None = None, concurrency: int | None = None,
-          num_gpus: float | None = None, rows_per_batch: int | None = None, dataset_config: str | None = None,
-          split: str | None = None, actor_info_dir: str | None = None, **options: Any) -> dict[str, Any]:
-    """Score ``dataset`` (a ``ray.data.Dataset`` or a Parquet/JSONL/CSV path or export folder) with ``metric``.
+          config: str | None = None, address: str | None = None, connect_timeout: float = engine.CONNECT_TIMEOUT,
+          runtime_env: dict[str, Any] | None = None, concurrency: int | None = None, num_gpus: float | None = None,
+          rows_per_batch: int | None = None, dataset_config: str | None = None, split: str | None = None,
+          actor_info_dir: str | None = None, filesystem: Any = None, overwrite: bool = False,
+          partition_by: list[str] | None = None, **options: Any) -> dict[str, Any]:
+    """Score ``dataset`` (a ``ray.data.Dataset``, or a Parquet/JSONL/CSV path, folder, export folder or URI such as
+    ``s3://bucket/prefix/``) with ``metric``.
 
-    ``columns`` maps the metric's inputs to columns (default: same names). Corpus metrics (Dist/Ent/LF,
-    Sem-Ent, DialSpk's DAC/SAC) return one result, reduced from per-chunk mergeable states; per-item
-    metrics (FULL, NLI Diversity, Sem-Ent cluster labels, DialSpk per story) add a column to every row,
-    written as Parquet into the folder ``output``, and return the mean and the signature. ``options`` are
-    the metric's own (``space=``, ``model=``, ``n=`` …); model metrics run on ``concurrency`` actors (default:
-    one per GPU, else one per two CPUs), ``num_gpus`` each (default 1 when the cluster has GPUs, in bf16).
-    Same numbers and signature as single-process ``dialeval.load(metric).compute``.
+    ``columns`` maps the metric's inputs to columns (default: same names). Corpus metrics return one result,
+    reduced from per-chunk mergeable states; per-item metrics add a column to every row (their declaration's
+    ``item_column``), written as Parquet into the folder or prefix ``output`` (refused when it holds files,
+    unless ``overwrite``; ``partition_by`` columns give hive-style sub-folders; ``filesystem`` a pyarrow
+    filesystem for ``dataset`` and ``output``), and return their reduced result. ``options`` are the metric's
+    own; model metrics run on ``concurrency`` actors (default: one per GPU, else one per two CPUs),
+    ``num_gpus`` each (default 1 when the cluster has GPUs, in bf16). ``address``, ``connect_timeout``
+    (seconds) and ``runtime_env`` are :func:`ray.init`'s. Same numbers and signature as single-process
+    ``dialeval.load(metric).compute``.
     """
-    decl = registry.get(metric)
-    if metric not in supported():
-        raise ValueError(f"metric {metric!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
-    unknown = sorted(set(options) - set(decl.option_defaults()))
-    if unknown:
-        raise ValueError(f"{metric} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
-    _check_output(output, dataset)
-    engine.connect(address)
-    ds = engine.read(dataset, dataset_config, split)
+    settings = Settings(address, connect_timeout, runtime_env, concurrency, num_gpus, rows_per_batch, dataset_config,
+                        split, actor_info_dir, filesystem, overwrite, partition_by)
+    out = score_many(dataset, {metric: options}, {metric: columns or {}}, outputs={metric: output},
+                     configs={metric: config}, settings=settings)
+    return out[metric]
+
+
+def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[str, dict[str, str]] | None = None,
+               *, outputs: dict[str, Any] | None = None, configs: dict[str, str | None] | None = None,
+               settings: Settings | None = None) -> dict[str, dict[str, Any]]:
+    """Several metrics over one dataset, ``{metric: options}`` → ``{metric: result}``: one read, and corpus
+    metrics that count the same way (e.g. Dist-n, Ent-n and LF with one tokenizer) share one pass over the
+    rows (one tokenization). ``columns``, ``outputs`` and ``configs`` are per metric, as in :func:`score`."""
+    settings = settings or Settings()
+    columns, outputs, configs = columns or {}, outputs or {}, configs or {}
+    for name, opts in metrics.items():
+        decl = registry.get(name)
+        if name not in supported():
+            raise ValueError(f"metric {name!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
+        unknown = sorted(set(opts) - set(decl.option_defaults()))
+        if unknown:
+            raise ValueError(f"{name} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
+    for output in outputs.values():
+        if output is not None:
+            engine.check_output(output, filesystem=settings.filesystem, overwrite=settings.overwrite,
+                                inputs=(dataset,), timeout=settings.connect_timeout)
+    if isinstance(dataset, (str, os.PathLike)):  # a missing file or an unreachable store fails before Ray starts
+        engine.resolve_input(dataset, settings.dataset_config, settings.split, settings.filesystem,
+                             settings.connect_timeout)
+    ray = engine.connect(settings.address, timeout=settings.connect_timeout, runtime_env=settings.runtime_env)
+    if engine.is_client():  # Ray Client: Ray Data executes from a driver inside the cluster, so run this there
+        inside = ray.remote(num_cpus=0)(score_many)
+        try:
+            return ray.get(inside.remote(dataset, metrics, columns, outputs=outputs, configs=configs,
+                                         settings=replace(settings, address=None)))
+        except Exception as exc:
+            raise _user_error(exc) from exc
+    ds = engine.read(dataset, settings.dataset_config, settings.split, filesystem=settings.filesystem,
+                     timeout=settings.connect_timeout)
     schema = engine.schema_of(ds)
-    config = config or default_config(decl, columns or {}, set(schema))
-    cols = resolve_columns(decl, input_kind(decl, config), columns, schema)
-    job = Job(decl, ds, cols, config, options, None if output is None else str(output), concurrency, num_gpus,
-              rows_per_batch, actor_info_dir)
+    jobs = []
+    for name, opts in metrics.items():
+        decl = registry.get(name)
+        cols_given = columns.get(name) or {}
+        config = configs.get(name) or default_config(decl, cols_given, set(schema))
+        cols = resolve_columns(decl, input_kind(decl, config), cols_given, schema)
+        output = outputs.get(name)
+        jobs.append(Job(decl, ds, cols, config, dict(opts), None if output is None else str(output), settings))
     try:
-        return _run(job)
+        results = _run_corpus([j for j in jobs if _corpus_hooks(j.decl)], ds, settings)
+        for job in jobs:
+            if job.decl.name not in results:
+                results[job.decl.name] = _run(job)
+        return {name: results[name] for name in metrics}
     except Exception as exc:
         raise _user_error(exc) from exc
 
 
-def _check_output(output: Any, *inputs: Any) -> None:
-    """Refuse, before any work, an output folder that is an input or cannot be written (local paths)."""
-    if output is not None and "://" not in str(output):
-        from dialeval.files import check_output_path
+def _corpus_hooks(decl: registry.MetricDeclaration) -> dict[str, Any] | None:
+    hooks = decl.scale_out_hooks()
+    return hooks if hooks and hooks.get("kind") == "corpus" else None
 
-        check_output_path(output, inputs=[i for i in inputs if isinstance(i, (str, os.PathLike))], kind="dir")
+
+def _run_corpus(jobs: list[Job], ds: Any, settings: Settings) -> dict[str, dict[str, Any]]:
+    """Corpus metrics with mergeable Arrow states: plans that count the same way over the same columns share
+    one pass (one read, one tokenization of each chunk); each metric finishes from the merged state."""
+    groups: dict[tuple[Any, ...], list[tuple[Job, Any]]] = {}
+    for job in jobs:
+        hooks = _corpus_hooks(job.decl)
+        plan = hooks["plan"](job.decl.name, job.options)
+        key = (job.decl.scale_out, plan.share_key, tuple(sorted(job.columns.items())))
+        groups.setdefault(key, []).append((job, plan))
+    results: dict[str, dict[str, Any]] = {}
+    if not groups:
+        return results
+    rows = engine.chunk_rows(ds, settings.rows)
+    for members in groups.values():
+        hooks = _corpus_hooks(members[0][0].decl)
+        cols = members[0][0].columns
+        plans = [plan for _, plan in members]
+        kwargs = {"columns": cols, **hooks["state_kwargs"](plans)}
+        states = engine.task_stage(ds.select_columns(sorted(set(cols.values()))), hooks["state"], kwargs, rows=rows)
+        merged = engine.reduce(engine.iter_tables(states), hooks["merge"])
+        for job, plan in members:
+            results[job.decl.name] = hooks["finish"](merged, plan)
+    return results
+
+
+def _write(job: Job, ds: Any) -> str:
+    s = job.settings
+    return engine.write_parquet(ds, job.output, filesystem=s.filesystem, overwrite=s.overwrite,
+                                partition_by=s.partition_by)
 
 
 def _run(job: Job) -> dict[str, Any]:
-    name = job.decl.name
-    if name in LEXICAL:
-        return _lexical(job)
-    if name == "sem_ent":
-        return _sem_ent(job)
-    if name == "dialspk":
-        return _dialspk(job)
-    return _model_items(job)
+    """A per-item metric: score every row (the hook's scorer, on actors for models), then reduce the chunk
+    states (the hook's ``state``/``merge``/``finish``, else the mean of the item column); write the rows."""
+    hooks = job.decl.scale_out_hooks()
+    plan = hooks["plan"](job.decl.name, job.options, job.config, job.columns)
+    column = job.decl.item_column or job.decl.name
+    scored = job.ds
+    if hooks.get("score", "always") == "always" or job.output:
+        stage, kwargs = hooks["scorer"](plan, job.columns, column, job.info_dir)
+        if hooks.get("actors"):
+            scored = engine.actor_stage(job.ds, stage, kwargs, concurrency=job.concurrency, num_gpus=job.num_gpus,
+                                        rows=job.rows or engine.MODEL_ROWS)
+        else:
+            scored = engine.task_stage(job.ds, stage, kwargs, rows=job.rows or engine.CORPUS_ROWS)
+        if job.output:
+            scored = scored.materialize()
+    if "state" in hooks:
+        state, kwargs = hooks["state"], hooks["state_kwargs"](plan, job.columns, column)
+        merge, finish = hooks["merge"], (lambda merged: hooks["finish"](merged, plan))
+    else:
+        state, kwargs = mean_state, {"column": column}
+        merge, finish = merge_means, (lambda merged: finish_mean(merged, job.decl.name, job.config))
+    states = engine.task_stage(scored, state, kwargs, rows=job.rows or engine.CORPUS_ROWS)
+    out = finish(engine.reduce(engine.iter_tables(states), merge))
+    if job.output:
+        out["output"] = _write(job, scored)
+    return out
 
 
 def _user_error(exc: Exception) -> Exception:
@@ -133,95 +239,6 @@ def _user_error(exc: Exception) -> Exception:
     return exc
 
 
-def _lexical(job: Job) -> dict[str, Any]:
-    plan = lexical_plan(job.decl.name, job.options)
-    states = engine.task_stage(job.ds, lexical_state, {"column": job.columns["predictions"], "plan": plan},
-                               rows=job.rows or engine.CORPUS_ROWS)
-    return lexical_result(merge_ngram_states(engine.iter_states(states), plan), plan)
-
-
-def _sem_ent(job: Job) -> dict[str, Any]:
-    from dialeval.semantic.sem_ent import sem_ent_result
-    from dialeval.semantic.space import SemanticSpace
-
-    opts = dict(job.options)
-    space = opts.pop("space", None)
-    if not isinstance(space, (str, os.PathLike)):
-        raise ValueError("Sem-Ent on Ray needs `space=` a saved space folder (`dialeval fit-space`), which every "
-                         "worker reads; fitting a space is a single-process step.")
-    extra = sorted(k for k, v in opts.items() if v is not None and k not in {"device", "dtype", "batch_size",
-                                                                             "examples_per_cluster", "progress"})
-    if extra:
-        raise ValueError(f"Sem-Ent on Ray takes space=, device=, dtype=, batch_size=, examples_per_cluster=; "
-                         f"{extra[0]!r} is for single-process use.")
-    sp = SemanticSpace.load(space)  # arrays only, on the driver: k, fingerprint, reference distribution
-    label = ITEM_COLUMNS["sem_ent"]
-    text = job.columns["predictions"]
-    per_cluster = int(opts.get("examples_per_cluster") or 3)
-    labeled = engine.actor_stage(job.ds, SemanticLabeler, {
-        "space": str(space), "column": text, "output": label, "device": opts.get("device"),
-        "dtype": opts.get("dtype"), "batch_size": int(opts.get("batch_size") or 32), "info_dir": job.info_dir,
-    }, concurrency=job.concurrency, num_gpus=job.num_gpus, rows=job.rows or engine.MODEL_ROWS)
-    if job.output:
-        labeled = labeled.materialize()
-    states = engine.task_stage(labeled, cluster_state, {"text_column": text, "label_column": label, "k": sp.k,
-                                                        "per_cluster": per_cluster}, rows=engine.CORPUS_ROWS)
-    total: ClusterState = engine.fold(engine.iter_states(states), ClusterState.from_json)
-    out = sem_ent_result(sp, total.counts, total.examples, dtype_name=total.dtype)
-    if job.output:
-        out["output"] = engine.write_parquet(labeled, job.output)
-    return out
-
-
-def _dialspk(job: Job) -> dict[str, Any]:
-    from dialeval.dialstory.dialspk import accuracy_from_counts
-    from dialeval.dialstory.dialspk_module import dialspk_signature
-
-    if job.options.get("candidates") is not None:
-        raise ValueError("on Ray, pass DialSpk candidates as a column (--column candidates=NAME), one list per story.")
-    rows = job.rows or engine.CORPUS_ROWS
-    scored = job.ds
-    if job.output:
-        scored = engine.task_stage(job.ds, speaker_scores, {"columns": job.columns, "output": ITEM_COLUMNS["dialspk"]},
-                                   rows=rows).materialize()
-    states = engine.task_stage(scored, speaker_state, {"columns": job.columns}, rows=rows)
-    total: SpeakerState = engine.fold(engine.iter_states(states), SpeakerState.from_json)
-    out = accuracy_from_counts(total.correct_turns, total.total_turns, total.correct_stories, total.num_stories)
-    out["signature"] = dialspk_signature("candidates" in job.columns)
-    if job.output:
-        out["output"] = engine.write_parquet(scored, job.output)
-    return out
-
-
-def _model_items(job: Job) -> dict[str, Any]:
-    name = job.decl.name
-    column = ITEM_COLUMNS[name]
-    opts = {k: v for k, v in job.options.items()}
-    if name == "full_followup":
-        cls, kwargs = FullScorer, {"level": "turn" if job.config == "turn" else "dialog", "columns": job.columns,
-                                   "output": column, "options": opts}
-    else:
-        if opts.get("return_probabilities"):
-            raise ValueError("return_probabilities=True returns n×n matrices per set; on Ray only the per-set "
-                             "score is written. Drop the option, or run it in one process.")
-        defaults = job.decl.option_defaults()
-        opts = {**{k: defaults[k] for k in ("model", "variant")}, **opts}
-        cls, kwargs = NLIScorer, {"column": job.columns["predictions"], "output": column, "options": opts}
-    kwargs["info_dir"] = job.info_dir
-    scored = engine.actor_stage(job.ds, cls, kwargs, concurrency=job.concurrency, num_gpus=job.num_gpus,
-                                rows=job.rows or engine.MODEL_ROWS)
-    if job.output:
-        scored = scored.materialize()
-    states = engine.task_stage(scored, mean_state, {"column": column}, rows=engine.CORPUS_ROWS)
-    total: MeanState = engine.fold(engine.iter_states(states), MeanState.from_json)
-    out: dict[str, Any] = {name: total.mean, "num_items": total.count, "signature": total.signature}
-    if job.config:
-        out["config"] = job.config
-    if job.output:
-        out["output"] = engine.write_parquet(scored, job.output)
-    return out
-
-
 def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train", output: str | os.PathLike,
                   column: str = "text", gamma: float = 30.0, threshold: float = 0.1, address: str | None = None,
                   concurrency: int | None = None, num_gpus: float | None = None, rows_per_batch: int | None = None,
@@ -231,12 +248,18 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
     ``split="generated"`` adds ``cluster`` and ``weight`` = −1.0 for responses in head clusters (share of the
     generated set > ``threshold``), else 0.0 — one pass to label and count, one to flag. Written to ``output``."""
     from dialeval.semantic.dress import _check_gamma, head_clusters
+    from dialeval.semantic.scale_out import (
+        SemanticLabeler,
+        cluster_state,
+        head_flags,
+        merge_clusters,
+    )
     from dialeval.semantic.space import SemanticSpace
 
     if split not in ("train", "generated"):
         raise ValueError(f"`split` must be 'train' or 'generated', got {split!r}.")
     gamma = _check_gamma(gamma)
-    _check_output(output, dataset, space)
+    engine.check_output(output, inputs=(dataset, space))
     engine.connect(address)
     ds = engine.read(dataset)
     schema = engine.schema_of(ds)
@@ -257,13 +280,13 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
             labeled = labeled.materialize()
             states = engine.task_stage(labeled, cluster_state, {"text_column": column, "label_column": "cluster",
                                                                 "k": sp.k, "per_cluster": 0}, rows=engine.CORPUS_ROWS)
-            total: ClusterState = engine.fold(engine.iter_states(states), ClusterState.from_json)
-            dist = np.asarray(total.counts, dtype=np.float64) / sum(total.counts)  # = cluster_distribution(labels)
+            counts = engine.reduce(engine.iter_tables(states), merge_clusters).column("count").to_pylist()
+            dist = np.asarray(counts, dtype=np.float64) / sum(counts)  # = cluster_distribution(labels)
             heads = head_clusters(dist, threshold)
             labeled = engine.task_stage(labeled, head_flags, {"label_column": "cluster", "heads": heads,
                                                               "output": "weight"}, rows=rows)
             out.update(threshold=float(threshold), head_clusters=heads, generated_distribution=dist.tolist(),
-                       flagged=sum(total.counts[j] for j in heads), num_rows=sum(total.counts))
+                       flagged=sum(counts[j] for j in heads), num_rows=sum(counts))
         out["output"] = engine.write_parquet(labeled, output)
         return out
     except Exception as exc:

@@ -1,41 +1,89 @@
-"""Ray plumbing: connect, read, run a worker stage, fold mergeable states, write Parquet.
+"""Ray plumbing: connect, read, run a worker stage, reduce mergeable states, write Parquet.
 
-Nothing here computes a metric: the numbers come from :mod:`.workers` (on the workers) and :mod:`.states`
-(pure merges and finishers on the driver). The driver only ever holds one chunk state at a time plus the
-running merge, never the rows.
+Nothing here computes a metric: the numbers come from the metrics' own scale-out hooks (on the workers and,
+for merges and finishers, on the driver). The driver holds a few chunk states and the running merge, never
+the rows. Paths are local paths or URIs (``s3://``, ``gs://``, ``file://``) read through pyarrow filesystems.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import os
+import threading
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.fs as pafs
+
 from dialeval.distributed.columns import describe_type
-from dialeval.distributed.workers import STATE, TAG
+from dialeval.distributed.workers import TAG
 from dialeval.files import atomic_directory
 from dialeval.io import export_file, is_export_folder
 
-#: Rows per Ray batch: n-gram counting amortises its state over big chunks; model stages keep actors busy.
-CORPUS_ROWS = 20_000
+#: Default rows per Ray batch for model stages (actors stay busy) and the bounds of a corpus chunk.
 MODEL_ROWS = 256
+CORPUS_ROWS = 100_000
+MIN_CHUNK, MAX_CHUNK = 2_000, 250_000
+CONNECT_TIMEOUT = 30.0
 _FILE_KINDS = {".parquet": "parquet", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".csv": "csv"}
 
 
-def connect(address: str | None = None) -> Any:
-    """Join the Ray cluster at ``address`` (``"auto"``, ``"HOST:PORT"``, ``"ray://HOST:10001"``), or the one this
-    process already joined; without an address and none running, Ray starts a local one. Returns ``ray``."""
+def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
+            runtime_env: dict[str, Any] | None = None) -> Any:
+    """Join the Ray cluster at ``address`` (``"auto"``, ``"HOST:PORT"``, ``"ray://HOST:10001"``; default
+    ``$RAY_ADDRESS``, else the one this process joined, else a new local one) within ``timeout`` seconds, with
+    ``runtime_env`` for every worker. A cluster that does not answer is one ``ConnectionError`` naming it."""
     try:
         import ray
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("the Ray engine needs the distributed extra: pip install 'dialeval[distributed]'") from exc
     if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
+        where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+        if str(where).startswith("ray://"):
+            _needs_client()
+        outcome: dict[str, BaseException] = {}
+
+        def join() -> None:
+            try:
+                ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, configure_logging=False)
+            except BaseException as exc:  # noqa: BLE001 - reported below, on the caller's thread
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=join, name="dialeval-ray-connect", daemon=True)
+        thread.start()
+        thread.join(timeout)
+        if thread.is_alive():
+            raise ConnectionError(f"no Ray cluster answered at {where} within {timeout:g} s; check the address "
+                                  "(auto, HOST:PORT or ray://HOST:10001) and `ray status` there, or raise "
+                                  "--connect-timeout.")
+        if "error" in outcome:
+            first = (str(outcome["error"]).strip().splitlines() or [type(outcome["error"]).__name__])[0]
+            raise ConnectionError(f"cannot join the Ray cluster at {where}: {first}") from None
+    logging.getLogger("ray.data").setLevel(logging.WARNING)  # no per-execution INFO lines on the console
     ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True  # outputs follow inputs; states fold in input order
+    ctx.execution_options.preserve_order = True  # outputs follow inputs
     ctx.enable_progress_bars = os.environ.get("DIALEVAL_PROGRESS", "1") != "0"
     return ray
+
+
+def _needs_client() -> None:
+    try:
+        import grpc  # noqa: F401
+        import ray.util.client  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the install
+        raise ImportError("ray:// addresses need Ray Client: pip install 'dialeval[distributed]' (ray[client]).") \
+            from None
+
+
+def is_client() -> bool:
+    """Whether this process joined through Ray Client (``ray://``), where Ray Data cannot drive a job."""
+    from ray.util.client import ray as client
+
+    return bool(client.is_connected())
 
 
 def cluster_gpus() -> int:
@@ -50,41 +98,124 @@ def cluster_cpus() -> int:
     return int(ray.cluster_resources().get("CPU", 1))
 
 
-def resolve_input(path: str | os.PathLike, config: str | None = None, split: str | None = None) -> tuple[str, str]:
-    """``(kind, path)`` of an input: a Parquet/JSONL/CSV file, a folder of such files, or an export folder."""
+# ------------------------------------------------------------------------------------------- files
+
+
+def filesystem_of(path: str | os.PathLike, filesystem: pafs.FileSystem | None = None,
+                  timeout: float = CONNECT_TIMEOUT) -> tuple[pafs.FileSystem | None, str]:
+    """``(filesystem, path)``: ``None`` and a local path for local files and ``file://``; a pyarrow filesystem
+    for ``s3://``, ``gs://`` and other URIs (or the ``filesystem`` given, with a path inside it)."""
     text = str(path)
-    if "://" in text:
-        return ("parquet" if not text.endswith((".jsonl", ".json")) else "json"), text
-    p = Path(text)
+    if filesystem is not None:
+        return filesystem, text.split("://", 1)[1] if "://" in text else text
+    if text.startswith("file://"):
+        return None, text[len("file://"):]
+    if "://" not in text:
+        return None, text
+    scheme, rest = text.split("://", 1)
+    if scheme in ("gs", "gcs"):  # without a network, GCS retries for minutes: bound it
+        return pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=timeout)), rest
+    try:
+        return pafs.FileSystem.from_uri(text)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(f"{text!r}: {exc}") from None
+
+
+def _info(fs: pafs.FileSystem, path: str, uri: str, timeout: float) -> pafs.FileInfo:
+    """``fs.get_file_info(path)`` within ``timeout`` seconds (an unreachable store is one clear error)."""
+    box: dict[str, Any] = {}
+
+    def ask() -> None:
+        try:
+            box["info"] = fs.get_file_info(path)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            box["error"] = exc
+
+    thread = threading.Thread(target=ask, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise ConnectionError(f"{uri}: the object store did not answer within {timeout:g} s (network, endpoint "
+                              "or credentials?).")
+    if "error" in box:
+        raise OSError(f"{uri}: {str(box['error']).strip().splitlines()[0]}") from None
+    return box["info"]
+
+
+def resolve_input(path: str | os.PathLike, config: str | None = None, split: str | None = None,
+                  filesystem: pafs.FileSystem | None = None, timeout: float = CONNECT_TIMEOUT) -> tuple[str, str]:
+    """``(kind, path)`` of an input: a Parquet/JSONL/CSV file, a folder or prefix of such files, or an export
+    folder (local)."""
+    fs, inner = filesystem_of(path, filesystem, timeout)
+    if fs is None:
+        return _resolve_local(Path(inner), config, split)
+    info = _info(fs, inner, str(path), timeout)
+    if info.type == pafs.FileType.NotFound:
+        raise FileNotFoundError(f"input {str(path)!r} does not exist.")
+    if info.type == pafs.FileType.Directory:
+        names = [i.path for i in fs.get_file_info(pafs.FileSelector(inner, recursive=True)) if i.is_file]
+        return _one_kind(str(path), names), inner
+    return _kind_of(str(path)), inner
+
+
+def _resolve_local(p: Path, config: str | None, split: str | None) -> tuple[str, str]:
     if not p.exists():
-        raise FileNotFoundError(f"input {text!r} does not exist.")
+        raise FileNotFoundError(f"input {str(p)!r} does not exist.")
     if p.is_dir():
         if is_export_folder(p):
             p = export_file(p, config, split)
         else:
-            kinds = {_FILE_KINDS[f.suffix] for f in p.iterdir() if f.suffix in _FILE_KINDS}
-            if len(kinds) != 1:
-                raise ValueError(f"{p} must hold Parquet, JSON Lines or CSV files (one kind), found {sorted(kinds)}.")
-            return kinds.pop(), str(p)
-    if p.suffix.lower() not in _FILE_KINDS:
-        raise ValueError(f"{p}: unknown file type {p.suffix!r}; use .parquet, .jsonl or .csv.")
-    return _FILE_KINDS[p.suffix.lower()], str(p)
+            return _one_kind(str(p), [str(f) for f in p.iterdir()]), str(p)
+    return _kind_of(str(p)), str(p)
 
 
-def read(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
-    """A ``ray.data.Dataset`` (returned as is) or a path to read as one."""
+def _kind_of(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in _FILE_KINDS:
+        raise ValueError(f"{path}: unknown file type {suffix!r}; use .parquet, .jsonl or .csv.")
+    return _FILE_KINDS[suffix]
+
+
+def _one_kind(where: str, names: list[str]) -> str:
+    kinds = {_FILE_KINDS[Path(n).suffix.lower()] for n in names if Path(n).suffix.lower() in _FILE_KINDS}
+    if len(kinds) != 1:
+        raise ValueError(f"{where} must hold Parquet, JSON Lines or CSV files (one kind), found {sorted(kinds)}.")
+    return kinds.pop()
+
+
+def read(dataset: Any, config: str | None = None, split: str | None = None, *,
+         filesystem: pafs.FileSystem | None = None, timeout: float = CONNECT_TIMEOUT) -> Any:
+    """A ``ray.data.Dataset`` (returned as is) or a path/URI to read as one."""
     import ray.data
 
     if isinstance(dataset, ray.data.Dataset):
         return dataset
     if not isinstance(dataset, (str, os.PathLike)):
         raise TypeError(f"`dataset` must be a ray.data.Dataset or a path, got {type(dataset).__name__}.")
-    kind, path = resolve_input(dataset, config, split)
-    if kind == "parquet":
-        return ray.data.read_parquet(path)
-    if kind == "json":
-        return ray.data.read_json(path)  # Arrow's reader: JSON Lines with typed (list) columns
-    return ray.data.read_csv(path)
+    kind, path = resolve_input(dataset, config, split, filesystem, timeout)
+    fs, _ = filesystem_of(dataset, filesystem, timeout)
+    reader = {"parquet": ray.data.read_parquet, "json": ray.data.read_json, "csv": ray.data.read_csv}[kind]
+    ds = reader(path, filesystem=fs)  # JSON: Arrow's reader, JSON Lines with typed (list) columns
+    ds._dialeval_rows = _parquet_rows(fs, path) if kind == "parquet" else None  # noqa: SLF001 - chunk sizing
+    return ds
+
+
+def _parquet_rows(fs: pafs.FileSystem | None, path: str, most: int = 256) -> int | None:
+    """Rows of a Parquet file or folder from the files' footers (``None`` past ``most`` files)."""
+    import pyarrow.parquet as pq
+
+    fs = fs or pafs.LocalFileSystem()
+    info = fs.get_file_info(path)
+    files = [path] if info.is_file else sorted(
+        i.path for i in fs.get_file_info(pafs.FileSelector(path, recursive=True))
+        if i.is_file and i.path.endswith(".parquet"))
+    if len(files) > most:
+        return None
+    total = 0
+    for name in files:
+        with fs.open_input_file(name) as f:
+            total += pq.read_metadata(f).num_rows
+    return total
 
 
 def schema_of(ds: Any) -> dict[str, str]:
@@ -92,6 +223,23 @@ def schema_of(ds: Any) -> dict[str, str]:
     if schema is None:
         raise ValueError("the dataset is empty (no schema); give it at least one row.")
     return {name: describe_type(t) for name, t in zip(schema.names, schema.types)}
+
+
+def chunk_rows(ds: Any, rows: int | None = None) -> int:
+    """Rows per corpus chunk: ``rows`` when given; else from the data, about two chunks per cluster CPU (so
+    every CPU works and the driver merges few states) within [:data:`MIN_CHUNK`, :data:`MAX_CHUNK`]. The row
+    count is read from the Parquet footers; other inputs (JSON Lines, CSV, a Dataset) use :data:`CORPUS_ROWS`."""
+    if rows is not None:
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+            raise ValueError(f"rows per batch must be a positive int, got {rows!r}.")
+        return rows
+    total = getattr(ds, "_dialeval_rows", None)
+    if total is None:
+        return CORPUS_ROWS
+    return max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(total / (2 * cluster_cpus()))))
+
+
+# ------------------------------------------------------------------------------------------- stages
 
 
 def actor_stage(ds: Any, cls: type, kwargs: dict[str, Any], *, concurrency: int | None, num_gpus: float | None,
@@ -107,7 +255,7 @@ def actor_stage(ds: Any, cls: type, kwargs: dict[str, Any], *, concurrency: int 
     # Ray Data gives pool actors max_restarts=-1 and max_task_retries=-1 (passing them is deprecated in 2.60):
     # a killed actor is restarted and its in-flight batches are retried, each batch's output kept once.
     return chunked(ds, rows).map_batches(cls, fn_constructor_kwargs=kwargs, batch_format="pyarrow", batch_size=rows,
-                          concurrency=concurrency, num_gpus=per_actor, num_cpus=1, zero_copy_batch=True)
+                                         concurrency=concurrency, num_gpus=per_actor, num_cpus=1, zero_copy_batch=True)
 
 
 def task_stage(ds: Any, fn: Callable[..., Any], kwargs: dict[str, Any], *, rows: int) -> Any:
@@ -121,34 +269,74 @@ def chunked(ds: Any, rows: int) -> Any:
     return ds.repartition(target_num_rows_per_block=rows)
 
 
-def iter_states(states_ds: Any) -> Iterator[str]:
-    """The chunk states (JSON strings) in input order, streamed to the driver one batch at a time."""
-    # one state per batch and one prefetched: the driver holds at most two chunk states besides the merge
-    for batch in states_ds.iter_batches(batch_size=1, batch_format="pyarrow", prefetch_batches=1):
-        yield from batch.column(STATE).to_pylist()
+def iter_tables(states_ds: Any) -> Iterator[pa.Table]:
+    """The chunk states (Arrow tables, one per block) streamed to the driver in input order."""
+    yield from states_ds.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=1)
 
 
-def fold(states: Iterator[str], parse: Callable[[str], Any]) -> Any:
-    """Merge chunk states left to right (input order)."""
-    total = None
-    for text in states:
-        state = parse(text)
-        total = state if total is None else total.merge(state)
-    if total is None:
+def reduce(tables: Iterator[pa.Table], merge: Callable[[list[pa.Table]], pa.Table], fan_in: int = 8) -> pa.Table:
+    """Merge chunk states in groups of ``fan_in`` (a tree of merges: the driver holds at most ``fan_in``)."""
+    held: list[pa.Table] = []
+    for table in tables:
+        if table.num_rows:
+            held.append(table)
+        if len(held) >= fan_in:
+            held = [merge(held)]
+    if not held:
         raise ValueError("the dataset has no rows.")
-    return total
+    return merge(held)
 
 
-def write_parquet(ds: Any, output: str | os.PathLike) -> str:
-    """Write ``ds`` (minus internal columns) as Parquet files into the folder ``output``. A local folder is
-    written as a temporary sibling and renamed into place (:func:`dialeval.files.atomic_directory`), so a crash
-    never leaves a half-written output; on a multi-node cluster give a path every node sees (NFS, ``s3://``)."""
+# ------------------------------------------------------------------------------------------- outputs
+
+
+def check_output(output: str | os.PathLike, *, filesystem: pafs.FileSystem | None = None, overwrite: bool = False,
+                 inputs: tuple[Any, ...] = (), timeout: float = CONNECT_TIMEOUT) -> None:
+    """Refuse, before any work, an output folder/prefix that already holds files (unless ``overwrite``), is an
+    input, or cannot be written."""
+    fs, path = filesystem_of(output, filesystem, timeout)
+    if fs is None:
+        from dialeval.files import check_output_path
+
+        local = [i for i in inputs if isinstance(i, (str, os.PathLike)) and "://" not in str(i)]
+        out = check_output_path(path, inputs=local, kind="dir")
+        if out.is_dir() and any(out.iterdir()) and not overwrite:
+            raise FileExistsError(f"output {str(output)!r} is not empty; choose a new folder or pass --overwrite "
+                                  "(Python: overwrite=True) to replace it.")
+        return
+    if any(str(i).rstrip("/") == str(output).rstrip("/") for i in inputs):
+        raise ValueError(f"output {str(output)!r} is the input; writing there would destroy it.")
+    info = _info(fs, path, str(output), timeout)
+    if info.type == pafs.FileType.File:
+        raise FileExistsError(f"output {str(output)!r} is an existing object; give a prefix (folder).")
+    if info.type == pafs.FileType.Directory and not overwrite and \
+            fs.get_file_info(pafs.FileSelector(path, recursive=True)):
+        raise FileExistsError(f"output {str(output)!r} is not empty; choose a new prefix or pass --overwrite "
+                              "(Python: overwrite=True) to replace it.")
+
+
+def write_parquet(ds: Any, output: str | os.PathLike, *, filesystem: pafs.FileSystem | None = None,
+                  overwrite: bool = False, partition_by: list[str] | None = None) -> str:
+    """Write ``ds`` (minus internal columns) as Parquet files into the folder or prefix ``output``
+    (``partition_by``: hive-style ``COLUMN=VALUE/`` sub-folders). A local folder is written as a temporary
+    sibling and renamed into place (:func:`dialeval.files.atomic_directory`), so a crash never leaves a
+    half-written output; on a multi-node cluster give a path every node sees (NFS, ``s3://``)."""
+    from ray.data import SaveMode
+
     if TAG in ds.schema().names:
         ds = ds.drop_columns([TAG])
-    text = str(output)
-    if "://" in text:
-        ds.write_parquet(text)
-        return text
-    with atomic_directory(text) as tmp:
-        ds.write_parquet(str(tmp))
-    return text
+    fs, path = filesystem_of(output, filesystem)
+    if partition_by:
+        missing = sorted(set(partition_by) - set(ds.schema().names))
+        if missing:
+            raise ValueError(f"--partition-by {missing[0]!r} is not a column of the output "
+                             f"(columns: {sorted(ds.schema().names)}).")
+    if fs is None:
+        with atomic_directory(path, overwrite=overwrite) as tmp:
+            ds.write_parquet(str(tmp), partition_cols=partition_by or None)
+        return str(output)
+    if overwrite and fs.get_file_info(path).type == pafs.FileType.Directory:
+        fs.delete_dir_contents(path)
+    ds.write_parquet(path, filesystem=fs, partition_cols=partition_by or None,
+                     mode=SaveMode.OVERWRITE if overwrite else SaveMode.APPEND)
+    return str(output)

@@ -83,7 +83,7 @@ def entropy_scores(state: NgramCounts, base: float = 2.0) -> dict[str, float]:
     return {f"ent_{n}": entropy_from_counts(state.counts[n].values(), base) for n in state.orders}
 
 
-def distinct_n(
+def corpus_distinct(
     texts: Sequence[str], n: Iterable[int] = (1, 2, 3), tokenizer: str | Tokenizer = "casual",
     vocab_size: int | None = None, num_workers: int = 0,
 ) -> dict[str, float]:
@@ -100,7 +100,7 @@ def distinct_n_per_set(
     orders = tuple(n)
     out = []
     for responses in sets:
-        scores = distinct_n(responses, orders, tokenizer, vocab_size)
+        scores = corpus_distinct(responses, orders, tokenizer, vocab_size)
         scores["distinct_mean"] = math.fsum(scores[f"distinct_{k}"] for k in orders) / len(orders)
         out.append(scores)
     return out
@@ -108,7 +108,7 @@ def distinct_n_per_set(
 
 def ent_n(texts: Sequence[str], n: Iterable[int] = (1, 2, 3), tokenizer: str | Tokenizer = "casual",
           base: float = 2.0, num_workers: int = 0) -> dict[str, float]:
-    """Corpus-level Ent-n of ``texts`` (``num_workers`` as in :func:`distinct_n`)."""
+    """Corpus-level Ent-n of ``texts`` (``num_workers`` as in :func:`corpus_distinct`)."""
     return entropy_scores(count_ngrams(texts, n, tokenizer, num_workers=num_workers), base)
 
 
@@ -121,7 +121,7 @@ def low_frequency(
     texts: Sequence[str], threshold: int = 100, tokenizer: str | Tokenizer = "casual",
     reference_counts: Mapping[str, int] | None = None, num_workers: int = 0,
 ) -> float:
-    """LF of ``texts``; see :func:`low_frequency_share` (``num_workers`` as in :func:`distinct_n`)."""
+    """LF of ``texts``; see :func:`low_frequency_share` (``num_workers`` as in :func:`corpus_distinct`)."""
     get_tokenizer(tokenizer)
     counts = count_ngrams(texts, (1,), tokenizer, num_workers=num_workers).counts[1]
     return low_frequency_share(counts, threshold, reference_counts)

@@ -5,7 +5,9 @@ Every ordered pair (i, j), i ≠ j, of a set of n responses is classified with p
 
 - ``baseline``:   Σ_pairs  [ŷ=c] − [ŷ=e]
 - ``neutral``:    Σ_pairs  [ŷ=c] + [ŷ=n] − [ŷ=e]
-- ``confidence``: Σ_pairs  [ŷ=c]·P(c) − [ŷ=e]·P(e)
+- ``confidence``: Σ_pairs  [ŷ=c]·P(c) − [ŷ=e]·P(e)   (the paper's §3.3: "the model's probability mass
+  assigned to the predicted NLI class after softmax" — only the predicted class's mass counts)
+- ``confidence_soft``: Σ_pairs  P(c) − P(e)   (another reading, every pair's full probabilities; not the paper's)
 
 Layout: pure functions over probability tables (columns always in the canonical order
 contradiction, neutral, entailment — :data:`CANONICAL`), pair construction with deduplication, and
@@ -32,7 +34,7 @@ import numpy as np
 from dialeval.validation import check_text_sets
 
 CANONICAL = ("contradiction", "neutral", "entailment")
-VARIANTS = ("baseline", "neutral", "confidence")
+VARIANTS = ("baseline", "neutral", "confidence", "confidence_soft")
 DEFAULT_MODEL = "roberta-large-mnli"
 
 Pair = tuple[str, str]
@@ -120,11 +122,19 @@ def confidence_score(probs_cne: Any) -> float:
     return math.fsum(terms)
 
 
-VARIANT_FUNCTIONS = {"baseline": baseline_score, "neutral": neutral_score, "confidence": confidence_score}
+def confidence_soft_score(probs_cne: Any) -> float:
+    """Σ_pairs P(contradiction) − P(entailment), not gated by the argmax (a reading of "confidence" that
+    the paper's §3.3 definition does not take; kept as a named variant for comparison)."""
+    table = np.asarray(probs_cne, dtype=np.float64).reshape(-1, 3)
+    return math.fsum(table[:, 0]) - math.fsum(table[:, 2])
+
+
+VARIANT_FUNCTIONS = {"baseline": baseline_score, "neutral": neutral_score, "confidence": confidence_score,
+                     "confidence_soft": confidence_soft_score}
 
 
 def variant_score(probs_cne: Any, variant: str) -> float:
-    """Score of one set's pair table under ``variant`` (baseline, neutral or confidence)."""
+    """Score of one set's pair table under ``variant`` (one of :data:`VARIANTS`)."""
     return VARIANT_FUNCTIONS[check_variant(variant)](probs_cne)
 
 
@@ -195,7 +205,7 @@ def compute_nli_diversity(
     """NLI Diversity of each response set (no signature; see :mod:`dialeval.nli.nli_diversity`).
 
     Returns ``nli_diversity`` (mean over sets of ``variant``), per-set ``scores``, ``scores_by_variant``
-    (all three variants from the same predictions), per-set ``counts`` of each predicted class,
+    (every variant from the same predictions), per-set ``counts`` of each predicted class,
     ``num_pairs`` / ``num_distinct_pairs`` and, with ``return_probabilities``, per-set n×n ``probabilities``.
     """
     check_variant(variant)

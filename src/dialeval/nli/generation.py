@@ -1,10 +1,22 @@
 """Diversity Threshold Generation (Stasaski & Hearst, NAACL 2022, §6).
 
-Sample n responses (nucleus sampling, p = 0.9). While the set's diversity is below the threshold and
-fewer than ``max_samples`` responses have been sampled, drop the response whose removal leaves the
-best-scoring subset and sample a replacement into its slot. The paper's criterion: NLI Diversity with
-``roberta-large-mnli``, stop once more than half of the n(n−1) ordered pairs (more than 10 of 20 for
-n = 5) are contradictions; 20 samples at most; BlenderBot given the last 128 context tokens.
+Sample n responses (nucleus sampling, p = 0.9). While the set's diversity has not reached the threshold
+and fewer than ``max_samples`` responses have been sampled, drop the response whose removal leaves the
+best-scoring subset and sample a replacement into its slot. The paper's setting (§5, §6.1–6.2): n = 5,
+NLI with ``roberta-large-mnli``, a target of 10 contradictions among the 20 ordered pairs, S = 20 samples
+at most, results averaged over 10 trials, BlenderBot given the last 128 context tokens.
+
+Readings (the paper is not uniform; the card quotes it):
+
+- Threshold: the introduction and Table 4 speak of a target of "10 Contradictions" ("a minimum target
+  level"), §6.2 of "greater than 10". Default: reached means ``score >= 10``
+  (``inclusive=True``); ``inclusive=False`` is the strict "> 10" reading.
+- Sample cap: S counts every sampled response, the first n included (Table 4's "Num. Sampled" lies
+  between 5.2 and 20.0, so the initial 5 are counted): at most S − n = 15 replacements.
+- Trials: :func:`threshold_generation_trials` runs ``trials`` seeded runs and averages them
+  (:func:`summarize_trials`); every run stays available.
+- Thresholds for other scorers: the paper takes the 90th percentile of the scorer over DailyDialog++'s
+  human 5-response sets (:func:`calibrate_threshold`).
 
 The loop (:func:`threshold_resample`) is pure: it takes a sampler and a scorer, so it is tested
 exactly with scripted ones. :func:`diversity_threshold_generation` wires it to any transformers causal
@@ -31,8 +43,8 @@ class ThresholdGenerationResult:
 
     ``responses``: the final set; ``scores``: the set's score initially and after each replacement;
     ``num_samples``: responses sampled in total (n + replacements); ``reached_threshold``: whether the
-    final score met ``threshold``; ``replacements``: per step, the slot replaced, the dropped and the
-    new response.
+    final score reached ``threshold`` (``>=`` when ``inclusive``, else ``>``); ``replacements``: per step,
+    the slot replaced, the dropped and the new response.
     """
 
     responses: list[str]
@@ -41,14 +53,31 @@ class ThresholdGenerationResult:
     reached_threshold: bool
     threshold: float
     replacements: list[dict[str, Any]] = field(default_factory=list)
+    inclusive: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def initial_responses(self) -> list[str]:
+        """The first n sampled responses (the final set with every replacement undone)."""
+        out = list(self.responses)
+        for step in reversed(self.replacements):
+            out[step["slot"]] = step["dropped"]
+        return out
+
+
+#: The paper's target: 10 contradictions among the 20 ordered pairs of 5 responses.
+PAPER_CONTRADICTIONS = 10
+
 
 def default_contradiction_threshold(n: int) -> int:
-    """More than half of the n(n−1) ordered pairs: ⌊n(n−1)/2⌋ + 1 (11 of 20 for n = 5)."""
-    return n * (n - 1) // 2 + 1
+    """Half of the n(n−1) ordered pairs, ⌊n(n−1)/2⌋: the paper's 10 of 20 for n = 5."""
+    return n * (n - 1) // 2
+
+
+def reached(score: float, threshold: float, inclusive: bool = True) -> bool:
+    """Whether ``score`` reaches ``threshold``: ``score >= threshold`` (inclusive) or ``score > threshold``."""
+    return score >= threshold if inclusive else score > threshold
 
 
 def best_removal(responses: Sequence[str], scorer: Scorer) -> tuple[int, list[float]]:
@@ -68,10 +97,12 @@ def threshold_resample(
     n: int = 5,
     threshold: float,
     max_samples: int = 20,
+    inclusive: bool = True,
 ) -> ThresholdGenerationResult:
     """The Diversity Threshold Generation loop over a ``sample(k) -> k responses`` function.
 
-    Stops as soon as ``scorer(set) >= threshold`` or ``max_samples`` responses have been sampled.
+    Stops as soon as the set's score reaches ``threshold`` (:func:`reached`) or ``max_samples`` responses
+    (the first n included) have been sampled.
     """
     _check_int(n, "n", 2)
     _check_int(max_samples, "max_samples", n)
@@ -82,7 +113,7 @@ def threshold_resample(
     score = float(scorer(list(responses)))
     scores = [score]
     replacements: list[dict[str, Any]] = []
-    while score < threshold and num_samples < max_samples:
+    while not reached(score, threshold, inclusive) and num_samples < max_samples:
         drop, _ = best_removal(responses, scorer)
         new = _check_samples(sample(1), 1)[0]
         num_samples += 1
@@ -90,8 +121,41 @@ def threshold_resample(
         responses[drop] = new
         score = float(scorer(list(responses)))
         scores.append(score)
-    return ThresholdGenerationResult(responses, scores, num_samples, score >= threshold, float(threshold),
-                                     replacements)
+    return ThresholdGenerationResult(responses, scores, num_samples, reached(score, threshold, inclusive),
+                                     float(threshold), replacements, bool(inclusive))
+
+
+def summarize_trials(results: Sequence[ThresholdGenerationResult], report: Scorer | None = None) -> dict[str, float]:
+    """Means over trials (the paper averages 10): starting and ending score, responses sampled, and the
+    share of trials that reached the threshold; with ``report`` (e.g. Baseline NLI Diversity, what the
+    paper's Table 4 reports while thresholding on contradictions), also its mean on the starting and the
+    ending sets."""
+    if not results:
+        raise ValueError("no trials to summarize.")
+    k = len(results)
+    out = {
+        "starting_score": math.fsum(r.scores[0] for r in results) / k,
+        "ending_score": math.fsum(r.scores[-1] for r in results) / k,
+        "num_samples": math.fsum(r.num_samples for r in results) / k,
+        "reached_share": sum(r.reached_threshold for r in results) / k,
+        "trials": k,
+    }
+    if report is not None:
+        out["starting_report"] = math.fsum(float(report(r.initial_responses())) for r in results) / k
+        out["ending_report"] = math.fsum(float(report(list(r.responses))) for r in results) / k
+    return out
+
+
+def calibrate_threshold(scorer: Scorer, reference_sets: Sequence[Sequence[str]], percentile: float = 90.0) -> float:
+    """The ``percentile``-th percentile (linear interpolation, ``numpy.percentile``'s default) of
+    ``scorer`` over reference response sets: the paper's threshold for scorers without a natural one
+    (90th percentile over DailyDialog++'s human 5-response sets: 0.98 for distinct-n, −0.179 for Sent-BERT)."""
+    if not 0.0 <= float(percentile) <= 100.0:
+        raise ValueError(f"`percentile` must be in [0, 100], got {percentile!r}.")
+    if not reference_sets:
+        raise ValueError("`reference_sets` is empty; pass the human response sets to calibrate on.")
+    values = [float(scorer(list(s))) for s in reference_sets]
+    return float(np.percentile(np.asarray(values, dtype=np.float64), float(percentile)))
 
 
 def _check_int(value: Any, name: str, minimum: int) -> None:
@@ -123,13 +187,13 @@ def nli_scorer(model: Any = "roberta-large-mnli", variant: str = "contradictions
 
 def distinct_scorer(n: int | Sequence[int] = (1, 2), tokenizer: str = "casual") -> Scorer:
     """Mean Dist-n over orders ``n`` of the set's pooled n-grams (:mod:`dialeval.lexical.formulas`)."""
-    from dialeval.lexical.formulas import distinct_n
+    from dialeval.lexical.formulas import corpus_distinct
     from dialeval.validation import check_positive_ints
 
     orders = check_positive_ints(n, "n")
 
     def score(responses: list[str]) -> float:
-        values = distinct_n(responses, orders, tokenizer)
+        values = corpus_distinct(responses, orders, tokenizer)
         return math.fsum(values[f"distinct_{k}"] for k in orders) / len(orders)
 
     return score
@@ -233,6 +297,7 @@ def diversity_threshold_generation(
     scorer: Scorer | None = None,
     threshold: float | None = None,
     max_samples: int = 20,
+    inclusive: bool = True,
     max_new_tokens: int = 40,
     max_context_tokens: int = 128,
     seed: int = 0,
@@ -243,8 +308,9 @@ def diversity_threshold_generation(
     """Sample a response set from ``model`` and resample until it is diverse enough (see module doc).
 
     ``scorer`` defaults to the number of contradiction pairs under ``nli_model`` with threshold
-    :func:`default_contradiction_threshold`; a custom scorer needs an explicit ``threshold``. The run is
-    seeded (``seed``) without touching the caller's global RNG state, so it is reproducible.
+    :func:`default_contradiction_threshold` (10 of 20 for n = 5, reached when ``>=``; ``inclusive=False``
+    asks for ``>``); a custom scorer needs an explicit ``threshold`` (see :func:`calibrate_threshold`).
+    The run is seeded (``seed``) without touching the caller's global RNG state, so it is reproducible.
     """
     import torch
 
@@ -262,7 +328,36 @@ def diversity_threshold_generation(
         sample = lm_sampler(model, tokenizer, context, top_p=top_p, max_new_tokens=max_new_tokens,
                             max_context_tokens=max_context_tokens, turn_separator=turn_separator,
                             generate_kwargs=generate_kwargs)
-        return threshold_resample(sample, scorer, n=n, threshold=threshold, max_samples=max_samples)
+        return threshold_resample(sample, scorer, n=n, threshold=threshold, max_samples=max_samples,
+                                  inclusive=inclusive)
+
+
+@dataclass
+class ThresholdGenerationTrials:
+    """``trials`` seeded runs of Diversity Threshold Generation on one context: every run (``runs``, run
+    k seeded ``seed + k``) and their means (``summary``, :func:`summarize_trials`)."""
+
+    runs: list[ThresholdGenerationResult]
+    summary: dict[str, float]
+    seeds: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runs": [r.to_dict() for r in self.runs], "summary": dict(self.summary), "seeds": list(self.seeds)}
+
+
+def threshold_generation_trials(model: Any, tokenizer: Any, context: str | Sequence[str], *, trials: int = 10,
+                                seed: int = 0, scorer: Scorer | None = None, nli_model: Any = "roberta-large-mnli",
+                                report: Scorer | None = None, **kwargs: Any) -> ThresholdGenerationTrials:
+    """The paper's protocol: :func:`diversity_threshold_generation` ``trials`` times (10 by default, seeds
+    ``seed``…``seed + trials − 1``), one scorer (and its NLI pair cache) shared by all runs; ``report``
+    scores the starting and ending sets for the summary (:func:`summarize_trials`)."""
+    _check_int(trials, "trials", 1)
+    if scorer is None:
+        scorer = nli_scorer(nli_model, "contradictions")
+        kwargs.setdefault("threshold", default_contradiction_threshold(kwargs.get("n", 5)))
+    seeds = [seed + k for k in range(trials)]
+    runs = [diversity_threshold_generation(model, tokenizer, context, scorer=scorer, seed=s, **kwargs) for s in seeds]
+    return ThresholdGenerationTrials(runs, summarize_trials(runs, report), seeds)
 
 
 def plot_threshold_generation(result: ThresholdGenerationResult, path: str) -> None:

@@ -26,6 +26,7 @@ from dialeval.semantic.space import (
 )
 from dialeval.signature import make_signature
 from dialeval.similarity.kernels import set_embeddings
+from dialeval.validation import inputs_checked
 
 # Fitted spaces kept per process (fitting embeds every reference response): the same bounded, thread-safe
 # LRU policy as the model cache, with its own small bound (a space holds centroids, not weights).
@@ -33,19 +34,64 @@ _SPACES = ModelCache(max_size=2)
 
 
 def _fitted_space(reference_responses: Any, encoder: Any, k: int, device: Any, dtype: Any, batch_size: int,
-                  progress: Any) -> SemanticSpace:
+                  progress: Any, keep_embeddings: bool = False) -> SemanticSpace:
     texts = check_responses(reference_responses, "reference_responses")
     enc_key = encoder_name(encoder) if isinstance(encoder, (str, os.PathLike)) else id(encoder)
-    key = (texts_fingerprint(texts), enc_key, k, str(device), str(dtype))
+    key = (texts_fingerprint(texts), enc_key, k, str(device), str(dtype), keep_embeddings)
     return _SPACES.get(key, lambda: SemanticSpace.fit(texts, encoder=encoder, k=k, device=device, dtype=dtype,
-                                                      batch_size=batch_size, progress=progress))
+                                                      batch_size=batch_size, progress=progress,
+                                                      keep_embeddings=keep_embeddings))
+
+
+def restart_seeds(seeds: Any) -> list[int]:
+    """``seeds`` k-means restarts → their seeds: the default seed (27) and the next ``seeds − 1`` integers."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
+        raise ValueError(f"`seeds` must be an int ≥ 2 (the number of k-means restarts), got {seeds!r}.")
+    return [KMEANS_SEED + i for i in range(seeds)]
+
+
+def seed_spread(sp: SemanticSpace, reference_embeddings: np.ndarray, prediction_embeddings: np.ndarray,
+                seeds: list[int]) -> dict[str, Any]:
+    """Sem-Ent of the same predictions with k-means refitted under each seed (PCA and every other setting of
+    ``sp`` kept): the values, their mean and sample standard deviation (ddof = 1)."""
+    cfg = sp.config
+    values = []
+    for seed in seeds:
+        other = SemanticSpace.from_embeddings(
+            reference_embeddings, sp.k, variance=cfg["variance"], pca_seed=cfg["pca_seed"], kmeans_seed=seed,
+            niter=cfg["niter"], nredo=cfg["nredo"], max_points_per_centroid=cfg["max_points_per_centroid"])
+        labels = other.assign_embeddings(prediction_embeddings)
+        values.append(entropy_nats(np.bincount(labels, minlength=sp.k) / len(labels)))
+    mean = math.fsum(values) / len(values)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    return {"seeds": seeds, "values": values, "mean": mean, "sd": sd}
+
+
+def default_space() -> str:
+    """The bundled space (package data: k = 20, fitted on DailyDialog test responses with the default
+    encoder; ``$DIALEVAL_SEM_ENT_SPACE`` overrides it), used when neither ``space`` nor
+    ``reference_responses`` is given. Its fingerprint is in every signature (``space:…``)."""
+    from dialeval import registry
+
+    folder = registry.get("sem_ent").resource("space")
+    if folder is None:
+        raise ValueError("Sem-Ent's bundled semantic space is missing from this installation (reinstall dialeval), "
+                         "so pass `space=` (a directory saved by `dialeval fit-space`) or `reference_responses=`.")
+    return str(folder)
 
 
 def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: Any = None, references: Any = None,
                     encoder: Any = None, k: int = K, dtype: Any = None, device: Any = None, batch_size: int = BATCH_SIZE,
-                    examples_per_cluster: int = 3, progress: bool | None = None) -> dict[str, Any]:
-    """Sem-Ent of ``predictions`` in a saved/given ``space`` or one fitted on ``reference_responses``."""
+                    examples_per_cluster: int = 3, progress: bool | None = None,
+                    seeds: int | None = None) -> dict[str, Any]:
+    """Sem-Ent of ``predictions`` in a saved/given ``space``, one fitted on ``reference_responses``, or
+    (neither given) the bundled space :func:`default_space`; with ``seeds`` (fitting only), also
+    ``sem_ent_seeds``: mean ± sd over that many k-means restarts."""
     preds = check_responses(predictions, "predictions")
+    restarts = None if seeds is None else restart_seeds(seeds)
+    if restarts is not None and reference_responses is None:
+        raise ValueError("`seeds` needs `reference_responses` (k-means is refitted per seed); a saved `space` has "
+                         "one fixed clustering.")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}.")
     if isinstance(examples_per_cluster, bool) or not isinstance(examples_per_cluster, int) or examples_per_cluster < 0:
@@ -53,10 +99,7 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
     if space is not None and reference_responses is not None:
         raise ValueError("pass either `space` (a fitted semantic space) or `reference_responses` (to fit one), not both.")
     if space is None and reference_responses is None:
-        raise ValueError(
-            "Sem-Ent needs a semantic space: pass `space=` (a directory saved by `dialeval fit-space`) or "
-            "`reference_responses=` (human training responses to fit one on)."
-        )
+        space = default_space()  # the same default for evaluate.load, dialeval.load, the CLI and the Spaces
     if references is not None:
         references = check_responses(references, "references")
     if space is not None:
@@ -64,31 +107,40 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
         sp.use_encoder()
     else:
         sp = _fitted_space(reference_responses, encoder if encoder is not None else DEFAULT_ENCODER, k, device,
-                           dtype, batch_size, progress)
-    labels = sp.assign(preds, field="predictions", batch_size=batch_size, progress=progress)
-    human = None
-    if references is not None:
-        human = sp.sem_ent(references, field="references", batch_size=batch_size, progress=progress)
-    return sem_ent_result(sp, np.bincount(labels, minlength=sp.k), cluster_examples(preds, labels, sp.k,
-                                                                                     examples_per_cluster),
-                          human_sem_ent=human)
+                           dtype, batch_size, progress, keep_embeddings=restarts is not None)
+    with inputs_checked():  # checked at this entry; assign's own checks skip the Unicode scan
+        labels = sp.assign(preds, field="predictions", batch_size=batch_size, progress=progress)
+        human = None
+        if references is not None:
+            human = sp.sem_ent(references, field="references", batch_size=batch_size, progress=progress)
+    spread = None
+    if restarts is not None:
+        ref_emb = sp.reference_embeddings
+        pred_emb = sp.embed(preds, field="predictions", batch_size=batch_size, progress=progress)
+        spread = seed_spread(sp, ref_emb, pred_emb, restarts)
+    out = sem_ent_result(sp, np.bincount(labels, minlength=sp.k), cluster_examples(preds, labels, sp.k,
+                                                                                    examples_per_cluster),
+                         human_sem_ent=human, restarts=None if spread is None else len(restarts))
+    if spread is not None:
+        out["sem_ent_seeds"] = spread
+    return out
 
 
-def sem_ent_signature(sp: SemanticSpace, dtype_name: str | None = None) -> str:
+def sem_ent_signature(sp: SemanticSpace, dtype_name: str | None = None, restarts: int | None = None) -> str:
     """The signature of a Sem-Ent score in ``sp``; ``dtype_name`` is the encoder's dtype where it ran
-    (default: the attached encoder's)."""
+    (default: the attached encoder's); ``restarts``: k-means restarts reported beside the score."""
     cfg = sp.config
     dtype = dtype_name or getattr(sp.encoder, "dtype_name", "fp32")
     return make_signature(
         "sem_ent", encoder=sp.encoder_revision, dtype=dtype, k=sp.k,
         var=cfg.get("variance"), pca_seed=cfg.get("pca_seed", PCA_SEED), km_seed=cfg.get("kmeans_seed", KMEANS_SEED),
         niter=cfg.get("niter"), nredo=cfg.get("nredo"), maxpts=cfg.get("max_points_per_centroid"),
-        maxlen=cfg.get("max_length"), space=sp.fingerprint,
+        maxlen=cfg.get("max_length"), space=sp.fingerprint, **({} if restarts is None else {"restarts": restarts}),
     )
 
 
 def sem_ent_result(sp: SemanticSpace, counts: Any, examples: list[list[str]], *, human_sem_ent: float | None = None,
-                   dtype_name: str | None = None) -> dict[str, Any]:
+                   dtype_name: str | None = None, restarts: int | None = None) -> dict[str, Any]:
     """The Sem-Ent result from per-cluster counts of the predictions (a mergeable state: counts from chunks
     or workers add up) and the first distinct predictions per cluster."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -106,7 +158,7 @@ def sem_ent_result(sp: SemanticSpace, counts: Any, examples: list[list[str]], *,
     out["cluster_examples"] = examples
     out["k"] = sp.k
     out["num_predictions"] = int(counts.sum())
-    out["signature"] = sem_ent_signature(sp, dtype_name)
+    out["signature"] = sem_ent_signature(sp, dtype_name, restarts)
     return out
 
 

@@ -100,6 +100,8 @@ class SemanticSpace:
     reference_examples: list[list[str]] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=_versions)
     encoder: Any = field(default=None, repr=False, compare=False)
+    #: the raw reference embeddings, kept only when fitted with ``keep_embeddings=True`` (Sem-Ent ``seeds=``)
+    reference_embeddings: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     # -- construction
     @classmethod
@@ -141,9 +143,10 @@ class SemanticSpace:
             variance: float = VARIANCE, pca_seed: int = PCA_SEED, kmeans_seed: int = KMEANS_SEED,
             niter: int = NITER, nredo: int = NREDO, max_points_per_centroid: int = MAX_POINTS_PER_CENTROID,
             device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE, max_length: int | None = None,
-            progress: bool | None = None) -> SemanticSpace:
+            progress: bool | None = None, keep_embeddings: bool = False) -> SemanticSpace:
         """Embed ``reference_responses`` with ``encoder`` (name, path or encoder object; default the offline
-        all-MiniLM-L6-v2) and fit PCA + k-means on them."""
+        all-MiniLM-L6-v2) and fit PCA + k-means on them; ``keep_embeddings`` keeps the raw embeddings on the
+        space (for refitting k-means under other seeds without embedding again)."""
         texts = check_responses(reference_responses, "reference_responses")
         _check_k(k, len(set(texts)))
         enc = get_encoder(encoder, device=device, dtype=dtype, max_length=max_length or MAX_LENGTH)
@@ -156,6 +159,8 @@ class SemanticSpace:
                                     nredo=nredo, max_points_per_centroid=max_points_per_centroid,
                                     extra_config=extra)
         space.encoder = enc
+        if keep_embeddings:
+            space.reference_embeddings = emb
         return space
 
     # -- properties

@@ -21,7 +21,7 @@ the former single-file ``dialeval.ui``.
 
 from __future__ import annotations
 
-from dialeval.probes import probe_encoder, probe_lm, probe_model
+from dialeval.probes import probe_model
 from dialeval.ui.cache import MODULES, ModuleCache
 from dialeval.ui.devices import concurrency, gpu_decorator, pick_precision
 from dialeval.ui.inputs import (
@@ -37,15 +37,7 @@ from dialeval.ui.inputs import (
     parse_sets,
     parse_speakers,
 )
-from dialeval.ui.plots import (
-    draw,
-    plot_dialspk,
-    plot_full,
-    plot_lexical,
-    plot_nli,
-    plot_panel,
-    plot_sem_ent,
-)
+from dialeval.ui.plots import draw, figure, plot_orders, plot_panel
 from dialeval.ui.results import (
     TABLE_HEADERS,
     format_value,
@@ -71,10 +63,9 @@ from dialeval.ui.widgets import example_boxes, metric_widget
 __all__ = [
     "BOXES", "INPUT_BUILDERS", "KIND_BOXES", "MODULES", "TABLE_HEADERS", "UPLOAD_SUFFIXES", "InputError", "Limits",
     "MetricOutcome", "ModuleCache", "ParsedUpload", "UIInputs", "availability", "box_text", "boxes_for",
-    "compute_kwargs", "concurrency", "default_model", "device_options", "draw", "example_boxes", "format_value",
+    "compute_kwargs", "concurrency", "default_model", "device_options", "draw", "figure", "example_boxes", "format_value",
     "gpu_decorator", "metric_widget", "module_missing", "parse_dialogue", "parse_lines", "parse_sets",
-    "parse_speakers", "pick_precision", "plot_dialspk", "plot_full", "plot_lexical", "plot_nli", "plot_panel",
-    "plot_sem_ent",
-    "probe_encoder", "probe_lm", "probe_model", "read_upload", "result_rows", "results_json", "results_table",
+    "parse_speakers", "pick_precision", "plot_orders", "plot_panel",
+    "probe_model", "read_upload", "result_rows", "results_json", "results_table",
     "run_metric", "to_jsonable", "write_results_file",
 ]

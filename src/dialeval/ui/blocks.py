@@ -2,10 +2,11 @@
 results table, one plot per metric that declares a plot, and the JSON download, all built from
 :func:`dialeval.registry.declarations` (no metric is named here).
 
-Endpoints (for ``gradio_client``): ``/evaluate`` (the boxes in :data:`INPUT_ORDER`, then for each metric
-in registry order its checkbox and its model, then whether to draw plots) → the outputs named by
-:func:`output_order`; ``/load_upload`` (a file → the text boxes) and ``/load_example`` (an example title
-→ the text boxes).
+Endpoints (for ``gradio_client``, every parameter named and optional): ``/evaluate`` with the parameters
+of :func:`api_parameters` (the boxes in :data:`INPUT_ORDER`, default empty; ``use_<metric>`` per metric,
+default: ticked when it can run here; ``model_<metric>`` per model metric, default its first model that
+loads; ``draw_plots``, default true) → the outputs named by :func:`output_order`; ``/load_upload``
+(``file`` → the text boxes) and ``/load_example`` (``title`` → the text boxes).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from dialeval import registry
 from dialeval._version import __version__
 from dialeval.registry import MetricDeclaration
+from dialeval.runtime import progress_bar
 from dialeval.ui.cache import ModuleCache
 from dialeval.ui.devices import concurrency as default_concurrency
 from dialeval.ui.devices import gpu_decorator, pick_precision
@@ -28,7 +30,19 @@ from dialeval.ui.uploads import UPLOAD_SUFFIXES, read_upload
 
 INPUT_ORDER = tuple(BOXES)
 PRIMARY_BOXES = ("responses", "sets", "dialogue")  # shown open; the others sit in accordions
-COLUMN_WIDTHS = ["12%", "14%", "9%", "45%", "20%"]  # metric, score, value, signature, settings
+COLUMN_WIDTHS = ["12%", "13%", "9%", "6%", "40%", "20%"]  # metric, score, value, unit, signature, settings
+
+
+SCROLL_TO_RESULTS = "() => document.getElementById('results')?.scrollIntoView({behavior: 'smooth', block: 'start'})"
+
+
+def _button(enabled: bool) -> Any:
+    def toggle() -> Any:
+        import gradio as gr
+
+        return gr.update(interactive=enabled, value="Evaluate" if enabled else "Evaluating…")
+
+    return toggle
 
 
 def plotted() -> list[MetricDeclaration]:
@@ -39,6 +53,33 @@ def plotted() -> list[MetricDeclaration]:
 def output_order() -> tuple[str, ...]:
     """The ``/evaluate`` outputs: status, results, ``plot-<metric>`` per plotted metric, download."""
     return ("status", "results", *(f"plot-{d.name}" for d in plotted()), "download")
+
+
+def api_parameters() -> list[str]:
+    """``/evaluate``'s parameter names, in the order of its inputs."""
+    per_metric = [[f"use_{d.name}", *([f"model_{d.name}"] if d.needs_model else [])]
+                  for d in registry.declarations().values()]
+    return [*INPUT_ORDER, *(name for pair in per_metric for name in pair), "draw_plots"]
+
+
+def named(fn: Any, names: list[str]) -> Any:
+    """``fn(progress, request, *values)`` as a Gradio event function whose parameters are ``names``
+    (given through ``inputs_kwargs``), so that the API names them instead of ``param_0``…"""
+    import inspect
+
+    import gradio as gr
+
+    async def event_async(progress: Any = gr.Progress(track_tqdm=True), request: Any = None,  # noqa: B008
+                          **values: Any) -> Any:
+        return await fn(progress, request, *(values[name] for name in names))
+
+    def event_sync(progress: Any = gr.Progress(track_tqdm=True), request: Any = None,  # noqa: B008
+                   **values: Any) -> Any:  # run by Gradio in a worker thread
+        return fn(progress, request, *(values[name] for name in names))
+
+    event = event_async if inspect.iscoroutinefunction(fn) else event_sync
+    event.__annotations__ = {"request": gr.Request}
+    return event
 
 
 def example_texts(example: dict[str, Any]) -> list[str]:
@@ -60,8 +101,15 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
         inputs = UIInputs.from_text(**{k: texts.get(k, "") for k in INPUT_ORDER}, limits=limits)
     except InputError as exc:
         return [], f"**Input problem:** {exc}"
-    outcomes = [run_metric(name, inputs, selected[name], cache, progress=True)
-                for name in registry.declarations() if name in selected]
+    names = [name for name in registry.declarations() if name in selected]
+    outcomes = []
+    # A bar naming the metric running ("sem_ent (4 of 5)"), the metric's own bars per batch below it; the
+    # browser shows them, with the time left, in the single progress display.
+    for i, name in enumerate(names):
+        bar = progress_bar(total=1, desc=f"{name} ({i + 1} of {len(names)})")
+        outcomes.append(run_metric(name, inputs, selected[name], cache, progress=True))
+        bar.update(1)
+        bar.close()
     lines = [f"- `{o.name}`: done" if o.status == "ok" else f"- `{o.name}`: **{o.status}**: {o.message}"
              for o in outcomes]
     done = sum(o.status == "ok" for o in outcomes)
@@ -78,36 +126,39 @@ def _readers(box: str) -> list[str]:
             if box in boxes_for(d.inputs, d.references_option is not None)]
 
 
-def _input_boxes(initial: list[str]) -> dict[str, Any]:
+def _input_boxes() -> dict[str, Any]:
+    """The text boxes, empty (their API default); the first example fills them when the page loads."""
     import gradio as gr
 
     boxes: dict[str, Any] = {}
-    for box, text in zip(INPUT_ORDER, initial):
+    for box in INPUT_ORDER:
         label, hint = BOXES[box]
         readers = _readers(box)
         full = f"{label} ({hint})" + (f" — {', '.join(readers)}" if readers and box != "responses" else "")
         if box in PRIMARY_BOXES:
-            boxes[box] = gr.Textbox(label=full, lines=8 if box != "dialogue" else 5, value=text, elem_id=box)
+            boxes[box] = gr.Textbox(label=full, lines=8 if box != "dialogue" else 5, value="", elem_id=box)
             continue
         with gr.Accordion(full, open=False):
-            boxes[box] = gr.Textbox(label=f"{label} ({hint})", lines=4, value=text, elem_id=box)
+            boxes[box] = gr.Textbox(label=f"{label} ({hint})", lines=4, value="", elem_id=box)
     return boxes
 
 
 def _metric_choice(decl: MetricDeclaration) -> list[Any]:
-    """The checkbox and model dropdown of one metric (disabled with the reason when it cannot run)."""
+    """The checkbox and (for a model metric) the model dropdown of one metric (disabled with the reason
+    when it cannot run)."""
     import gradio as gr
 
     ok, reason = availability(decl.name)
     with gr.Group():
         check = gr.Checkbox(value=ok, label=f"{decl.title} ({decl.name})", info=decl.summary, interactive=ok,
                             elem_id=f"use-{decl.name}")
+        if not decl.needs_model:  # no hidden input: the API has no model parameter for it
+            gr.Markdown("" if ok else f"*Disabled:* {reason}", elem_id=f"note-{decl.name}")
+            return [check]
         model = gr.Dropdown(list(decl.models), value=default_model(decl), allow_custom_value=True,
-                            label="model (Hub id or local path)", visible=decl.needs_model,
-                            elem_id=f"model-{decl.name}")
+                            label="model (Hub id or local path)", elem_id=f"model-{decl.name}")
         note = gr.Markdown("" if ok else f"*Disabled:* {reason}", elem_id=f"note-{decl.name}")
-    if decl.needs_model:
-        model.change(_recheck(decl.name), model, [check, note], api_name=False)
+    model.change(_recheck(decl.name), model, [check, note], api_name=False)
     return [check, model]
 
 
@@ -137,14 +188,13 @@ def _plot_panels() -> list[Any]:
 
 
 def _selection(args: tuple[Any, ...]) -> tuple[dict[str, str], dict[str, str | None], bool]:
-    """``/evaluate``'s positional arguments → (box texts, selected metric → model, draw plots)."""
-    texts = dict(zip(INPUT_ORDER, args[: len(INPUT_ORDER)]))
-    *rest, draw_plots = args[len(INPUT_ORDER):]
-    selected = {}
-    for decl, use, model_name in zip(registry.declarations().values(), rest[0::2], rest[1::2]):
-        if use:
-            selected[decl.name] = (model_name or None) if decl.needs_model else None
-    return texts, selected, bool(draw_plots)
+    """``/evaluate``'s values in :func:`api_parameters` order → (box texts, selected metric → model,
+    draw plots)."""
+    values = dict(zip(api_parameters(), args))
+    texts = {box: values[box] or "" for box in INPUT_ORDER}
+    selected = {d.name: (values.get(f"model_{d.name}") or None) if d.needs_model else None
+                for d in registry.declarations().values() if values[f"use_{d.name}"]}
+    return texts, selected, bool(values["draw_plots"])
 
 
 def _plot_outputs(outcomes: list[MetricOutcome], draw_plots: bool) -> list[Any]:
@@ -176,9 +226,10 @@ def _evaluate_handler(limits: Limits, server: Server) -> Any:
 
 
 def _upload_handler(limits: Limits) -> Any:
-    def on_upload(path: str | None) -> tuple[Any, ...]:
+    def on_upload(file: str | None = None) -> tuple[Any, ...]:
         import gradio as gr
 
+        path = file
         if not path:
             return "", gr.update(), gr.update(), gr.update()
         try:
@@ -193,7 +244,7 @@ def _upload_handler(limits: Limits) -> Any:
 
 
 def _example_handler(examples: dict[str, dict[str, Any]]) -> Any:
-    def on_example(title: str | None) -> tuple[Any, ...]:
+    def on_example(title: str | None = None) -> tuple[Any, ...]:
         import gradio as gr
 
         if not title or title not in examples:
@@ -224,8 +275,6 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
 
     server = Server.create(concurrency or default_concurrency(), policy)
 
-    first = next(iter(examples.values()), {})
-    initial = example_texts(first) if first else [""] * len(INPUT_ORDER)
     with gr.Blocks(title="dialeval demo", analytics_enabled=False) as demo:
         gr.Markdown(_intro(limits))
         with gr.Row():
@@ -235,14 +284,14 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
                                           scale=3, elem_id="example")
                     load_example = gr.Button("Load example", scale=1)
                 upload = gr.File(label="Upload JSONL / CSV / TXT", file_types=list(UPLOAD_SUFFIXES), elem_id="upload")
-                boxes = _input_boxes(initial)
+                boxes = _input_boxes()
             with gr.Column(scale=2):
                 gr.Markdown("### Metrics")
                 metric_inputs = [c for d in registry.declarations().values() for c in _metric_choice(d)]
                 draw_box = gr.Checkbox(value=True, label="Draw plots", elem_id="draw-plots",
                                        info="untick for faster answers when only the numbers matter")
                 run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
-        status = gr.Markdown(elem_id="status")
+                status = gr.Markdown(elem_id="status", min_height=40)  # the one progress display, here
         results = gr.Dataframe(headers=TABLE_HEADERS, label="Results (rounded; the JSON keeps full precision)",
                                interactive=False, wrap=True, max_height=1000, elem_id="results",
                                column_widths=COLUMN_WIDTHS)
@@ -251,11 +300,20 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
         box_list = [boxes[k] for k in INPUT_ORDER]
         # The server's gate (dialeval.ui.serving) holds the computing slots until a computation has really
         # stopped, and admits each client's requests; Gradio's queue (max_size) holds the rest.
-        run.click(_evaluate_handler(limits, server), [*box_list, *metric_inputs, draw_box],
-                  [status, results, *plots, download], api_name="evaluate")
-        upload.upload(_upload_handler(limits), upload, [status, *(boxes[k] for k in PRIMARY_BOXES)],
-                      api_name="load_upload")
-        load_example.click(_example_handler(examples), example, [status, *box_list], api_name="load_example")
+        names = api_parameters()
+        # While it runs: the button is disabled and the status beside it shows the progress; after, the
+        # button comes back and the results scroll into view.
+        run.click(_button(False), None, run, api_name=False, queue=False).then(
+            named(_evaluate_handler(limits, server), names),
+            inputs_kwargs=dict(zip(names, [*box_list, *metric_inputs, draw_box])),
+            outputs=[status, results, *plots, download], api_name="evaluate", show_progress_on=[status],
+        ).then(_button(True), None, run, api_name=False, queue=False).then(None, js=SCROLL_TO_RESULTS, api_name=False)
+        upload.upload(_upload_handler(limits), inputs_kwargs={"file": upload},
+                      outputs=[status, *(boxes[k] for k in PRIMARY_BOXES)], api_name="load_upload")
+        on_example = _example_handler(examples)
+        load_example.click(on_example, inputs_kwargs={"title": example}, outputs=[status, *box_list],
+                           api_name="load_example")
+        demo.load(on_example, example, [status, *box_list], api_name=False)  # the first example, on page load
     demo.queue(default_concurrency_limit=concurrency or default_concurrency(), max_size=64)
     demo.dialeval_server = server
     return demo

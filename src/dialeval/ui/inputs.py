@@ -163,10 +163,6 @@ class UIInputs:
             turns_gold=parse_sets(turns_gold, "Gold turns", limits),
         )
 
-    def corpus(self) -> list[str]:
-        """The responses for corpus-level metrics: the Responses box, else every response of every set."""
-        return list(self.responses) or [r for s in self.sets for r in s]
-
 
 # ---------------------------------------------------------------------------------------------------
 # Which boxes each input kind reads (see :data:`dialeval.registry.INPUT_KINDS`)

@@ -13,7 +13,7 @@ from typing import Any
 from dialeval import registry
 from dialeval.ui.scoring import MetricOutcome
 
-TABLE_HEADERS = ["metric", "score", "value", "signature", "settings"]
+TABLE_HEADERS = ["metric", "score", "value", "unit", "signature", "settings"]
 DISPLAY_DECIMALS = 4
 
 
@@ -42,21 +42,27 @@ def _settings_of(name: str) -> tuple[str, ...]:
     return decl.settings if decl else ()
 
 
+def _unit(name: str, key: str) -> str:
+    decl = registry.declarations().get(name)
+    return decl.unit(key) if decl else ""
+
+
 def result_rows(outcomes: Sequence[MetricOutcome]) -> list[list[Any]]:
-    """One row per scalar score (metric, score, value, signature, settings), values at full precision;
+    """One row per scalar score (metric, score, value, unit, signature, settings), values at full precision;
     the declaration's ``settings`` (``k``, ``max_length``…) go in the settings cell, not in rows. A
     metric that did not run gets one row with its status and reason in place of the score."""
     rows: list[list[Any]] = []
     for o in outcomes:
         if o.status != "ok" or o.result is None:
-            rows.append([o.name, o.status, None, o.message, ""])
+            rows.append([o.name, o.status, None, "", o.message, ""])
             continue
         settings = _settings_of(o.name)
         signature = str(o.result.get("signature", ""))
-        shown = ", ".join(f"{k}={format_value(o.result[k])}" for k in settings if o.result.get(k) is not None)
+        shown = ", ".join(f"{k}={format_value(o.result[k])}" + (f" {_unit(o.name, k)}" if _unit(o.name, k) else "")
+                          for k in settings if o.result.get(k) is not None)
         for key, value in o.result.items():
             if _is_number(value) and key not in settings:
-                rows.append([o.name, key, _plain(value), signature, shown])
+                rows.append([o.name, key, _plain(value), _unit(o.name, key), signature, shown])
     return rows
 
 

@@ -32,7 +32,10 @@ def _need(values: list[Any], decl: MetricDeclaration, box: str) -> None:
 
 
 def _responses(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
-    texts = inputs.corpus()
+    texts = list(inputs.responses)
+    if not texts and inputs.sets:  # said, never done silently: the sets are not this metric's input
+        raise InputError(f"{decl.name} reads the Responses box, which is empty (the Response sets box is not "
+                         f"used for it); paste responses there (one per line) or untick {decl.name}.")
     _need(texts, decl, "responses (one per line)")
     return {"predictions": texts}
 

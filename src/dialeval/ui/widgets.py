@@ -11,6 +11,7 @@ from typing import Any
 
 from dialeval import registry
 from dialeval.registry import MetricDeclaration, Option
+from dialeval.ui.blocks import named
 from dialeval.ui.devices import concurrency, gpu_decorator
 from dialeval.ui.inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
 from dialeval.ui.plots import plot_panel
@@ -102,16 +103,24 @@ def _input_boxes(decl: MetricDeclaration) -> list[Any]:
     return boxes
 
 
-def _compute_function(decl: MetricDeclaration, limits: Limits, n_boxes: int) -> Any:
-    import gradio as gr
+def api_parameters(decl: MetricDeclaration) -> list[str]:
+    """``/compute``'s parameter names: the metric's boxes, ``model`` for a model metric, then its
+    ``widget=True`` options (all optional: each defaults to the widget's initial value)."""
+    return [*boxes_for(decl.inputs, decl.references_option is not None), *(["model"] if decl.needs_model else []),
+            *(o.name for o in _widget_options(decl))]
 
+
+def _compute_function(decl: MetricDeclaration, limits: Limits) -> Any:
     names = boxes_for(decl.inputs, decl.references_option is not None)
+    n_boxes = len(names)
     options = _widget_options(decl)
     run_on_gpu = gpu_decorator()(run_metric)  # only the scoring needs the GPU (ZeroGPU)
     policy = ServerPolicy.from_env()
 
-    def compute(progress: Any = gr.Progress(track_tqdm=True), *args: Any) -> tuple[Any, ...]:  # noqa: B008
-        texts, model_name, raw_options = args[:n_boxes], args[n_boxes], args[n_boxes + 1:]
+    def compute(progress: Any, request: Any, *args: Any) -> tuple[Any, ...]:
+        texts = args[:n_boxes]
+        model_name = args[n_boxes] if decl.needs_model else None
+        raw_options = args[n_boxes + int(decl.needs_model):]
         try:
             inputs = UIInputs.from_text(**dict(zip(names, texts)), limits=limits)
             chosen = {o.name: option_value(o, v) for o, v in zip(options, raw_options)}
@@ -141,7 +150,7 @@ def metric_widget(name: str, limits: Limits | None = None) -> Any:
         gr.Markdown(_header(decl, limits))
         boxes = _input_boxes(decl)
         model = gr.Dropdown(list(decl.models), value=default_model(decl), allow_custom_value=True,
-                            label="Model (Hub id or local path)", visible=decl.needs_model)
+                            label="Model (Hub id or local path)", elem_id=f"{name}-model") if decl.needs_model else None
         with gr.Row():
             option_boxes = [option_component(o) for o in _widget_options(decl)]
         status = gr.Markdown("" if ok else f"**Unavailable:** {reason}", elem_id=f"{name}-status")
@@ -150,13 +159,16 @@ def metric_widget(name: str, limits: Limits | None = None) -> Any:
                              interactive=False, wrap=True, elem_id=f"{name}-results")
         plot = gr.Plot(label=f"{decl.title} plot", visible=decl.plot is not None)
         raw = gr.JSON(label="compute() output (full precision)", open=False, max_height=400)
-        button.click(_compute_function(decl, limits, len(boxes)), [*boxes, model, *option_boxes],
-                     [status, table, plot, raw], api_name="compute")
+        names = api_parameters(decl)
+        components = [*boxes, *([model] if model is not None else []), *option_boxes]
+        button.click(named(_compute_function(decl, limits), names), inputs_kwargs=dict(zip(names, components)),
+                     outputs=[status, table, plot, raw], api_name="compute", show_progress_on=[status])
 
         def recheck(model_name: str) -> tuple[Any, Any]:
             ok2, reason2 = availability(name, model_name)
             return gr.update(value="" if ok2 else f"**Unavailable:** {reason2}"), gr.update(interactive=ok2)
 
-        model.change(recheck, model, [status, button], api_name=False)
+        if model is not None:
+            model.change(recheck, model, [status, button], api_name=False)
     demo.queue(default_concurrency_limit=concurrency())
     return demo

@@ -20,12 +20,22 @@ def register(sub: Any) -> None:
     p.add_argument("--val-fraction", type=float, default=0.1, help="share of training texts held out for early stopping")
     p.add_argument("--max-sources", type=int, default=None, help="subsample this many training texts (seeded)")
     p.add_argument("--max-eval", type=int, default=None, help="subsample this many evaluation texts (seeded)")
-    p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--lr", type=float, default=3e-5)
-    p.add_argument("--max-length", type=int, default=256, help="tokens per input (longer inputs are truncated)")
+    p.add_argument("--epochs", type=int, default=4, help="default 4 (the paper's)")
+    p.add_argument("--batch-size", type=int, default=16, help="default 16 (the paper's)")
+    p.add_argument("--lr", type=float, default=2e-5, help="default 2e-5 (the paper's)")
+    p.add_argument("--optimizer", choices=("adam", "adamw"), default="adam", help="default adam (the paper's)")
+    p.add_argument("--schedule", choices=("constant", "linear"), default="constant",
+                   help="learning-rate schedule: constant (default) or linear warm-up then decay")
+    p.add_argument("--warmup", type=float, default=0.0, help="share of steps warming up (with --schedule linear)")
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--max-grad-norm", type=float, default=1.0, help="gradient clipping norm (0 = none)")
+    p.add_argument("--max-length", type=int, default=256,
+                   help="tokens per input (longer inputs are cut on the right: the start is kept)")
     p.add_argument("--eval-every", type=int, default=50, help="steps between held-out checks")
-    p.add_argument("--patience", type=int, default=3, help="held-out checks without improvement before stopping")
+    p.add_argument("--patience", type=int, default=0,
+                   help="held-out checks without improvement before stopping (default 0: never stop early)")
+    p.add_argument("--select", choices=("last", "best"), default="last",
+                   help="keep the last weights (default, the paper's 4 epochs) or the best held-out ones")
     p.add_argument("--freeze-layers", type=int, default=0,
                    help="freeze the embeddings and the bottom N encoder layers (cheaper CPU fine-tuning)")
     p.add_argument("--seed", type=int, default=0)
@@ -68,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.out, inputs=[args.data], kind="dir", option="--out")  # before any training
     if args.threads:
         torch.set_num_threads(args.threads)
-    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length,
-                      eval_every=args.eval_every, patience=args.patience, seed=args.seed,
+    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
+                      schedule=args.schedule, warmup=args.warmup, weight_decay=args.weight_decay,
+                      max_grad_norm=args.max_grad_norm or None, max_length=args.max_length,
+                      eval_every=args.eval_every, patience=args.patience, select=args.select, seed=args.seed,
                       freeze_layers=args.freeze_layers)
     kind, items = read_sources(args.data, args.split)
     items = _subsample(items, args.max_sources, args.seed)
@@ -95,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
                     majority_accuracy=majority_accuracy(test_pairs))
     meta["signature"] = make_signature("coherence", encoder=args.encoder, kind=kind, split=args.split,
                                        pairs="shuffle-turns", seed=args.seed, max_len=cfg.max_length,
-                                       epochs=cfg.epochs, lr=cfg.lr, frozen=cfg.freeze_layers)
+                                       epochs=cfg.epochs, lr=cfg.lr, batch=cfg.batch_size, opt=cfg.optimizer,
+                                       sched=f"{cfg.schedule}@{cfg.warmup:g}", wd=cfg.weight_decay,
+                                       patience=cfg.patience, select=cfg.select, frozen=cfg.freeze_layers,
+                                       recipe=result["recipe"])
     meta["history"] = result["history"]
     out = save(model, tokenizer, args.out, meta)
     print(json.dumps({k: v for k, v in meta.items() if k not in {"history", "train"}}, indent=2, ensure_ascii=False))

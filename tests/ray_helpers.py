@@ -1,0 +1,88 @@
+"""A throwaway Ray cluster on loopback for the Ray tests: started with ``ray start`` in its own processes and
+stopped by pid (never ``ray stop``, which would stop every Ray cluster on the machine)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Ray resolves 127.0.0.1 to the routable address unless this is off (read when ray is imported, so set
+# first); off, the cluster and this driver use loopback only.
+LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_AUTH_MODE": "disabled", "DIALEVAL_PROGRESS": "0"}  # a ~/.ray/auth_token would switch auth on
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_cluster(num_cpus: int = 2, object_store_mb: int = 400, client_port: int | None = None) -> tuple[str, str]:
+    """``(address, temp_dir)`` of a new head node on 127.0.0.1 (with a Ray Client server on ``client_port``)."""
+    temp_dir = tempfile.mkdtemp(prefix="dlr", dir="/tmp")  # Ray's socket paths must stay short
+    port = free_port()
+    cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--num-cpus", str(num_cpus),
+           "--include-dashboard", "false", "--temp-dir", temp_dir, "--port", str(port), "--node-ip-address",
+           "127.0.0.1", "--object-store-memory", str(object_store_mb * 2**20), "--disable-usage-stats"]
+    if client_port is not None:
+        cmd += ["--ray-client-server-port", str(client_port)]
+    subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, **LOOPBACK}, timeout=180)
+    return f"127.0.0.1:{port}", temp_dir
+
+
+def cluster_pids(temp_dir: str) -> set[int]:
+    """Processes of the cluster rooted in ``temp_dir`` (their command line names it) and their children."""
+    parents: dict[int, int] = {}
+    mine: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if temp_dir.encode() in cmd and int(entry.name) != os.getpid():
+            mine.add(int(entry.name))
+    grown = True
+    while grown:
+        kids = {pid for pid, ppid in parents.items() if ppid in mine} - mine
+        grown = bool(kids)
+        mine |= kids
+    return mine
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def stop_cluster(temp_dir: str, grace: float = 10.0) -> None:
+    """What ``ray stop`` does, limited to this cluster's processes: SIGTERM, then SIGKILL after ``grace``
+    seconds (``grace=0``: SIGKILL at once, as a crashed machine)."""
+    steps = ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)) if grace else ((signal.SIGKILL, 5.0),)
+    for sig, wait in steps:
+        pids = cluster_pids(temp_dir)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.time() + wait
+        while time.time() < deadline and any(cmdline(p) for p in pids):
+            time.sleep(0.2)
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python -m dialeval ARGS`` in a child process (stdout and stderr captured apart)."""
+    return subprocess.run([sys.executable, "-m", "dialeval", *args], capture_output=True, text=True,
+                          env={**os.environ, **LOOPBACK, **(env or {})}, timeout=timeout)
