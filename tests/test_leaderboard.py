@@ -169,6 +169,10 @@ def test_hub_build_writes_the_leaderboard_dataset(board_dir, tmp_path):
     board = json.loads((board_dir / "leaderboard.json").read_text(encoding="utf-8"))
     rows = [json.loads(line) for line in (folder / "data" / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
     assert rows == board["rows"] and (folder / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+    import datasets
+
+    loaded = datasets.load_dataset(str(folder), "pairs", split="train", cache_dir=str(tmp_path / "hf"))
+    assert loaded.num_rows == len(board["pairs"]) and loaded[0]["metric_a"] == board["pairs"][0]["metric_a"]
     card = DatasetCard.load(folder / "README.md")
     assert [c["config_name"] for c in card.data.to_dict()["configs"]] == ["rows", "pairs"]
     for metric in ("distinct_n", "ent_n"):

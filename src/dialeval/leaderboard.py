@@ -392,6 +392,6 @@ def write_hub_dataset(source: str | os.PathLike, folder: Path, org: str) -> str:
         (folder / "leaderboard.png").write_bytes(png.read_bytes())
     (folder / "eval_results").mkdir()
     for metric in dict.fromkeys(r["metric"] for r in report["rows"]):
-        (folder / "eval_results" / f"{metric}.yaml").write_text(eval_results_yaml(report, metric, org), encoding="utf-8")
+        (folder / "eval_results" / f"{metric.replace(':', '-')}.yaml").write_text(eval_results_yaml(report, metric, org), encoding="utf-8")
     (folder / "README.md").write_text(hub_card(report, org), encoding="utf-8")
     return f"{org}/{HUB_NAME}"
