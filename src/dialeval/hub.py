@@ -312,7 +312,8 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     card = space_template("demo", "README.md").read_text(encoding="utf-8")
     models = "".join(f"\n  - {repo}" for repo in preload(registry.declarations().values()))
     example = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\n\nsure\nsure thing",
-               "use_nli_diversity": False, "draw_plots": False}
+               **{f"use_{d.name}": False for d in registry.declarations().values() if d.needs_model},
+               "draw_plots": False}  # the example runs the model-free metrics: an answer in seconds
     client = "\n".join(client_example(repo_id, "/evaluate", example, "status, table, *plots, download"))
     for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
                        "__PRELOAD__": models, "__CLIENT_EXAMPLE__": client,

@@ -103,7 +103,7 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
         return [], f"**Input problem:** {exc}"
     names = [name for name in registry.declarations() if name in selected]
     outcomes = []
-    # A bar naming the metric running ("sem_ent (4 of 5)"), the metric's own bars per batch below it; the
+    # A bar naming the metric running ("<metric> (4 of 5)"), the metric's own bars per batch below it; the
     # browser shows them, with the time left, in the single progress display.
     for i, name in enumerate(names):
         bar = progress_bar(total=1, desc=f"{name} ({i + 1} of {len(names)})")
