@@ -142,6 +142,9 @@ def test_command_writes_resumes_and_refuses(shared_data, board_dir, tmp_path):
     assert inside.returncode == 2 and "inside the data folder" in inside.stderr
     bad = _run("--data-dir", str(shared_data), "--metric", "dialspk", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "--metric 'dialspk' has no human-judged dataset" in bad.stderr
+    assert not (tmp_path / "x").exists()  # refused before anything is written
+    rows = _run("--data-dir", str(shared_data), "--max-rows", "fed=3", "--out", str(tmp_path / "y"))
+    assert rows.returncode == 2 and "at least 10 rows" in rows.stderr and not (tmp_path / "y").exists()
 
 
 @pytest.mark.slow

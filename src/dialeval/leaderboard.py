@@ -163,11 +163,11 @@ def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequ
     if not root.is_dir():
         raise FileNotFoundError(f"--data-dir {str(root)!r} is not a folder; give the folder holding "
                                 f"{', '.join(sorted(set(DATA_FOLDERS[d] for d in CONFIGS)))}/.")
-    target_dir = prepare_out(out, root)
     for d, n in (max_rows or {}).items():
         if d not in CONFIGS or isinstance(n, bool) or not isinstance(n, int) or n < 10:
             raise ValueError(f"--max-rows {d}={n!r}: give a dataset of {sorted(CONFIGS)} and at least 10 rows.")
-    tasks, skipped = plan(datasets, metrics)
+    tasks, skipped = plan(datasets, metrics)  # every check before OUT is created
+    target_dir = prepare_out(out, root)
     started = time.perf_counter()
     rows_out: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []
