@@ -145,6 +145,8 @@ def test_command_writes_resumes_and_refuses(shared_data, board_dir, tmp_path):
     assert not (tmp_path / "x").exists()  # refused before anything is written
     rows = _run("--data-dir", str(shared_data), "--max-rows", "fed=3", "--out", str(tmp_path / "y"))
     assert rows.returncode == 2 and "at least 10 rows" in rows.stderr and not (tmp_path / "y").exists()
+    frac = _run("--data-dir", str(shared_data), "--fraction", "2", "--out", str(tmp_path / "z"))
+    assert frac.returncode == 2 and "--fraction 2.0 must be in (0, 1]" in frac.stderr and not (tmp_path / "z").exists()
 
 
 @pytest.mark.slow

@@ -166,6 +166,9 @@ def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequ
     for d, n in (max_rows or {}).items():
         if d not in CONFIGS or isinstance(n, bool) or not isinstance(n, int) or n < 10:
             raise ValueError(f"--max-rows {d}={n!r}: give a dataset of {sorted(CONFIGS)} and at least 10 rows.")
+    if not 0 < fraction <= 1 or not 0 < confidence < 1 or n_resamples < 1 or seed < 0:
+        raise ValueError(f"bootstrap settings out of range: --fraction {fraction} must be in (0, 1], confidence "
+                         f"{confidence} in (0, 1), --resamples {n_resamples} ≥ 1, --seed {seed} ≥ 0.")
     tasks, skipped = plan(datasets, metrics)  # every check before OUT is created
     target_dir = prepare_out(out, root)
     started = time.perf_counter()
