@@ -31,7 +31,8 @@ KERNELS = ("embedding", "ngram")
 MAX_ORDER = 10
 MAX_BATCH_SIZE = 8192
 DEFAULT_ORDERS = (1, 2, 3, 4)  # vendi_score.text_utils.ngram_vendi_score's default
-_EMBEDDINGS = ModelCache(max_size=2)  # (encoder, dtype, texts) -> embeddings of the distinct texts
+_EMBEDDINGS = ModelCache(max_size=2)  # (encoder, dtype, texts) -> embeddings of the texts
+CACHE_MAX_TEXTS = 200_000  # larger inputs are not kept (≈ 300 MB of float32 at 384 dimensions)
 
 
 def check_kernel(kernel: Any) -> str:
@@ -108,11 +109,14 @@ def _fingerprint(texts: Sequence[str]) -> str:
 def set_embeddings(sets: Sequence[Sequence[str]], *, encoder: Any = None, device: Any = None, dtype: Any = None,
                    batch_size: int = BATCH_SIZE, progress: bool | None = None) -> tuple[list[np.ndarray], Any]:
     """The embeddings of each set (one float32 matrix per set) and the encoder; every distinct text of all
-    sets is encoded once, and the last encodings are reused when the same texts come again."""
+    sets is encoded once, and the last two encodings (of up to :data:`CACHE_MAX_TEXTS` texts) are reused when
+    the same texts come again."""
     enc = get_encoder(encoder, device=device, dtype=dtype)
     flat = [t for s in sets for t in s]
     key = (enc.name, enc.revision, enc.dtype_name, str(getattr(enc, "device", "")), _fingerprint(flat))
-    emb = _EMBEDDINGS.get(key, lambda: enc.encode(flat, field="predictions", batch_size=batch_size,
-                                                  progress=progress))
+    def encode() -> np.ndarray:
+        return enc.encode(flat, field="predictions", batch_size=batch_size, progress=progress)
+
+    emb = _EMBEDDINGS.get(key, encode) if len(flat) <= CACHE_MAX_TEXTS else encode()
     bounds = np.cumsum([0] + [len(s) for s in sets])
     return [emb[a:b] for a, b in zip(bounds[:-1], bounds[1:])], enc
