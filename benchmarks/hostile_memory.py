@@ -6,9 +6,13 @@ Starts ``dialeval demo`` on 127.0.0.1 in a child process (offline), then prints 
 2. after 3, N/2 and N requests that each name a different bad model path (missing folders, garbage folders,
    files); the first one pays transformers' imports, after that the size should stay flat,
 3. after 5 spellings of one real (tiny) model path for FULL and NLI Diversity,
-4. after 30 concurrent mixed requests (lexical metrics, NLI Diversity, FULL).
+4. after 30 concurrent mixed requests (lexical metrics, NLI Diversity, FULL),
+5. (issue 21) during a bounded soak of ``--soak-minutes`` of mixed good and hostile requests (bad paths, multi-line
+   uploads' text, long responses, every metric): the peak against the budget "RSS once every model identity is
+   loaded + 300 MB", the files left in Gradio's cache (swept by ``delete_cache``) and whether SIGTERM removed the
+   results folder.
 
-    python benchmarks/hostile_memory.py --bad-paths 50
+    python benchmarks/hostile_memory.py --bad-paths 50 --soak-minutes 30
 """
 
 from __future__ import annotations
@@ -41,13 +45,14 @@ def free_port() -> int:
 
 
 def evaluate_args(texts: dict[str, str], use: dict[str, str | None]) -> list:
+    """/evaluate's values in the order of its named parameters (dialeval.ui.blocks.api_parameters), no plots."""
     from dialeval import registry
-    from dialeval.ui.blocks import INPUT_ORDER
+    from dialeval.ui.blocks import INPUT_ORDER, api_parameters
 
-    args: list = [texts.get(k, "") for k in INPUT_ORDER]
+    values: dict = {k: texts.get(k, "") for k in INPUT_ORDER}
     for name in registry.declarations():
-        args += [name in use, use.get(name) or ""]
-    return [*args, False]
+        values.update({f"use_{name}": name in use, f"model_{name}": use.get(name) or ""})
+    return [*(values.get(p) for p in api_parameters() if p != "draw_plots"), False]
 
 
 def spellings(path: str) -> list[str]:
@@ -77,6 +82,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bad-paths", type=int, default=50, help="distinct bad model paths to send (default 50)")
     parser.add_argument("--concurrent", type=int, default=30, help="concurrent mixed requests (default 30)")
+    parser.add_argument("--soak-minutes", type=float, default=0.0, help="bounded soak of mixed requests (default 0)")
     args = parser.parse_args()
     os.environ.update(ENV)
     from gradio_client import Client
@@ -87,6 +93,8 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="hostile-memory-"))
     lm, nli = str(build_tiny_causal_lm(root / "lm", arch="gpt2")), str(tiny_nli_model(root / "nli"))
     port = free_port()
+    os.environ["GRADIO_TEMP_DIR"] = str(root / "gradio")  # Gradio's cache, counted after the soak
+    os.environ["TMPDIR"] = str(_made(root / "tmp"))  # the server's results folder, checked after SIGTERM
     server = subprocess.Popen([sys.executable, "-m", "dialeval", "demo", "--port", str(port)], env={**os.environ},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -119,11 +127,42 @@ def main() -> int:
                     for i in range(args.concurrent)]
             done = sum("metrics computed" in j.result(timeout=600)[0] for j in jobs)
         print(f"after {args.concurrent} concurrent mixed requests ({done} answered): {rss_mb(server.pid):.0f} MB")
+        if args.soak_minutes > 0:
+            soak(client, server.pid, args.soak_minutes, root, {"lm": lm, "nli": nli}, texts)
         client.close()
     finally:
-        server.terminate()
+        server.terminate()  # SIGTERM: the server removes its results folder on the way out
         server.wait(30)
+    left = sorted(p.name for p in (root / "tmp").glob("dialeval-results-*"))
+    print(f"results folders left after SIGTERM: {len(left)} {left[:3]}")
     return 0
+
+
+def _made(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def soak(client: object, pid: int, minutes: float, root: Path, models: dict[str, str], texts: dict[str, str]) -> None:
+    """Mixed good and hostile requests for ``minutes``; the peak RSS against one model per identity + 300 MB."""
+    budget = rss_mb(pid) + 300  # every model identity (tiny LM, tiny NLI, the encoders) is loaded by now
+    hostile = bad_paths(_made(root / "soak"), 12)
+    long_text = "word " * 4000
+    mixes = [({"distinct_n": None, "ent_n": None, "low_frequency": None}, texts),
+             ({"nli_diversity": models["nli"]}, texts), ({"full_followup": models["lm"]}, texts),
+             ({"full_followup": hostile[0]}, texts), ({"nli_diversity": hostile[1]}, texts),
+             ({"distinct_n": None}, {"responses": long_text + "\n" + long_text}),
+             ({"nli_diversity": models["nli"] + "/./"}, texts)]
+    end, peak, n, answered = time.monotonic() + minutes * 60, 0.0, 0, 0
+    while time.monotonic() < end:
+        use, given = mixes[n % len(mixes)]
+        result = client.predict(*evaluate_args(given, use), api_name="/evaluate")  # type: ignore[attr-defined]
+        answered += bool(result[0])
+        n += 1
+        peak = max(peak, rss_mb(pid))
+    cached = sum(1 for p in (root / "gradio").rglob("*") if p.is_file())
+    print(f"soak: {n} requests in {minutes:g} min ({answered} answered with a status line), peak {peak:.0f} MB, budget "
+          f"{budget:.0f} MB ({'within' if peak <= budget else 'OVER'}); files in Gradio's cache: {cached}")
 
 
 if __name__ == "__main__":

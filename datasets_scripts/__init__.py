@@ -110,8 +110,44 @@ def duplicated_ids(name: str, ds: datasets.DatasetDict) -> dict[str, list[Any]]:
     return out
 
 
+#: Id columns a builder numbers itself (from the source record's position): records whose rows are equal
+#: in every other column repeat a record of the source file, which the id check cannot see.
+NUMBERED_IDS = {"fed": "id", "dailydialog": "dialogue_id", "dailydialog_plusplus": "id"}
+
+
+def duplicated_rows(name: str, ds: datasets.DatasetDict) -> dict[str, list[tuple[Any, Any]]]:
+    """``{split: [(id of the repeat, id of the first), …]}`` for source records (all rows sharing a numbered
+    id, e.g. one DailyDialog dialogue) equal to an earlier one apart from that id."""
+    col = NUMBERED_IDS.get(name)
+    out: dict[str, list[tuple[Any, Any]]] = {}
+    for split, part in ds.items() if col else ():
+        if col not in part.column_names:
+            continue
+        records: dict[Any, list[str]] = {}
+        for row in part.to_list():
+            records.setdefault(row[col], []).append(
+                json.dumps({k: v for k, v in row.items() if k != col}, sort_keys=True, default=str))
+        first: dict[tuple[str, ...], Any] = {}
+        for rid, rows in records.items():
+            key = tuple(rows)
+            if key in first:
+                out.setdefault(split, []).append((rid, first[key]))
+            else:
+                first[key] = rid
+    return out
+
+
 def check_unique_ids(name: str, ds: datasets.DatasetDict, source: Any) -> None:
-    """Refuse a dataset whose rows repeat an id (a meta-evaluation would count them twice)."""
+    """Refuse a dataset whose rows repeat an id, or repeat another row apart from a numbered id (a
+    meta-evaluation or a score would count them twice)."""
+    rows = duplicated_rows(name, ds)
+    if rows:
+        col = NUMBERED_IDS[name]
+        what = "; ".join(f"{split}: {len(v)} record(s), e.g. {col} {v[0][0]} repeats {col} {v[0][1]}"
+                         for split, v in rows.items())
+        raise MalformedDataError(f"{source}: {name} has records that repeat another exactly apart from {col!r} "
+                                 f"({what}); remove the repeated records, or pass allow_duplicates=True "
+                                 "(--allow-duplicates) to keep them as published.")
     dups = duplicated_ids(name, ds)
     if dups:
         what = "; ".join(f"{split}: {len(v)} repeated id(s) {v[:5]}{' …' if len(v) > 5 else ''}"
@@ -139,6 +175,9 @@ def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | 
         cause = exc.__cause__
         if isinstance(cause, (MalformedDataError, FileNotFoundError)):
             raise cause from None
+        if isinstance(cause, UnicodeError):  # a builder that reads text without naming the file
+            raise MalformedDataError(f"{builder.config.data_dir or data_files}: text that is not valid Unicode "
+                                     f"({cause.reason}); save the files as UTF-8.") from None
         raise
     ds = builder.as_dataset()
     if not allow_duplicates:
@@ -201,21 +240,26 @@ def _write_jsonl(ds: datasets.Dataset, path: Path) -> None:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _export_target(out: str | os.PathLike, data_dir: str | os.PathLike | None) -> Path:
+def _export_target(out: str | os.PathLike, data_dir: str | os.PathLike | None, cache_dir: str | os.PathLike | None,
+                   overwrite: bool) -> Path:
     """``out`` checked before any work: not the input folder, not a file, not a non-empty folder that is not
     a previous export (it is replaced as a whole)."""
     from dialeval.files import check_output_path
 
-    target = check_output_path(out, inputs=[data_dir] if data_dir else [], kind="dir", option="--out")
-    if target.is_dir() and any(target.iterdir()) and not (target / "README.md").is_file():
-        raise FileExistsError(f"--out {str(target)!r} is a non-empty folder that is not a dataset export (no "
-                              "README.md); an export replaces its folder, so give a new or empty folder.")
-    return target
+    return check_output_path(out, inputs=[data_dir, cache_dir], kind="dir", option="--out", overwrite=overwrite,
+                             owned=is_export)
+
+
+def is_export(folder: Path) -> bool:
+    """True for an earlier export (a ``README.md`` card and config folders), which a new export may replace."""
+    return (folder / "README.md").is_file() and all(p.is_dir() or p.name == "README.md" for p in folder.iterdir()
+                                                      if not p.name.startswith("."))
 
 
 def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | None = None,
            configs: list[str] | None = None, file_format: str = "parquet",
-           cache_dir: str | os.PathLike | None = None, allow_duplicates: bool = False) -> dict[str, dict[str, int]]:
+           cache_dir: str | os.PathLike | None = None, allow_duplicates: bool = False,
+           overwrite: bool = False) -> dict[str, dict[str, int]]:
     """Write ``name``'s configs in the Hub layout under ``out``: ``<config>/<split>.parquet`` (or
     ``.jsonl``) and ``README.md``. Returns ``{config: {split: rows}}``.
 
@@ -226,9 +270,10 @@ def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | N
     if file_format not in {"parquet", "jsonl"}:
         raise ValueError(f"file_format={file_format!r}; use 'parquet' or 'jsonl'.")
     configs = configs or config_names(name)
-    target = _export_target(out, data_dir)
+    data_dir = resolve_data_dir(data_dir, DATA_FOLDERS[name]) if name in DATA_FOLDERS else data_dir
+    target = _export_target(out, data_dir, cache_dir, overwrite)
     infos, files, counts = {}, {}, {}
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, overwrite=overwrite, owned=is_export) as tmp:
         for cfg in configs:
             ds = load(name, cfg, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=allow_duplicates)
             (tmp / cfg).mkdir(exist_ok=True)

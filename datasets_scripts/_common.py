@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ logger = logging.getLogger("dialeval.datasets")
 
 #: Where the real corpora live beside a source checkout (``../shared/data`` from the repo root).
 DATA_ENV = "DIALEVAL_DATA_DIR"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class MalformedDataError(ValueError):
@@ -58,7 +60,15 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line_number, object)`` for every non-blank line of a JSON Lines file (split on ``\\n`` only, a BOM
     dropped); a bad line raises :class:`MalformedDataError` naming the file and line."""
     with open(path, encoding="utf-8-sig", newline="\n") as f:
-        for lineno, line in enumerate(f, 1):
+        lineno = 0
+        while True:
+            try:
+                line = f.readline()
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(path, exc, lineno + 1) from None
+            if not line:
+                return
+            lineno += 1
             if not line.strip():
                 continue
             obj = _loads(line, where(path, lineno))
@@ -67,10 +77,19 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, obj
 
 
+def _not_utf8(path: str | os.PathLike, exc: UnicodeDecodeError, line: int | None = None) -> MalformedDataError:
+    at = f"{where(path, line)}: not UTF-8 text ({exc.reason})" if line else \
+        f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return MalformedDataError(f"{at}; save the file as UTF-8.")
+
+
 def read_json(path: str | os.PathLike) -> Any:
     """A whole JSON document, with the file and line in the error when it does not parse."""
-    with open(path, encoding="utf-8-sig") as f:
-        text = f.read()
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, exc) from None
     try:
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -88,6 +107,15 @@ def require_keys(obj: dict[str, Any], keys: Sequence[str], loc: str) -> None:
 def require_str(value: Any, field: str, loc: str) -> str:
     if not isinstance(value, str):
         raise MalformedDataError(f"{loc}: field {field!r} must be a string, got {type(value).__name__} ({value!r:.40}).")
+    return _no_surrogate(value, field, loc)
+
+
+def _no_surrogate(value: str, field: str, loc: str) -> str:
+    """A lone surrogate (``"\\ud83d"`` escaped alone in JSON) is not Unicode text: no file format can store it."""
+    m = _SURROGATE.search(value)
+    if m:
+        raise MalformedDataError(f"{loc}: field {field!r} holds a lone surrogate (U+{ord(m.group()):04X}) at character "
+                                 f"{m.start()}, which is not valid Unicode; fix the escape (e.g. a broken \\ud83d).")
     return value
 
 
@@ -97,6 +125,7 @@ def require_str_list(value: Any, field: str, loc: str, *, min_len: int = 0) -> l
     for i, v in enumerate(value):
         if not isinstance(v, str):
             raise MalformedDataError(f"{loc}: {field}[{i}] must be a string, got {type(v).__name__} ({v!r:.40}).")
+        _no_surrogate(v, f"{field}[{i}]", loc)
     if len(value) < min_len:
         raise MalformedDataError(f"{loc}: field {field!r} has {len(value)} item(s); at least {min_len} needed.")
     return list(value)

@@ -115,8 +115,10 @@ def _contest_rows(reader: csv.DictReader, path: str | os.PathLike) -> list[dict[
         raise MalformedDataError(f"{path}: missing column(s) {missing} in the header {header}.")
     resp_cols = response_columns(header, path)
     metric_cols = [c for c in header if c.startswith("metric_")]
+    start = reader.line_num + 1  # the line a record starts on (a quoted cell may span lines)
     for i, rec in enumerate(reader, 1):
-        loc = f"{where(path, i, unit='row')} (line {reader.line_num})"
+        lines = f"line {start}" if reader.line_num <= start else f"lines {start}-{reader.line_num}"
+        loc, start = f"{where(path, i, unit='row')} ({lines})", reader.line_num + 1
         if None in rec or any(rec[c] is None for c in header):
             cells = sum(rec[c] is not None for c in header) + len(rec.get(None) or [])
             raise MalformedDataError(f"{loc}: has {cells} cells for {len(header)} columns; check quoting and commas.")

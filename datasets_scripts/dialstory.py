@@ -333,9 +333,14 @@ def read_raw_stories(path: str | Path) -> list[dict[str, Any]]:
     if not p.is_file():
         raise FileNotFoundError(f"raw stories {str(p)!r} do not exist.")
     rows = []
+    seen: dict[str, str] = {}
     for lineno, obj in read_jsonl(p):
         loc = where(p, lineno)
         require_keys(obj, ("id", "story"), loc)
+        if str(obj["id"]) in seen:  # each id is written once: a repeat would be scored twice
+            raise MalformedDataError(f"{loc}: id {str(obj['id'])!r} repeats {seen[str(obj['id'])]}; give each story "
+                                     "its own id.")
+        seen[str(obj["id"])] = f"line {lineno}"
         rows.append({"id": str(obj["id"]), "story": require_str(obj["story"], "story", loc),
                      "characters": require_str_list(obj.get("characters", []), "characters", loc)})
     return rows

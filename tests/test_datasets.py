@@ -125,7 +125,9 @@ def test_fed_turn_and_dialog(shared_data, cache):
 
 
 def test_dailydialog_pairs(shared_data, cache):
-    ds = load("dailydialog", data_dir=shared_data / "dailydialog", cache_dir=cache)
+    with pytest.raises(MalformedDataError, match=r"dialogue_id 203 repeats dialogue_id 64.*--allow-duplicates"):
+        load("dailydialog", data_dir=shared_data / "dailydialog", cache_dir=cache)  # the release repeats 3 dialogues
+    ds = load("dailydialog", data_dir=shared_data / "dailydialog", cache_dir=cache, allow_duplicates=True)
     # 7,740 test turns in 1,000 dialogues → 6,740 pairs; 8,069 validation turns → 7,069
     assert {k: v.num_rows for k, v in ds.items()} == {"validation": 7069, "test": 6740}
     row = ds["test"][0]
@@ -140,7 +142,8 @@ def test_dailydialog_pairs(shared_data, cache):
 
 
 def test_dailydialog_dialogues_config(shared_data, cache):
-    ds = load("dailydialog", "dialogues", data_dir=shared_data / "dailydialog", cache_dir=cache)
+    ds = load("dailydialog", "dialogues", data_dir=shared_data / "dailydialog", cache_dir=cache,
+              allow_duplicates=True)  # the release repeats dialogues (issue 21)
     assert {k: v.num_rows for k, v in ds.items()} == {"validation": 1000, "test": 1000}
     first = ds["test"][0]
     assert first["dialog"][:2] == ["Hey man , you wanna buy some weed ?", "Some what ?"]
@@ -350,7 +353,8 @@ def test_committed_cards_declare_the_built_features(shared_data, cache, name, co
 
     card = DatasetCard((CARDS / name / "README.md").read_text(encoding="utf-8"))
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
-    built = load(name, config, data_dir=shared_data / data if data else SAMPLE, cache_dir=cache)
+    built = load(name, config, data_dir=shared_data / data if data else SAMPLE, cache_dir=cache,
+                 allow_duplicates=name == "dailydialog")  # the release repeats 3 dialogues (issue 21)
     assert infos[config].features == next(iter(built.values())).features
     assert {s: built[s].num_rows for s in built} == {s.name: s.num_examples for s in infos[config].splits.values()}
     configs = {c["config_name"]: c for c in card.data.to_dict()["configs"]}

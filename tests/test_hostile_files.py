@@ -221,7 +221,7 @@ def test_export_refuses_a_folder_that_is_not_an_export(shared_data, tmp_path, ca
     (keep / "notes.txt").write_text("precious", encoding="utf-8")
     err = _one_error_line(capsys, main(["datasets", "export", "fed", "--data-dir", str(shared_data / "fed"),
                                         "--out", str(keep)]))
-    assert "not a dataset export" in err
+    assert "non-empty folder this command did not create" in err and "--overwrite" in err
     assert (keep / "notes.txt").read_text(encoding="utf-8") == "precious"
 
 

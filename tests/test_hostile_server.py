@@ -16,6 +16,7 @@ import pytest
 from dialeval import registry
 from dialeval.cli import main
 from dialeval.runtime import MODELS
+from dialeval.ui import serving
 from dialeval.ui.inputs import InputError
 from dialeval.ui.serving import RequestGate, ServerPolicy, SessionFiles, is_public
 
@@ -53,6 +54,7 @@ def public_app():
     yield demo, client
     client.close()
     demo.close()
+    serving._ACTIVE.clear()  # the next demo (or none) sets its own policy
 
 
 def evaluate_args(texts: dict[str, str], use: dict[str, str | None], plots: bool = False) -> list:
@@ -283,6 +285,136 @@ def test_disconnected_client_stops_its_computation(tiny_nli, monkeypatch):
         else:
             pytest.fail("the computation of a disconnected client kept running")
         assert len(steps) < 100  # 10 sets × 12 batches would be 120 steps
+    finally:
+        client.close()
+        demo.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 21: admission before Gradio's queue, private events that disclose nothing, a bounded Gradio cache
+
+
+def test_third_request_of_one_client_is_refused_at_once_while_another_client_is_served(tiny_nli, monkeypatch):
+    """Public server, 2 slots, 2 requests per client. Client A sends three heavy requests at once: the third is
+    refused immediately (not queued), and client B's small request answers in its normal time."""
+    from gradio_client import Client
+
+    from dialeval.nli.core import NLIClassifier
+
+    started, real_step = threading.Event(), NLIClassifier._step
+
+    def slow_step(self, batch):
+        started.set()
+        time.sleep(1.0)
+        return real_step(self, batch)
+
+    monkeypatch.setattr(NLIClassifier, "_step", slow_step)
+    demo, plain = _serve(ServerPolicy(public=True, allow_local_models=True, max_jobs_per_client=2), concurrency=2)
+    monkeypatch.setenv("SPACE_ID", "test/dialeval-demo")  # client identity from X-Forwarded-For (read per request)
+    a = Client(demo.local_url, verbose=False, headers={"X-Forwarded-For": "10.0.0.1"})
+    b = Client(demo.local_url, verbose=False, headers={"X-Forwarded-For": "10.0.0.2"})
+    small = evaluate_args({"responses": "hello there\nhi"}, {"distinct_n": None})
+    try:
+        start = time.monotonic()
+        b.predict(*small, api_name="/evaluate")
+        normal = time.monotonic() - start
+        words = [f"reply number {i} about tea" for i in range(20)]
+        heavy = evaluate_args({"sets": "\n\n".join("\n".join(words[j:] + words[:j]) for j in range(10))},
+                              {"nli_diversity": tiny_nli})
+        jobs = [a.submit(*heavy, api_name="/evaluate") for _ in range(2)]
+        assert started.wait(60), "the heavy request never started"
+        time.sleep(0.5)
+        start = time.monotonic()
+        third = a.predict(*heavy, api_name="/evaluate")
+        refused_after = time.monotonic() - start
+        assert "already has 2 requests waiting or running" in statuses(third)
+        assert refused_after < 3.0, f"the third request waited {refused_after:.1f} s before its refusal"
+        start = time.monotonic()
+        other = b.predict(*small, api_name="/evaluate")
+        waited = time.monotonic() - start
+        assert "1 of 1 metrics computed" in statuses(other)
+        assert waited < normal + 3.0, f"another client's request took {waited:.1f} s (normally {normal:.1f} s)"
+        assert not any(job.done() for job in jobs)  # A's requests were still computing meanwhile
+        for job in jobs:
+            job.cancel()
+    finally:
+        for client in (a, b, plain):
+            client.close()
+        demo.close()
+        serving._ACTIVE.clear()
+
+
+def test_prepare_opens_gated_events_and_bounds_the_gradio_cache(public_app, local_app):
+    demo, _ = public_app
+    gated = [fn for fn in demo.fns.values() if serving.is_gated(fn.fn)]
+    assert [fn.api_name for fn in gated] == ["evaluate"]
+    assert gated[0].concurrency_limit == serving.dispatch_limit(demo.dialeval_server.gate.concurrency) >= 8
+    assert demo.delete_cache == serving.GRADIO_CACHE_SWEEP
+    local, _ = local_app  # no per-client limit on this machine's own demo: Gradio's usual limit
+    assert [fn.concurrency_limit for fn in local.fns.values() if serving.is_gated(fn.fn)] == ["default"]
+
+
+def test_private_recheck_discloses_nothing_on_a_public_server(tmp_path):
+    from dialeval.ui.scoring import availability
+
+    serving.Server.create(1, ServerPolicy(public=True))
+    try:
+        folder, file = tmp_path / "dir", tmp_path / "file"
+        folder.mkdir()
+        file.write_text("x", encoding="utf-8")
+        answers = {p: availability("nli_diversity", p)[1].replace(repr(p), "P")
+                   for p in (str(folder), str(file), str(tmp_path / "nothing"), "/etc/passwd", "/root/.ssh")}
+        assert len(set(answers.values())) == 1, answers
+        assert "is not offered on this server" in next(iter(answers.values()))
+    finally:
+        serving._ACTIVE.clear()
+
+
+def test_sigterm_removes_the_results_folder(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import time\n"
+            "from dialeval.ui.serving import SessionFiles\n"
+            f"files = SessionFiles(root={str(tmp_path / 'results')!r})\n"
+            "files.write_json('s1', {'a': 1})\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert list((tmp_path / "results").rglob("*.json"))
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not (tmp_path / "results").exists()
+
+
+def test_gradio_cache_is_swept(monkeypatch):
+    """With ``delete_cache`` (here one second), the results files Gradio copied into its cache are deleted."""
+    from gradio_client import Client
+
+    from dialeval.demo import build_demo, launch_options
+
+    demo = build_demo(None, concurrency=1)
+    demo.delete_cache = (1, 1)
+    demo.launch(**launch_options(None, "127.0.0.1"), prevent_thread_lock=True, quiet=True)
+    client = Client(demo.local_url, verbose=False)
+    try:
+        for _ in range(3):
+            client.predict(*evaluate_args({"responses": "a b\nc d"}, {"distinct_n": None}), api_name="/evaluate")
+
+        def cached():
+            return [f for s in demo.temp_file_sets for f in s if os.path.basename(f).startswith("dialeval-results-")]
+
+        assert cached()
+        deadline = time.monotonic() + 15
+        while cached() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert cached() == []
     finally:
         client.close()
         demo.close()

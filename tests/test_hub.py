@@ -150,7 +150,11 @@ def test_from_index_and_atomic_replacement(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / "stale.txt").write_text("old build")
-    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "distinct_n"]) == 0
+    # a folder holding files no build wrote is refused (issue 21), kept byte for byte, replaced with --overwrite
+    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "distinct_n"]) == 2
+    assert "did not create" in capsys.readouterr().err and (out / "stale.txt").read_text() == "old build"
+    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "distinct_n",
+                 "--overwrite"]) == 0
     printed = capsys.readouterr().out
     assert f"hf upload {ORG}/distinct_n {out / 'spaces' / 'distinct_n'} . --repo-type space" in printed
     folder = out / "spaces" / "distinct_n"

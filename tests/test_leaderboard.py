@@ -139,7 +139,7 @@ def test_command_writes_resumes_and_refuses(shared_data, board_dir, tmp_path):
     assert hashlib.sha256((foreign / "notes.txt").read_bytes()).hexdigest() == digest
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
     inside = _run(*args[:-1], str(shared_data / "lb"))
-    assert inside.returncode == 2 and "inside the data folder" in inside.stderr
+    assert inside.returncode == 2 and "inside the" in inside.stderr and not (shared_data / "lb").exists()
     bad = _run("--data-dir", str(shared_data), "--metric", "dialspk", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "--metric 'dialspk' has no human-judged dataset" in bad.stderr
     assert not (tmp_path / "x").exists()  # refused before anything is written

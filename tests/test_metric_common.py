@@ -131,3 +131,27 @@ print(json.dumps(out))
     signatures = json.loads(proc.stdout.strip().splitlines()[-1])
     assert sorted(signatures) == NAMES
     assert all(signatures[n].startswith(n + "|") for n in NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_core_takes_every_option_with_the_declared_default(name):
+    decl = DECLS[name]
+    core = decl.core_function()
+    params = inspect.signature(core).parameters
+    if name == "full_followup":  # compute_full_inputs passes options on to compute_full
+        from dialeval.full.full_followup import compute_full
+
+        params = {**params, **inspect.signature(compute_full).parameters}
+    for option in decl.options:
+        assert option.name in params, f"{name}: core {decl.core} does not take option {option.name!r}"
+        default = params[option.name].default
+        if default is not inspect.Parameter.empty:
+            assert default == option.default, (name, option.name, default, option.default)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not DECLS[n].needs_model] + ["sem_ent"])
+def test_core_equals_the_module_on_the_declared_example(name):
+    decl = DECLS[name]
+    from_core = decl.core_function()(**decl.example)
+    from_module = dialeval.load(name).compute(**decl.example)
+    assert from_core == from_module

@@ -194,9 +194,9 @@ def test_module_inputs_are_checked_before_arrow_casting(name):
         m.add_batch(predictions=[1, 2])
 
 
-def test_misspelled_option_warns_and_stray_references_warn():
+def test_misspelled_option_is_an_error_and_stray_references_warn():
     m = dialeval.load("distinct_n")
-    with pytest.warns(UserWarning, match="tokeniser"):
+    with pytest.raises(TypeError, match="unknown option.*tokeniser"):  # issue 21: never silently ignored
         m.compute(predictions=["a b"], tokeniser="char")
     with pytest.warns(UserWarning, match="references"):
         m.compute(predictions=["a b"], references=["a b"])
@@ -206,7 +206,8 @@ def test_bad_config_names_fail_at_load():
     with pytest.raises(ValueError, match="configs"):
         dialeval.load("distinct_n", "foo")
     with pytest.raises(ValueError, match="'turn'"):
-        dialeval.load("full_followup")
+        dialeval.load("full_followup", "turns")
+    assert dialeval.load("full_followup").config_name == "turn"  # no name: the first declared config
 
 
 def test_custom_tokenizer_must_return_a_list_of_strings():

@@ -1,7 +1,7 @@
 """DialGen: DialStory masked dialogue generation, BLEU-1/2 per turn, Dist-2/3/4 and a coherence
 classifier's score (Yao et al. 2022)."""
 
-from dialeval.registry import Option, declare
+from dialeval.registry import MAX_BATCH, Option, declare
 
 METRIC = declare(
     __name__,
@@ -13,6 +13,7 @@ METRIC = declare(
     urls=("https://arxiv.org/abs/2209.08524",),
     inputs="story_turns",
     module="dialeval.metrics.dialgen.dialgen:DialGen",
+    core="dialeval.dialstory.dialgen:compute_dialgen",
     options=(
         Option("tokenization", "char", "str", "char (character level, sacrebleu zh) or jieba (word level)",
                choices=("char", "jieba"), widget=True),
@@ -23,7 +24,7 @@ METRIC = declare(
         Option("stories", None, "texts", "per story, the masked story with [MASK1]…[MASKn] (for coherence)"),
         Option("coherence_model", None, "path", "a classifier from `dialeval train-coherence` (folder or Hub id)"),
         Option("device", None, "str", "cpu, cuda or auto"),
-        Option("batch_size", 16, "int", "coherence batch size"),
+        Option("batch_size", 16, "int", "coherence batch size", minimum=1, maximum=MAX_BATCH),
     ),
     settings=("num_stories", "num_turns"),
     example={"predictions": [["我们明天去公园吧。", "好的"]],

@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://arxiv.org/abs/2209.08524",),
     inputs="speakers",
     module="dialeval.metrics.dialspk.dialspk:DialSpk",
+    core="dialeval.dialstory.dialspk:compute_dialspk",
     options=(Option("candidates", None, "any", "per story, the candidate speaker names"),),
     plot="dialeval.dialstory.plots:plot_dialspk",
     example={"predictions": [["Alice", "Bob", "Alice"], ["Carol", "Dan"]],

@@ -10,7 +10,7 @@ import evaluate
 
 # the base class is reached through its module: evaluate takes the script's first Metric subclass as the metric
 from dialeval import evaluate_module
-from dialeval.dialstory.dialspk import dialspk_signature, speaker_accuracy
+from dialeval.dialstory.dialspk import compute_dialspk
 from dialeval.metrics.dialspk import METRIC
 
 _INPUTS = """predictions, references: one list of speaker names per story (one name per dialogue turn).
@@ -29,6 +29,4 @@ class DialSpk(evaluate_module.DialevalMetric):
         }), _INPUTS)
 
     def _compute(self, predictions: Any, references: Any, candidates: Any) -> dict[str, Any]:
-        out = speaker_accuracy(predictions, references, candidates)
-        out["signature"] = dialspk_signature(candidates is not None)
-        return out
+        return compute_dialspk(predictions, references, candidates)

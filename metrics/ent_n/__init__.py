@@ -1,6 +1,6 @@
 """Ent-n: entropy of the corpus n-gram distribution (Zhang et al. 2018; Sem-Ent reference code)."""
 
-from dialeval.registry import Option, declare
+from dialeval.registry import MAX_ORDER, MAX_WORKERS, Option, declare
 
 METRIC = declare(
     __name__,
@@ -11,12 +11,14 @@ METRIC = declare(
     urls=("https://aclanthology.org/2022.findings-emnlp.100/",),
     inputs="responses",
     module="dialeval.metrics.ent_n.ent_n:EntN",
+    core="dialeval.lexical.core:compute_ent",
     options=(
-        Option("n", None, "ints", "n-gram orders (default 1,2,3)", widget=True),
+        Option("n", None, "ints", "n-gram orders (default 1,2,3)", widget=True, minimum=1, maximum=MAX_ORDER),
         Option("tokenizer", "casual", "str", "casual, whitespace, char or tevet",
                choices=("casual", "whitespace", "char", "tevet"), widget=True),
-        Option("base", 2.0, "float", "logarithm base (2 = bits, e = nats)"),
-        Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)"),
+        Option("base", 2.0, "float", "logarithm base (2 = bits, e = nats)", minimum=1, exclusive_minimum=True),
+        Option("num_workers", 0, "int", "worker processes that tokenize large inputs (0: none; identical results)",
+               minimum=0, maximum=MAX_WORKERS),
     ),
     plot="dialeval.lexical.plots:plot_entropy",
     units={"ent_*": "bits"},  # the UI computes with the default base 2

@@ -1,6 +1,6 @@
 """FULL: likelihood of negative follow-ups after a response or dialogue (De Bruyn et al. 2022)."""
 
-from dialeval.registry import Option, declare
+from dialeval.registry import MAX_BATCH, MAX_LENGTH, MAX_TOKENS, MAX_TURNS, Option, declare
 
 METRIC = declare(
     __name__,
@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://github.com/maximedb/full", "https://pypi.org/project/full/"),
     inputs="dialogues",
     module="dialeval.metrics.full_followup.full_followup:FullFollowup",
+    core="dialeval.full.full_followup:compute_full_inputs",
     configs=("turn", "dialog"),
     ui_config="dialog",
     options=(
@@ -21,10 +22,10 @@ METRIC = declare(
         Option("separator", None, "str", "after each turn (None: the measured default, ' ' for SmolLM2, '\\n' "
                "otherwise)"),
         Option("max_length", None, "int", "left-truncate the history to this many tokens (None: the model's "
-               "limit, at most 1024 for causal LMs, 512 for SmolLM2)"),
-        Option("lookback", 50, "int", "turns kept in compat mode"),
-        Option("batch_size", 16, "int", "sequences per batch"),
-        Option("max_tokens", None, "int", "token budget per batch"),
+               "limit, at most 1024 for causal LMs, 512 for SmolLM2)", minimum=1, maximum=MAX_LENGTH),
+        Option("lookback", 50, "int", "turns kept in compat mode", minimum=1, maximum=MAX_TURNS),
+        Option("batch_size", 16, "int", "sequences per batch", minimum=1, maximum=MAX_BATCH),
+        Option("max_tokens", None, "int", "token budget per batch", minimum=1, maximum=MAX_TOKENS),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("progress", None, "bool", "show progress bars"),

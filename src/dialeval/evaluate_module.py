@@ -4,6 +4,8 @@ bare string into characters and ``5`` into ``"5"`` without a word)."""
 
 from __future__ import annotations
 
+import inspect
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -11,7 +13,7 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
-from dialeval.registry import MetricDeclaration
+from dialeval.registry import MetricDeclaration, check_options
 from dialeval.validation import check_valid_unicode, inputs_checked
 
 
@@ -72,6 +74,8 @@ class DialevalMetric(evaluate.Metric):
         for key in list(kwargs):
             if key in self.OPTIONS:
                 self.defaults[key] = kwargs.pop(key)
+        if self.DECLARATION is not None:
+            check_options(self.DECLARATION, self.defaults)
         unknown = [k for k in kwargs if k not in _EVALUATE_INIT_ARGS]
         if unknown:
             raise TypeError(
@@ -134,10 +138,18 @@ class DialevalMetric(evaluate.Metric):
             raise ValueError(f"{missing} missing or None: pass them to compute(), or call add_batch() first.")
         self.check_inputs(given, kinds)
         stray = [k for k, v in inputs.items() if k not in names and v is not None]
-        unknown = [k for k in list(kwargs) + stray if k not in self.OPTIONS and not k.startswith("_")]
-        if unknown:
+        if self.DECLARATION is not None:  # ranges before any work (n=10**22 must not allocate)
+            check_options(self.DECLARATION, {k: v for k, v in kwargs.items() if k in self.OPTIONS})
+        unknown = [k for k in kwargs if k not in self.OPTIONS and not k.startswith("_")]
+        shared = _combined_options(sys._getframe(1)) if unknown else None
+        if unknown and (shared is None or set(unknown) - shared):
+            bad = sorted(set(unknown) - (shared or set()))
+            raise TypeError(f"{type(self).__name__}: unknown option(s) {bad}; its options are {sorted(self.OPTIONS)}"
+                            + ("" if shared is None else " (and no module of this evaluate.combine knows them)")
+                            + ".")
+        if unknown or stray:
             warnings.warn(
-                f"{type(self).__name__} ignores {sorted(unknown)}: not among its inputs {sorted(names)} or "
+                f"{type(self).__name__} ignores {sorted(unknown + stray)}: not among its inputs {sorted(names)} or "
                 f"options {sorted(self.OPTIONS)} (fine when evaluate.combine passes another module's option).",
                 UserWarning, stacklevel=3,
             )
@@ -164,6 +176,28 @@ class DialevalMetric(evaluate.Metric):
         out = dict(self.defaults)
         out.update({k: v for k, v in kwargs.items() if k in self.OPTIONS or k.startswith("_")})
         return out
+
+
+def _combined_options(frame: Any) -> set[str] | None:
+    """When this call comes from ``evaluate.combine`` (which passes its options to every module), the inputs and
+    options any module in it knows; ``None`` for a call on this module alone."""
+    for _ in range(8):
+        if frame is None:
+            return None
+        combined = frame.f_locals.get("self")
+        if type(combined).__name__ == "CombinedEvaluations":
+            break
+        frame = frame.f_back
+    else:
+        return None
+    known: set[str] = set()
+    for module in getattr(combined, "evaluation_modules", []):
+        options = getattr(module, "OPTIONS", None)
+        known |= set(options) if options else set(inspect.signature(module._compute).parameters)
+        features = module.info.features
+        for fmt in features if isinstance(features, list) else [features]:
+            known |= set(fmt or ())
+    return known
 
 
 _EVALUATE_INIT_ARGS = {

@@ -6,8 +6,13 @@ a kill or a full disk never leaves half a file (or half a folder) where a reader
 - :func:`atomic_directory` for a folder (a dataset export, a semantic space): the caller writes into a
   temporary sibling, its card/metadata last, and the folder is renamed into place only when the block ends
   without an error;
-- :func:`check_output_path` refuses, before any work is done, an output that is an input, a directory where
-  a file is expected, an existing file where a folder is expected, or a folder that cannot be written.
+- :func:`check_output_path` is the one output policy, applied before any work is done: it refuses an output
+  that equals, contains or lies inside an input or data folder, an existing non-regular file (a device, a
+  FIFO), a directory where a file is expected, a file where a folder is expected, a non-empty folder the
+  command did not create (unless ``overwrite``) and a folder that cannot be written. ``-`` is stdout and
+  ``~`` expands, in every writer.
+- :func:`remove_temporaries_on_sigterm` turns SIGTERM into ``SystemExit`` so that the temporary files and
+  folders of an interrupted write are removed as they are on an error.
 """
 
 from __future__ import annotations
@@ -16,8 +21,12 @@ import contextlib
 import json
 import os
 import shutil
+import signal
+import stat
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +46,25 @@ def _parent(path: Path) -> Path:
     return parent
 
 
+#: The environment variable naming the folder of the datasets' original files (never written into).
+DATA_ENV = "DIALEVAL_DATA_DIR"
+#: The output path that means standard output.
+STDOUT = "-"
+
+
+def is_stdout(path: str | os.PathLike | None) -> bool:
+    """True for ``-`` (write to standard output instead of a file)."""
+    return path is not None and str(path) == STDOUT
+
+
 def _write_via_temp(path: str | os.PathLike, write: Any, *, binary: bool) -> Path:
-    out = Path(path)
+    if is_stdout(path):
+        stream = sys.stdout.buffer if binary else sys.stdout
+        write(stream)
+        stream.flush()
+        return Path(STDOUT)
+    out = Path(path).expanduser()
+    _refuse_special(out, "output")
     if out.is_dir():
         raise IsADirectoryError(f"output {str(out)!r} is a directory; give a file name, e.g. {str(out / 'out.json')!r}.")
     parent = _parent(out)
@@ -95,18 +121,21 @@ def atomic_write_lines(path: str | os.PathLike, rows: Iterable[Any]) -> Path:
 
 
 @contextlib.contextmanager
-def atomic_directory(target: str | os.PathLike, *, overwrite: bool = True) -> Iterator[Path]:
+def atomic_directory(target: str | os.PathLike, *, overwrite: bool = False,
+                     owned: Callable[[Path], bool] | None = None) -> Iterator[Path]:
     """Yield a temporary sibling folder of ``target``; when the block succeeds it replaces ``target``.
 
     Write the folder's card or metadata last: a folder left behind by a kill is a hidden ``.NAME.tmp-*``
-    sibling without one, never ``target``. An existing ``target`` folder is replaced (``overwrite``) only
-    after the new one is complete; an existing file at ``target`` is refused.
+    sibling without one, never ``target``. An existing non-empty ``target`` is replaced only when ``owned``
+    says it is an earlier output of the same command (or with ``overwrite``), and only after the new one is
+    complete; an existing file at ``target`` is refused. The temporary folder is removed on any error, on
+    Ctrl-C and (see :func:`remove_temporaries_on_sigterm`) on SIGTERM.
     """
-    out = Path(target)
+    out = Path(target).expanduser()
+    _refuse_special(out, "output")
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{str(out)!r} is a file; the output must be a folder (a new or existing directory).")
-    if out.is_dir() and not overwrite and any(out.iterdir()):
-        raise FileExistsError(f"{str(out)!r} exists and is not empty.")
+    _refuse_foreign_folder(out, "output", overwrite, owned)
     parent = _parent(out)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
@@ -127,6 +156,20 @@ def atomic_directory(target: str | os.PathLike, *, overwrite: bool = True) -> It
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def remove_temporaries_on_sigterm() -> None:
+    """Make SIGTERM raise ``SystemExit(143)`` in the main thread, so that ``finally`` blocks (temporary files
+    and folders of :func:`atomic_directory` and the atomic writers, the demo's results folder) run as they do
+    on Ctrl-C. A handler someone else installed is kept."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _sigterm)
+
+
 def _same(a: Path, b: Path) -> bool:
     if os.path.realpath(a) == os.path.realpath(b):
         return True
@@ -136,24 +179,68 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+def _refuse_special(out: Path, option: str) -> None:
+    """An existing device, FIFO or socket is never replaced by a regular file (``/dev/null`` as root)."""
+    try:
+        mode = os.stat(out).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ValueError(f"{option} {str(out)!r} exists and is not a regular file (a device, FIFO or socket); "
+                         "dialeval writes regular files only: give a file path (or - for stdout).")
+
+
+def _refuse_foreign_folder(out: Path, option: str, overwrite: bool, owned: Callable[[Path], bool] | None) -> None:
+    if overwrite or not out.is_dir():
+        return
+    try:
+        entries = next(os.scandir(out), None)
+    except OSError:
+        return
+    if entries is not None and not (owned is not None and owned(out)):
+        raise FileExistsError(f"{option} {str(out)!r} is a non-empty folder this command did not create; it would "
+                              "be replaced as a whole. Give a new or empty folder, or pass --overwrite.")
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+
+
 def check_output_path(path: str | os.PathLike, *, inputs: Sequence[str | os.PathLike | None] = (),
-                      kind: str = "file", option: str = "--output") -> Path:
-    """Refuse an output path before any work: equal to (or inside, for a folder) one of ``inputs``; a directory
-    where a file is wanted (``kind="file"``) or a file where a folder is wanted (``kind="dir"``); a parent
-    folder that exists but cannot be written."""
+                      kind: str = "file", option: str = "--output", overwrite: bool = False,
+                      owned: Callable[[Path], bool] | None = None) -> Path:
+    """The output policy, before any work. Refuse an output that equals, contains or lies inside one of
+    ``inputs`` (input files and data folders) or ``$DIALEVAL_DATA_DIR``; an existing device/FIFO/socket; a directory where a file is
+    wanted (``kind="file"``) or a file where a folder is wanted (``kind="dir"``); for a folder the command
+    replaces as a whole (``owned`` given: recognises the command's own earlier output), a non-empty folder it
+    did not create unless ``overwrite``; a parent folder that cannot be written. ``-`` (stdout, files only)
+    is returned as is; ``~`` is expanded in the returned path."""
+    if is_stdout(path):
+        if kind == "file":
+            return Path(STDOUT)
+        raise ValueError(f"{option} -: this output is a folder, which cannot go to stdout; give a folder path.")
     out = Path(path).expanduser()
-    for given in inputs:
-        if given is None:
-            continue
-        src = Path(given).expanduser()
-        if _same(out, src) or kind == "dir" and os.path.realpath(src).startswith(os.path.realpath(out) + os.sep):
+    real_out = os.path.realpath(out)
+    sources = [Path(g).expanduser() for g in [*inputs, os.environ.get(DATA_ENV) or None]
+               if g is not None and not is_stdout(g) and "://" not in str(g)]
+    for src in sources:
+        if _same(out, src):
             raise ValueError(f"{option} {str(out)!r} is the input {str(src)!r}; writing there would destroy it. "
                              "Choose another output path.")
     if kind == "file" and out.is_dir():
         raise IsADirectoryError(f"{option} {str(out)!r} is a directory; give a file name, e.g. "
                                 f"{str(out / 'results.json')!r}.")
+    for src in sources:
+        real_src = os.path.realpath(src)
+        if _inside(real_out, real_src) or _inside(real_src, real_out):
+            how = "lies inside" if _inside(real_out, real_src) else "contains"
+            raise ValueError(f"{option} {str(out)!r} {how} the input {str(src)!r}; writing there could destroy "
+                             "it. Choose an output outside every input and data folder.")
+    _refuse_special(out, option)
     if kind == "dir" and out.exists() and not out.is_dir():
         raise FileExistsError(f"{option} {str(out)!r} is an existing file; give a folder (new or existing).")
+    if kind == "dir" and owned is not None:
+        _refuse_foreign_folder(out, option, overwrite, owned)
     parent = out.parent if kind == "file" or not out.exists() else out
     existing = next((p for p in [parent, *parent.parents] if p.exists()), None)
     if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from typing import Any
 
 from dialeval import registry
 from dialeval._version import __version__
+from dialeval.files import atomic_directory, check_output_path
 from dialeval.resources import resource_path, space_template
 
 DEMO_NAME = "dialeval-demo"
@@ -56,7 +58,8 @@ class HubRepo:
     def upload_command(self) -> str:
         """``hf upload`` (huggingface_hub >= 1) creates the repo when
         missing (a Space with the gradio SDK) and pushes the folder as its root."""
-        return f"hf upload {self.repo_id} {self.folder} . --repo-type {self.repo_type}"
+        words = ["hf", "upload", self.repo_id, str(self.folder), ".", "--repo-type", self.repo_type]
+        return " ".join(shlex.quote(w) for w in words)
 
 
 @dataclass(frozen=True)
@@ -329,12 +332,13 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
 
 
 def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path,
-                       cache_dir: str | Path | None = None) -> HubRepo:
+                       cache_dir: str | Path | None = None, allow_duplicates: bool = False) -> HubRepo:
     """Export dataset ``name`` (``dialeval datasets export``) from its original files under ``data_root``
     into ``folder``, with ``<org>`` filled in its card."""
     from dialeval.datasets import DATA_FOLDERS, export
 
-    export(name, folder, data_dir=data_root / DATA_FOLDERS[name], cache_dir=cache_dir)
+    export(name, folder, data_dir=data_root / DATA_FOLDERS[name], cache_dir=cache_dir,
+           allow_duplicates=allow_duplicates)
     card = folder / "README.md"
     text = card.read_text(encoding="utf-8").replace("<org>/", f"{org}/")
     if "<org>" in text:
@@ -382,7 +386,7 @@ def _check_org(org: str) -> None:
 
 
 def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root: Path | None,
-               cache_dir: str | Path | None) -> list[HubRepo]:
+               cache_dir: str | Path | None, allow_duplicates: bool = False) -> list[HubRepo]:
     from dialeval.datasets import BUILDERS
 
     datasets = [name for name in BUILDERS if name in names]
@@ -395,29 +399,30 @@ def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root
         repos.append(write_demo_space(tmp / "spaces" / DEMO_NAME, org, install))
     for name in datasets:
         assert data_root is not None
-        repos.append(write_dataset_repo(name, tmp / "datasets" / name, org, data_root, cache_dir))
+        repos.append(write_dataset_repo(name, tmp / "datasets" / name, org, data_root, cache_dir,
+                                        allow_duplicates))
     return repos
 
 
-def _replace_dir(tmp: Path, out: Path) -> None:
-    """Move the finished ``tmp`` to ``out`` (an existing ``out`` is swapped out, then removed)."""
-    old = None
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{tmp.name[-8:]}")
-        out.rename(old)
-    tmp.rename(out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+#: What ``build`` writes at the top of ``OUT``: a folder holding only these is an earlier build (replaceable).
+BUILD_ENTRIES = frozenset({"spaces", "datasets", "upload.sh"})
+
+
+def is_build_folder(folder: Path) -> bool:
+    """True when ``folder`` looks like an earlier ``hub build`` output (``upload.sh`` and nothing foreign)."""
+    names = {p.name for p in folder.iterdir()}
+    return "upload.sh" in names and names <= BUILD_ENTRIES
 
 
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
           wheel_url: str = "", data_dir: str | Path | None = None, only: Iterable[str] | None = None,
-          datasets: bool = True, cache_dir: str | Path | None = None,
-          leaderboard: str | Path | None = None) -> list[HubRepo]:
+          datasets: bool = True, cache_dir: str | Path | None = None, overwrite: bool = False,
+          allow_duplicates: bool = False, leaderboard: str | Path | None = None) -> list[HubRepo]:
     """Write the Hub folders under ``out`` (see the module docstring) and return the repos written.
     ``only`` restricts to some of :func:`repo_names`; ``datasets=False`` leaves the dataset repos out
-    (otherwise they need ``data_dir`` or ``$DIALEVAL_DATA_DIR``); ``leaderboard`` (a ``dialeval leaderboard``
-    output folder) adds the ``datasets/dialeval-leaderboard`` folder."""
+    (otherwise they need ``data_dir`` or ``$DIALEVAL_DATA_DIR``). ``out`` follows :func:`dialeval.files.check_output_path`:
+    a non-empty folder that is not an earlier build is replaced only with ``overwrite``. ``leaderboard`` (a
+    ``dialeval leaderboard`` output folder) adds the ``datasets/dialeval-leaderboard`` folder."""
     import os
 
     from dialeval.datasets import BUILDERS
@@ -438,26 +443,22 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
             raise ValueError("--wheel-url names a vendored wheel, --from-index the index release; choose one.")
     data_root = Path(data_dir) if data_dir else (Path(os.environ["DIALEVAL_DATA_DIR"])
                                                  if os.environ.get("DIALEVAL_DATA_DIR") else None)
-    dataset_sources([n for n in BUILDERS if n in names], data_root)
-    out = Path(out).resolve()
-    if leaderboard is not None and (out == Path(leaderboard).resolve() or out in Path(leaderboard).resolve().parents):
+    if leaderboard is not None and Path(out).expanduser().resolve() in (lb := Path(leaderboard).expanduser().resolve(),
+                                                                         *lb.parents):
         raise ValueError(f"--leaderboard {str(leaderboard)!r} is inside --out {str(out)!r}, which is replaced; move one.")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    out = check_output_path(out, inputs=[data_root, wheel, cache_dir], kind="dir", option="--out",
+                            overwrite=overwrite, owned=is_build_folder).resolve()
+    dataset_sources([n for n in BUILDERS if n in names], data_root)
+    with atomic_directory(out, overwrite=overwrite, owned=is_build_folder) as tmp:
         install = Install(None)
         if not from_index:
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
             install = Install(wheel_path, wheel_url=wheel_url)
-        repos = _write_all(tmp, org, install, names, data_root, cache_dir)
+        repos = _write_all(tmp, org, install, names, data_root, cache_dir, allow_duplicates)
         if leaderboard is not None:
             repos.append(write_leaderboard_repo(leaderboard, tmp / "datasets" / "dialeval-leaderboard", org))
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"
                + "".join(r.upload_command() + "\n" for r in repos))
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return repos

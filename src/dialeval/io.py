@@ -83,12 +83,15 @@ def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> l
             header = next(reader, None)
             if header is None:
                 return []
+            _refuse_other_delimiter(header, name, delimiter)
             rows = []
+            start = reader.line_num + 1  # the line a row starts on (a quoted cell may span lines)
             for row in reader:
+                first, start = start, reader.line_num + 1
                 if not row:
                     continue
                 if len(row) != len(header):
-                    raise ValueError(f"{name}, line {reader.line_num}: {len(row)} cells, but the header has "
+                    raise ValueError(f"{name}, line {first}: {len(row)} cells, but the header has "
                                      f"{len(header)} columns ({header[:6]}); quote cells holding a "
                                      f"{'tab' if delimiter == chr(9) else 'comma'}.")
                 rows.append(dict(zip(header, row)))
@@ -105,6 +108,17 @@ def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> l
         dup = sorted({h for h in header if header.count(h) > 1})
         raise ValueError(f"{name}: the header repeats column(s) {dup}; give each column its own name.")
     return rows
+
+
+def _refuse_other_delimiter(header: list[str], name: str, delimiter: str) -> None:
+    """A one-column header holding semicolons (or tabs in a .csv): the file uses another separator, and reading
+    it with ``delimiter`` would score each whole line as one cell."""
+    if len(header) != 1:
+        return
+    for sep, what in ((";", "semicolon"), ("\t", "tab"), ("|", "pipe"), (",", "comma")):
+        if sep != delimiter and sep in header[0]:
+            raise ValueError(f"{name}: the header {header[0][:60]!r} is one column holding {what}s; the file looks "
+                             f"{what}-separated. Save it comma-separated (.csv) or tab-separated (.tsv).")
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]] | list[str]:
@@ -137,10 +151,32 @@ def check_unicode(value: str, where: str) -> str:
     return value
 
 
+def describe(value: Any) -> str:
+    """What a non-text value is, for an error: ``NaN (a missing value)``, ``null``, ``int``, ``a list`` …"""
+    if isinstance(value, float) and value != value:
+        return "NaN (a missing value)"
+    if value is None:
+        return "null (a missing value)"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
+
+
+def no_text_field(rec: dict[str, Any], where: str, fix: str = "--field") -> ValueError:
+    """The error for a record with no single text field: which fields hold what, and the fix."""
+    text_fields = [k for k, v in rec.items() if isinstance(v, str)]
+    if text_fields:
+        return ValueError(f"{where}: records have text fields {sorted(map(str, text_fields))}; choose the response "
+                          f"field with {fix}.")
+    kinds = ", ".join(f"{k!r} is {describe(v)}" for k, v in list(rec.items())[:6])
+    return ValueError(f"{where}: no field holds text ({kinds or 'no fields'}); responses must be strings "
+                      f"(quote numbers, fill missing values), or choose the field with {fix}.")
+
+
 def _pick_field(rec: dict[str, Any], path: str | Path) -> str:
     text_fields = [k for k, v in rec.items() if isinstance(v, str)]
     if len(text_fields) != 1:
-        raise ValueError(f"{path}: records have fields {sorted(map(str, rec))}; choose the response field with --field.")
+        raise no_text_field(rec, f"{path}, record 1")
     return text_fields[0]
 
 
@@ -162,7 +198,7 @@ def read_texts(path: str | Path, field: str | None = None) -> list[str]:
             raise ValueError(f"{path}, record {i}: no field {field!r} (fields: {sorted(map(str, rec))}).")
         value = rec[field]
         if not isinstance(value, str):
-            raise ValueError(f"{path}, record {i}: field {field!r} is {type(value).__name__}, not a string.")
+            raise ValueError(f"{path}, record {i}: field {field!r} is {describe(value)}, not text; fix the record.")
         out.append(check_unicode(value, f"{path}, record {i}, field {field!r}"))
     return out
 
@@ -217,9 +253,21 @@ def read_parquet_rows(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _read_stream(stream: Any) -> str:
+    """Text of ``stream``; standard input is decoded strictly as UTF-8 (the locale's decoder would turn bad
+    bytes into lone surrogates and report them far from their cause)."""
+    raw = getattr(stream, "buffer", None)
+    if raw is None:
+        return stream.read()
+    try:
+        return raw.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"<stdin>: not UTF-8 text ({exc.reason} at byte {exc.start}); pipe UTF-8 text.") from None
+
+
 def read_stdin_rows(stream: Any = None) -> list[dict[str, Any]] | list[str]:
     """``-``: JSON Lines when the first non-blank line is a JSON object, else one response per line."""
-    text = (stream or sys.stdin).read()
+    text = _read_stream(stream or sys.stdin)
     first = next((line for line in split_lines(text) if line.strip()), "")
     if first.lstrip().startswith("{"):
         return read_jsonl_text(text, "<stdin>")

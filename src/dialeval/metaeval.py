@@ -33,6 +33,7 @@ an *adapter* ``rows -> per-row scores`` (:func:`make_adapter`).
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from dialeval import registry
+from dialeval.files import atomic_write_bytes
 from dialeval.registry import Adapter, parse_metric_args  # noqa: F401 - parse_metric_args re-exported
 from dialeval.signature import make_signature
 from dialeval.stats import (  # noqa: F401 - re-exported
@@ -352,5 +354,7 @@ def plot_report(report: dict[str, Any], path: str) -> None:
     pct = round(report["bootstrap"]["confidence"] * 100)
     ax.set_title(f"{report['metric']} on {report['dataset']} ({pct}% bootstrap intervals)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    atomic_write_bytes(path, buf.getvalue())
     plt.close(fig)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import json
+import numbers
 import os
 import pkgutil
 import threading
@@ -40,6 +41,19 @@ META_DATASETS = {
     "fed": "a turn or a dialogue (FED, per-turn and per-dialogue quality)",
     "dailydialog_plusplus": "a context and one response, positive or negative (DailyDialog++, AUCs)",
 }
+# Bounds of the options that size work (declared per option with ``minimum``/``maximum``): no single request
+# may ask for more. Each is far above any published setting (n ≤ 5, batches ≤ 256, k ≤ 100).
+MAX_ORDER = 16  #: n-gram order (memory grows with the order: one n-tuple per token and order)
+MAX_VOCAB = 10**18  #: EAD's vocabulary size (arithmetic only; the formula is exact up to here)
+MAX_COUNT = 10**12  #: a count threshold
+MAX_WORKERS = 256  #: tokenizer worker processes
+MAX_BATCH = 4096  #: items per model batch
+MAX_TOKENS = 1_048_576  #: tokens per batch (token budget)
+MAX_LENGTH = 131_072  #: tokens per model input
+MAX_TURNS = 100_000  #: turns kept of a history
+MAX_CLUSTERS = 10_000  #: semantic clusters
+MAX_EXAMPLES = 1_000  #: examples shown per cluster
+MAX_SEEDS = 1_000  #: restarts of a randomised fit (each one a full fit)
 OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
 #: A meta-evaluation adapter: dataset rows -> {"scores": one float per row, "signature": the metric's own}.
 Adapter = Callable[[list[dict[str, Any]]], dict[str, Any]]
@@ -50,7 +64,10 @@ PACKAGES_ENV = "DIALEVAL_METRIC_PACKAGES"
 @dataclass(frozen=True)
 class Option:
     """One ``compute``/load option: its default, its type (one of :data:`OPTION_TYPES`), a help line,
-    allowed ``choices`` and whether the per-metric widget exposes it (``widget=True``)."""
+    allowed ``choices``, whether the per-metric widget exposes it (``widget=True``) and, for numbers (and each
+    of ``ints``), the allowed range ``minimum`` ≤ value ≤ ``maximum`` (``minimum`` excluded when
+    ``exclusive_minimum``). Every option that sizes work declares a range, so no request can ask for
+    unbounded work (``n=10**22``) and impossible values (``base=1e-300``) are refused before any work."""
 
     name: str
     default: Any = None
@@ -58,10 +75,59 @@ class Option:
     help: str = ""
     choices: tuple[Any, ...] = ()
     widget: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
 
     def __post_init__(self) -> None:
         if self.type not in OPTION_TYPES:
             raise ValueError(f"Option {self.name!r}: type must be one of {OPTION_TYPES}, got {self.type!r}.")
+        if (self.minimum is not None or self.maximum is not None) and self.type not in NUMBER_TYPES:
+            raise ValueError(f"Option {self.name!r}: a range needs a number type {NUMBER_TYPES}, not {self.type!r}.")
+
+    def range_text(self) -> str:
+        """The range as a reader writes it, e.g. ``1 ≤ n ≤ 16`` or ``base > 1``."""
+        low = "" if self.minimum is None else f"{_number(self.minimum)} {'<' if self.exclusive_minimum else '≤'} "
+        high = "" if self.maximum is None else f" ≤ {_number(self.maximum)}"
+        return f"{low}{self.name}{high}"
+
+    def check(self, value: Any, metric: str = "") -> None:
+        """Refuse ``value`` outside the declared range (a ``ValueError`` naming the option and the range); types are checked by the metric's own code. ``None`` means the default and passes."""
+        where = f"{metric}: " if metric else ""
+        if self.minimum is None and self.maximum is None or value is None:
+            return
+        items = value if self.type == "ints" and isinstance(value, (list, tuple, range)) else [value]
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, numbers.Real):
+                continue  # not a number: the metric's own check names the type
+            low_bad = self.minimum is not None and (item <= self.minimum if self.exclusive_minimum
+                                                    else item < self.minimum)
+            high_bad = self.maximum is not None and item > self.maximum
+            if low_bad or high_bad or item != item:
+                raise ValueError(f"{where}`{self.name}`={_number(item)} is out of range: {self.range_text()}.")
+
+
+NUMBER_TYPES = ("int", "float", "ints")
+
+
+def _number(value: Any) -> str:
+    """An int with thousands separators (a 10**22 in scientific form), a float in ``g`` form."""
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}" if abs(value) < 10**21 else f"{float(value):.3e}"
+    return f"{value:g}"
+
+
+def check_options(decl: MetricDeclaration, values: dict[str, Any], *, strict: bool = True) -> None:
+    """Check ``values`` against ``decl``'s options: each declared range; with ``strict``, a name the
+    metric does not declare is an error (a typo such as ``tokeniser`` must not be ignored)."""
+    known = {o.name: o for o in decl.options}
+    for name, value in values.items():
+        option = known.get(name)
+        if option is None:
+            if strict:
+                raise TypeError(f"{decl.name}: unknown option {name!r}; its options are {sorted(known)}.")
+            continue
+        option.check(value, decl.name)
 
 
 @dataclass(frozen=True)
@@ -86,7 +152,10 @@ class MetricDeclaration:
     rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
     ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
-    ``item_column`` names the per-item column it writes on Ray (default: the metric's name).
+    ``item_column`` names the per-item column it writes on Ray (default: the metric's name). ``core`` is
+    ``"pkg.module:function"``, the metric's evaluate-free compute (validates once, returns the result with its
+    signature), called with the inputs and options as keywords, plus ``config=`` for metrics with several
+    configs: the module class adapts to it, and ``dialeval score`` calls it directly (no ``evaluate``).
     """
 
     name: str
@@ -117,6 +186,7 @@ class MetricDeclaration:
     meta_datasets: tuple[str, ...] = ()
     meta_adapter: str | None = None
     scale_out: str | None = None
+    core: str | None = None
     item_column: str | None = None
 
     def unit(self, key: str) -> str:
@@ -214,6 +284,12 @@ class MetricDeclaration:
 
     def meta_adapter_factory(self) -> Callable[..., Any] | None:
         return resolve(self.meta_adapter) if self.meta_adapter else None
+
+    def core_function(self) -> Callable[..., dict[str, Any]]:
+        """The metric's evaluate-free compute (see ``core``)."""
+        if not self.core:
+            raise ValueError(f"metric {self.name!r} declares no core function; compute it with dialeval.load.")
+        return resolve(self.core)
 
     def scale_out_hooks(self) -> dict[str, Any] | None:
         """The functions the Ray engine runs this metric with (see ``scale_out``), or ``None``."""

@@ -190,6 +190,24 @@ def _offline_hint(name: str, what: str) -> str:
     )
 
 
+#: Weight files that are Python pickles (loading one can run arbitrary code): never opened by dialeval.
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+
+def refuse_pickle_only(folder: Path, what: str = "model") -> None:
+    """A local model folder whose weights are only pickles is refused before transformers would unpickle them."""
+    if not folder.is_dir():
+        return
+    names = [p.name for p in folder.iterdir() if p.is_file()]
+    if any(n.endswith((".safetensors", ".gguf")) or n.endswith(".safetensors.index.json") for n in names):
+        return
+    pickles = sorted(n for n in names if n.endswith(PICKLE_SUFFIXES))
+    if pickles:
+        raise ModelNotAvailableError(f"{what} folder {str(folder)!r} holds only pickle weights ({', '.join(pickles[:3])}); "
+                                     "dialeval loads safetensors only (a pickle can run code when loaded). Convert it "
+                                     "where you trust it: model.save_pretrained(DIR, safe_serialization=True).")
+
+
 def load_pretrained(loader: Any, name_or_path: str | os.PathLike, *, what: str = "model", **kwargs: Any) -> Any:
     """``loader.from_pretrained(name_or_path, **kwargs)`` with an actionable error when it cannot load."""
     name = str(name_or_path)
@@ -198,6 +216,8 @@ def load_pretrained(loader: Any, name_or_path: str | os.PathLike, *, what: str =
     looks_local = name.startswith((".", "/", "~")) or os.sep in name and Path(name).expanduser().exists()
     if looks_local and not Path(name).expanduser().exists():
         raise ModelNotAvailableError(f"{what} path {name!r} does not exist; pass an existing local directory.")
+    if looks_local:
+        refuse_pickle_only(Path(name).expanduser(), what)
     try:
         return loader.from_pretrained(str(Path(name).expanduser()) if looks_local else name, **kwargs)
     except OSError as exc:

@@ -62,8 +62,11 @@ def error_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from dialeval.files import remove_temporaries_on_sigterm
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    remove_temporaries_on_sigterm()  # SIGTERM runs the cleanups (temporary outputs) that Ctrl-C runs
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

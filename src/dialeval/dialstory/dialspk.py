@@ -102,3 +102,10 @@ def baseline_predictions(stories: Sequence[str], candidates: Sequence[Sequence[s
 def dialspk_signature(candidates_given: bool) -> str:
     """``dialspk|candidates:given|none|level:story|version:…``."""
     return make_signature("dialspk", candidates="given" if candidates_given else "none", level="story")
+
+
+def compute_dialspk(predictions: Any, references: Any, candidates: Any = None) -> dict[str, Any]:
+    """DAC = correct turns / turns and SAC = fully correct stories / stories, with a signature."""
+    out = speaker_accuracy(predictions, references, candidates)
+    out["signature"] = dialspk_signature(candidates is not None)
+    return out

@@ -72,6 +72,28 @@ def compute_full(histories: list[list[str]], *, level: str, model: Any = None, f
     return out
 
 
+def compute_full_inputs(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
+                        config: str = CONFIGS[0], **options: Any) -> dict[str, Any]:
+    """FULL from ``compute``-style inputs: ``contexts`` + ``predictions`` (config ``turn``: each response after
+    its context) or ``dialogues`` (config ``dialog``), checked here, then :func:`compute_full`."""
+    if config not in CONFIGS:
+        raise ValueError(f"full_followup has configs {CONFIGS}; got {config!r}.")
+    if config == "turn":
+        if dialogues is not None:
+            raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations use "
+                             "config 'dialog' with dialogues=.")
+        contexts, predictions = check_turn_inputs(contexts, predictions)
+        histories = [[*c, p] for c, p in zip(contexts, predictions)]
+    else:
+        if contexts is not None or predictions is not None:
+            raise ValueError("config 'dialog' takes dialogues=; to rate responses use config 'turn' with "
+                             "contexts= and predictions=.")
+        histories = [list(d) for d in check_dialogues(dialogues)]
+    if options.get("follow_ups") is not None:
+        options["follow_ups"] = list(check_follow_ups(options["follow_ups"]))
+    return compute_full(histories, level=config, **options)
+
+
 # -- meta-evaluation adapter (declared as ``meta_adapter``): FED rows → per-item FULL scores -------------
 
 def _turn_texts(turns: list[Any], speaker_prefix: bool) -> list[str]:

@@ -42,8 +42,8 @@ def check_level(level: Any) -> str:
 def check_vocab_size(vocab_size: Any) -> int | None:
     if vocab_size is None:
         return None
-    if not is_int(vocab_size) or vocab_size < 1:
-        raise ValueError(f"`vocab_size` must be a positive int (the generator's vocabulary size), got {vocab_size!r}.")
+    if not is_int(vocab_size) or vocab_size < 2:
+        raise ValueError(f"`vocab_size` must be an int ≥ 2 (the generator's vocabulary size), got {vocab_size!r}.")
     return int(vocab_size)
 
 
@@ -81,6 +81,10 @@ def distinct_result(state: NgramCounts, vocab_size: int | None = None) -> dict[s
     """Corpus Dist-n (EAD-n with ``vocab_size``, checked by :func:`check_vocab_size`), their mean over n and
     the signature, from n-gram counts."""
     check_counted(state)
+    for n in state.orders if vocab_size is not None else ():
+        if state.distinct(n) > vocab_size ** n:  # more distinct n-grams than a vocabulary of V can form
+            raise ValueError(f"`vocab_size`={vocab_size} is impossible: the responses hold {state.distinct(n)} distinct "
+                             f"{n}-grams, more than {vocab_size}^{n}; give the generator's real vocabulary size.")
     out: dict[str, Any] = lexical.distinct_scores(state, vocab_size)
     out["distinct_mean"] = _mean([out[f"distinct_{k}"] for k in state.orders])
     out["signature"] = make_signature("distinct_n", tok=state.tokenizer_id, n=state.orders, level="corpus",

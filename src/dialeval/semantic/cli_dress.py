@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from dialeval.encoders import BATCH_SIZE
-from dialeval.files import atomic_write_lines, check_output_path
+from dialeval.files import atomic_write_lines, check_output_path, is_stdout
 from dialeval.io import read_texts
 
 
@@ -23,7 +24,7 @@ def register(sub: Any) -> None:
     p.add_argument("--field", default=None, help="record field holding the response (JSONL/CSV)")
     p.add_argument("--gamma", type=float, default=30.0)
     p.add_argument("--threshold", type=float, default=0.1)
-    p.add_argument("--out", required=True, help="JSONL file to write")
+    p.add_argument("--out", required=True, help="JSONL file to write (- for stdout)")
     p.add_argument("--batch-size", type=int, default=BATCH_SIZE,
                    help=f"encoder batch size in texts (default {BATCH_SIZE}; on CPU also at most 1,024 padded tokens)")
     p.add_argument("--device", default=None)
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.engine == "ray":
         return run_ray(args)
-    check_output_path(args.out, inputs=[args.space, args.train, args.generated], option="--out")
+    out = check_output_path(args.out, inputs=[args.space, args.train, args.generated], option="--out")
     space = SemanticSpace.load(args.space)
     if args.device is not None or args.dtype is not None:
         space.use_encoder(None, device=args.device, dtype=args.dtype)
@@ -63,15 +64,16 @@ def run(args: argparse.Namespace) -> int:
     gen = read_texts(args.generated, args.field) if args.generated else None
     res = dress_from_space(space, train, gen, gamma=args.gamma, threshold=args.threshold,
                            batch_size=args.batch_size)
-    atomic_write_lines(args.out, _rows(res, train, gen))
+    atomic_write_lines(out, _rows(res, train, gen))
+    log = sys.stderr if is_stdout(out) else sys.stdout
     n_train = len(res["training_weights"])
     print(f"gamma={res['gamma']:g}: weighted {n_train} training responses "
-          f"(min {min(res['training_weights']):.4g}, max {max(res['training_weights']):.4g})")
+          f"(min {min(res['training_weights']):.4g}, max {max(res['training_weights']):.4g})", file=log)
     if gen is not None:
         flagged = sum(1 for w in res["generated_weights"] if w < 0)
         print(f"head clusters (share > {res['threshold']:g}): {res['head_clusters']}; "
-              f"{flagged} of {len(gen)} generated responses flagged -1")
-    print(f"wrote {args.out}")
+              f"{flagged} of {len(gen)} generated responses flagged -1", file=log)
+    print(f"wrote {out}", file=log)
     return 0
 
 
@@ -82,11 +84,11 @@ def run_ray(args: argparse.Namespace) -> int:
     if args.train is None and args.generated is None:
         raise ValueError("--engine ray weights files: give --train and/or --generated (the space's own reference "
                          "responses are weighted without Ray: drop --engine).")
-    check_output_path(args.out, inputs=[args.space, args.train, args.generated], kind="dir", option="--out")
+    out = check_output_path(args.out, inputs=[args.space, args.train, args.generated], kind="dir", option="--out")
     for split, path in (("train", args.train), ("generated", args.generated)):
         if path is None:
             continue
-        res = dress_weights(path, args.space, split=split, output=f"{args.out}/{split}", column=args.field or "text",
+        res = dress_weights(path, args.space, split=split, output=str(out / split), column=args.field or "text",
                             gamma=args.gamma, threshold=args.threshold, address=args.address,
                             concurrency=args.concurrency, rows_per_batch=args.rows_per_batch, device=args.device,
                             dtype=args.dtype, batch_size=args.batch_size)

@@ -65,11 +65,11 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.semantic.space import SemanticSpace
 
     # --out is checked before the (long) fit: a folder, new or existing, that is not the input.
-    check_output_path(args.out, inputs=[args.reference], kind="dir", option="--out")
+    target = check_output_path(args.out, inputs=[args.reference], kind="dir", option="--out")
     texts = read_texts(args.reference, args.field)
     space = SemanticSpace.fit(texts, encoder=args.encoder, k=args.k, device=args.device, dtype=args.dtype,
                               batch_size=args.batch_size)
-    out = space.save(args.out)
+    out = space.save(target)
     cfg = space.config
     print(f"fitted {space.k} clusters on {cfg['n_reference']} reference responses with {space.encoder_revision}")
     print(f"PCA: {cfg['kept_components']} of {cfg['dim']} components (≥ {cfg['variance']:g} variance); "

@@ -21,6 +21,7 @@ from dialeval.registry import MetricDeclaration
 from dialeval.ui.cache import MODULES, ModuleCache
 from dialeval.ui.devices import pick_precision
 from dialeval.ui.inputs import InputError, UIInputs
+from dialeval.ui.serving import active_policy
 
 # ---------------------------------------------------------------------------------------------------
 # Inputs → compute keyword arguments, by input kind
@@ -181,6 +182,10 @@ def availability(name: str, model: str | None = None, cache: ModuleCache | None 
     if not decl.needs_model:
         return True, "ready"
     model = (model or default_model(decl) or "").strip()
+    try:  # on a public server, a model that is not offered is refused before any look at the disk
+        active_policy().check_model(name, model)
+    except InputError as exc:
+        return False, str(exc)
     failed = (cache or MODULES).failure(name, model)
     if failed:
         return False, failed

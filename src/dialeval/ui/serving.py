@@ -8,9 +8,12 @@
   until it really stops; a request that is cancelled (``job.cancel()``, the page closed) or whose client went
   away gets its :class:`~dialeval.runtime.CancelToken` set, so the computation stops at its next batch
   boundary (:func:`dialeval.runtime.run_batched`); each client may have at most ``max_jobs_per_client``
-  requests waiting or running.
+  requests waiting or running, counted when the request arrives (Gradio hands gated events to the gate with a
+  wider dispatch limit, see :func:`prepare`, so a request past the limit is refused at once instead of queueing
+  behind the running ones), and at most ``concurrency - 1`` of the slots, so another client always finds one.
 - **Result files** (:class:`SessionFiles`): one temporary folder per session holding its few newest files,
-  removed when the session has been idle an hour, when too many sessions are open, and when the server exits.
+  removed when the session has been idle an hour, when too many sessions are open, and when the server exits
+  (also on SIGTERM); Gradio's own cache of returned and uploaded files is swept (``delete_cache``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import registry
+from dialeval.files import remove_temporaries_on_sigterm
 from dialeval.runtime import CancelToken, cancellation, env_int
 from dialeval.ui.inputs import InputError
 
@@ -56,6 +60,14 @@ def is_public(host: str | None = None) -> bool:
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+_ACTIVE: list[ServerPolicy] = []  # the policy of the server this process runs (set by Server.create)
+
+
+def active_policy() -> ServerPolicy:
+    """The policy of this process's server, else the environment's (public on a Space)."""
+    return _ACTIVE[-1] if _ACTIVE else ServerPolicy.from_env()
 
 
 @dataclass
@@ -149,6 +161,7 @@ class RequestGate:
     _slots: threading.BoundedSemaphore = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _jobs: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _running: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _tokens: dict[str, set[CancelToken]] = field(default_factory=dict, init=False, repr=False)
     _pool: ThreadPoolExecutor = field(init=False, repr=False)
 
@@ -172,6 +185,32 @@ class RequestGate:
             else:
                 self._jobs.pop(client, None)
 
+    @property
+    def slots_per_client(self) -> int:
+        """Slots one client may hold at once: all of them on a private server, else one fewer than there are
+        (so that another client's request starts at once)."""
+        if self.max_jobs_per_client is None:
+            return self.concurrency
+        return max(1, self.concurrency - 1)
+
+    def _take_slot(self, client: str) -> bool:
+        with self._lock:
+            if self._running.get(client, 0) >= self.slots_per_client:
+                return False
+            if not self._slots.acquire(blocking=False):
+                return False
+            self._running[client] = self._running.get(client, 0) + 1
+            return True
+
+    def _free_slot(self, client: str) -> None:
+        with self._lock:
+            left = self._running.get(client, 1) - 1
+            if left > 0:
+                self._running[client] = left
+            else:
+                self._running.pop(client, None)
+        self._slots.release()
+
     def jobs(self, client: str) -> int:
         with self._lock:
             return self._jobs.get(client, 0)
@@ -184,17 +223,18 @@ class RequestGate:
             token.cancel(reason)
         return len(tokens)
 
-    def _run_in_slot(self, token: CancelToken, ctx: contextvars.Context, fn: Callable[..., Any], *args: Any) -> Any:
+    def _run_in_slot(self, client: str, token: CancelToken, ctx: contextvars.Context, fn: Callable[..., Any],
+                     *args: Any) -> Any:
         try:
             if token.cancelled:
                 return None
             return ctx.run(_under_token, token, fn, *args)  # the token is set inside the copied context
         finally:
-            self._slots.release()  # only now: a cancelled request keeps its slot until it has stopped
+            self._free_slot(client)  # only now: a cancelled request keeps its slot until it has stopped
 
-    async def _slot(self, token: CancelToken, request: Any) -> None:
+    async def _slot(self, client: str, token: CancelToken, request: Any) -> None:
         waited = 0
-        while not self._slots.acquire(blocking=False):
+        while not self._take_slot(client):
             waited += 1
             if token.cancelled or waited % 5 == 0 and _client_gone(request):
                 raise asyncio.CancelledError
@@ -210,9 +250,10 @@ class RequestGate:
         with self._lock:
             self._tokens.setdefault(session, set()).add(token)
         try:
-            await self._slot(token, request)
+            await self._slot(client, token, request)
             ctx = contextvars.copy_context()  # Gradio's progress tracking reads context variables
-            future = asyncio.get_running_loop().run_in_executor(self._pool, self._run_in_slot, token, ctx, fn, *args)
+            future = asyncio.get_running_loop().run_in_executor(self._pool, self._run_in_slot, client, token, ctx,
+                                                                fn, *args)
             try:
                 while True:
                     done, _ = await asyncio.wait({future}, timeout=1.0)
@@ -250,6 +291,7 @@ class SessionFiles:
         self._sessions: OrderedDict[str, tuple[Path, float]] = OrderedDict()
         self._lock = threading.Lock()
         atexit.register(self.cleanup)
+        remove_temporaries_on_sigterm()  # SIGTERM → SystemExit, so the atexit cleanup above runs
 
     @staticmethod
     def _safe(session: Any) -> str:
@@ -318,6 +360,7 @@ class Server:
     @classmethod
     def create(cls, concurrency: int, policy: ServerPolicy | None = None) -> Server:
         policy = policy or ServerPolicy.from_env()
+        _ACTIVE[:] = [policy]
         return cls(policy, RequestGate(concurrency, policy.max_jobs_per_client), SessionFiles())
 
     def end_session(self, request: Any) -> None:
@@ -346,5 +389,49 @@ def gated(server: Server, handler: Callable[..., tuple[Any, ...]],
         return out if out is not None else refused("the request was cancelled")
 
     on_event.__annotations__ = {**on_event.__annotations__, "request": gr.Request}
+    on_event.dialeval_gated = True  # type: ignore[attr-defined]  # see prepare()
     return on_event
+
+
+#: Gradio's cache of returned and uploaded files: every minute, files older than 10 minutes are deleted.
+GRADIO_CACHE_SWEEP = (60, 600)
+
+
+def is_gated(fn: Any, depth: int = 3) -> bool:
+    """True for an event function made by :func:`gated`, also when wrapped (e.g. to name its API parameters)
+    by a function that calls it from its closure."""
+    if getattr(fn, "dialeval_gated", False):
+        return True
+    cells = getattr(fn, "__closure__", None) or ()
+    return depth > 0 and any(callable(c.cell_contents) and is_gated(c.cell_contents, depth - 1) for c in cells
+                             if _filled(c))
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def dispatch_limit(concurrency: int) -> int:
+    """Requests of a gated event Gradio hands to the gate at once: enough for the slots and the clients waiting
+    for them (a refusal is immediate, so requests queued beyond this are answered within moments)."""
+    return max(8, 4 * concurrency)
+
+
+def prepare(demo: Any) -> Any:
+    """Serving settings of a built ``gr.Blocks``: with a per-client limit, Gradio hands the events made by
+    :func:`gated` to the gate :func:`dispatch_limit` at a time instead of ``concurrency`` (the gate bounds the
+    work and refuses a client's request past its limit at once, instead of it waiting in Gradio's queue behind
+    the running ones), and
+    Gradio's file cache is swept (:data:`GRADIO_CACHE_SWEEP`) unless the app set its own."""
+    gate = getattr(getattr(demo, "dialeval_server", None), "gate", None)
+    for block_fn in getattr(demo, "fns", {}).values():
+        if gate is not None and gate.max_jobs_per_client is not None and is_gated(block_fn.fn):
+            block_fn.concurrency_limit = dispatch_limit(gate.concurrency)
+    if getattr(demo, "delete_cache", None) is None:
+        demo.delete_cache = GRADIO_CACHE_SWEEP
+    return demo
 

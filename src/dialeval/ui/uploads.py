@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dialeval.io import check_unicode
 from dialeval.ui.inputs import InputError, Limits, check_chars, check_sets, check_turns, human_bytes
 
 
@@ -112,7 +113,7 @@ def _records_to_upload(records: list[Any], name: str) -> ParsedUpload:
     for i, rec in enumerate(records, 1):
         if isinstance(rec, str):
             if rec.strip():
-                out.responses.append(rec.strip())
+                out.responses.append(_one_line(rec.strip(), f"{name}, record {i}"))
             continue
         if not isinstance(rec, dict):
             raise InputError(f"{name}, record {i}: expected a JSON object or a string, got {type(rec).__name__}.")
@@ -144,6 +145,7 @@ def _response_record(rec: dict[str, Any], where: str) -> tuple[str, str | None]:
     value = rec[rkey]
     if not isinstance(value, str):
         raise InputError(f"{where}: field {rkey!r} is {type(value).__name__}, not text.")
+    _one_line(value.strip(), f"{where}, field {rkey!r}")
     gkey = _first_key(rec, SET_ID_FIELDS)
     group = rec[gkey] if gkey is not None else None
     return value.strip(), (None if group in (None, "") else str(group))
@@ -153,4 +155,17 @@ def _strings(values: list[Any], what: str) -> list[str]:
     bad = [v for v in values if not isinstance(v, str)]
     if bad:
         raise InputError(f"{what}: holds {type(bad[0]).__name__} values; every item must be text.")
-    return [v.strip() for v in values if v.strip()]
+    return [_one_line(v.strip(), f"{what}, item {j}") for j, v in enumerate(values, 1) if v.strip()]
+
+
+def _one_line(text: str, where: str) -> str:
+    """``text``, or a refusal when it spans lines (the boxes hold one item per line, so a record with a line
+    break would be shown and scored as several: the count would not be what is scored) or is not Unicode."""
+    if "\n" in text or "\r" in text:
+        raise InputError(f"{where} spans several lines; the demo holds one response per line. Join its lines "
+                         "(e.g. with a space), or score the file as is with `dialeval score`.")
+    try:
+        check_unicode(text, where)  # a lone surrogate could be neither shown nor sent back to the browser
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return text
