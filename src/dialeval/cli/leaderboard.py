@@ -8,12 +8,12 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from dialeval.leaderboard import CONFIGS
+    from dialeval.registry import META_DATASETS  # light: the leaderboard itself imports datasets, on use
 
     p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
     p.add_argument("--data-dir", required=True,
                    help="folder holding the original files: diversity_eval/, fed/, dailydialog_plusplus/")
-    p.add_argument("--dataset", action="append", default=None, choices=list(CONFIGS),
+    p.add_argument("--dataset", action="append", default=None, choices=list(META_DATASETS),
                    help="dataset (repeatable; default: every one a metric declares)")
     p.add_argument("--metric", action="append", default=None,
                    help="metric (repeatable; default: every metric that declares a dataset and whose model loads here)")
