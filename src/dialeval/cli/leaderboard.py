@@ -8,7 +8,9 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from dialeval.registry import META_DATASETS  # light: the leaderboard itself imports datasets, on use
+    from dialeval.registry import (
+        META_DATASETS,  # light: the leaderboard itself imports datasets, on use
+    )
 
     p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
     p.add_argument("--data-dir", required=True,
