@@ -263,7 +263,7 @@ def test_model_adapters_pass_options_and_inputs(monkeypatch):
 
 def test_adapter_errors():
     with pytest.raises(ValueError, match="corpus-level"):
-        make_adapter("sem_ent", "contest", "c")
+        make_adapter("low_frequency", "contest", "c")
     with pytest.raises(ValueError, match="distinct_n does not apply to 'fed'"):
         make_adapter("distinct_n", "fed", "turn")
     with pytest.raises(ValueError, match="unknown metric 'bleu'"):
@@ -296,5 +296,5 @@ def test_cli_writes_table_json_and_plot(shared_data, tmp_path, capsys):
     assert round(report["configs"]["con_test_200_resp_gen"]["results"][0]["value"], 3) == 0.591
     assert plot.stat().st_size > 5000 and plot.read_bytes()[:4] == b"\x89PNG"
     assert format_report({**report, "configs": report["configs"]}).splitlines()[0].startswith("config")
-    rc = main(["meta-eval", "contest", "--metric", "sem_ent", "--data-dir", str(shared_data / "diversity_eval")])
+    rc = main(["meta-eval", "contest", "--metric", "low_frequency", "--data-dir", str(shared_data / "diversity_eval")])
     assert rc == 2 and "corpus-level" in capsys.readouterr().err

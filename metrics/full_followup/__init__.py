@@ -47,6 +47,6 @@ METRIC = declare(
     tags=("dialogue", "quality", "language-model"),
     scale_out="dialeval.full.scale_out:scale_out",
     order=70,
-    meta_datasets=("fed",),
+    meta_datasets=("fed", "dailydialog_plusplus"),
     meta_adapter="dialeval.full.full_followup:full_fed_adapter",
 )

@@ -7,6 +7,7 @@ Layout of ``OUT``::
                             script, its card, app.py, requirements.txt and the vendored wheel
     spaces/dialeval-demo/   the demo Space (every metric at once)
     datasets/<name>/        the dataset repos (the ``dialeval datasets export`` layout)
+    datasets/dialeval-leaderboard/  with ``leaderboard=``: the leaderboard table, plot and eval_results YAML
     upload.sh               the ``hf upload`` commands (huggingface_hub >= 1),
                             also printed
 
@@ -363,6 +364,14 @@ def dataset_sources(names: Iterable[str], data_root: Path | None) -> dict[str, P
     return {name: data_root / DATA_FOLDERS[name] for name in names}
 
 
+def write_leaderboard_repo(source: str | Path, folder: Path, org: str) -> HubRepo:
+    """The leaderboard dataset (``dialeval leaderboard --out SOURCE``): rows, pairs, plot, card and each
+    metric's model-index ``eval_results`` YAML (:func:`dialeval.leaderboard.write_hub_dataset`)."""
+    from dialeval.leaderboard import write_hub_dataset
+
+    return HubRepo(write_hub_dataset(source, folder, org), "dataset", folder)
+
+
 # -- everything -------------------------------------------------------------------------------------
 def repo_names() -> list[str]:
     """Every repo ``build`` can write: the declared metrics, the demo, then the datasets."""
@@ -408,11 +417,12 @@ def is_build_folder(folder: Path) -> bool:
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
           wheel_url: str = "", data_dir: str | Path | None = None, only: Iterable[str] | None = None,
           datasets: bool = True, cache_dir: str | Path | None = None, overwrite: bool = False,
-          allow_duplicates: bool = False) -> list[HubRepo]:
+          allow_duplicates: bool = False, leaderboard: str | Path | None = None) -> list[HubRepo]:
     """Write the Hub folders under ``out`` (see the module docstring) and return the repos written.
     ``only`` restricts to some of :func:`repo_names`; ``datasets=False`` leaves the dataset repos out
     (otherwise they need ``data_dir`` or ``$DIALEVAL_DATA_DIR``). ``out`` follows :func:`dialeval.files.check_output_path`:
-    a non-empty folder that is not an earlier build is replaced only with ``overwrite``."""
+    a non-empty folder that is not an earlier build is replaced only with ``overwrite``. ``leaderboard`` (a
+    ``dialeval leaderboard`` output folder) adds the ``datasets/dialeval-leaderboard`` folder."""
     import os
 
     from dialeval.datasets import BUILDERS
@@ -433,6 +443,9 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
             raise ValueError("--wheel-url names a vendored wheel, --from-index the index release; choose one.")
     data_root = Path(data_dir) if data_dir else (Path(os.environ["DIALEVAL_DATA_DIR"])
                                                  if os.environ.get("DIALEVAL_DATA_DIR") else None)
+    if leaderboard is not None and Path(out).expanduser().resolve() in (lb := Path(leaderboard).expanduser().resolve(),
+                                                                         *lb.parents):
+        raise ValueError(f"--leaderboard {str(leaderboard)!r} is inside --out {str(out)!r}, which is replaced; move one.")
     out = check_output_path(out, inputs=[data_root, wheel, cache_dir], kind="dir", option="--out",
                             overwrite=overwrite, owned=is_build_folder).resolve()
     dataset_sources([n for n in BUILDERS if n in names], data_root)
@@ -442,6 +455,8 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
             install = Install(wheel_path, wheel_url=wheel_url)
         repos = _write_all(tmp, org, install, names, data_root, cache_dir, allow_duplicates)
+        if leaderboard is not None:
+            repos.append(write_leaderboard_repo(leaderboard, tmp / "datasets" / "dialeval-leaderboard", org))
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"

@@ -19,6 +19,10 @@ Protocols (each as its paper defines it)
   default mode uses the metric's measured default formulation). ``--metric-arg speaker_prefix=true``
   restores the earlier texts with the tags.
 
+- **DailyDialog++** (Sai et al., TACL 2020; config ``default``, test split): each context has 5 human positive,
+  5 random negative and 5 adversarial negative responses; each (context, response) is one scored row. Targets:
+  ROC AUC of positives against random negatives and against adversarial negatives (Mann–Whitney, ties ½).
+
 Ties: Spearman ρ is Pearson r of average ranks (``scipy.stats.spearmanr``); OCA cuts only between distinct
 scores. A non-finite metric score is an error, never silently dropped.
 
@@ -30,6 +34,7 @@ an *adapter* ``rows -> per-row scores`` (:func:`make_adapter`).
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,9 +51,11 @@ from dialeval.stats import (  # noqa: F401 - re-exported
     average_ranks,
     best_threshold_accuracy,
     bootstrap_interval,
+    paired_bootstrap,
     pearson,
     spearman,
     subsample_indices,
+    williams_test,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -146,7 +153,8 @@ def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any]
 # The harness
 # --------------------------------------------------------------------------------------------------
 
-DEFAULT_CONFIGS = {"contest": ["con_test_200_resp_gen"], "fed": ["turn", "dialog"]}
+DEFAULT_CONFIGS = {"contest": ["con_test_200_resp_gen"], "fed": ["turn", "dialog"], "dailydialog_plusplus": ["default"]}
+DDPP_KINDS = {"positive_responses": 1.0, "random_negative_responses": 0.0, "adversarial_negative_responses": -1.0}
 FED_TARGET = "annotation_means.Overall"
 
 
@@ -173,14 +181,44 @@ def targets_for(dataset: str, config: str, rows: list[dict[str, Any]]) -> list[T
     if dataset == "fed":
         overall = [r["annotation_means"]["Overall"] for r in rows]
         return [Target(FED_TARGET, [float(v) for v in overall], "spearman")]
-    raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use 'contest' or 'fed'.")
+    if dataset == "dailydialog_plusplus":
+        kind = [float(r["label"]) for r in rows]
+        return [Target("positive_vs_random", [k if k >= 0 else math.nan for k in kind], "auc"),
+                Target("positive_vs_adversarial", [1.0 if k == 1 else 0.0 if k < 0 else math.nan for k in kind], "auc")]
+    raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")
+
+
+def protocol_rows(dataset: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows a metric scores: DailyDialog++ contexts become one row per (context, response), labelled 1
+    (positive), 0 (random negative) or −1 (adversarial negative); other datasets' rows are used as they are."""
+    if dataset != "dailydialog_plusplus":
+        return rows
+    return [{"id": r["id"], "context": list(r["context"]), "response": text, "label": label}
+            for r in rows for field, label in DDPP_KINDS.items() for text in r[field]]
+
+
+def load_rows(dataset: str, config: str, *, data_dir: str | os.PathLike | None = None,
+              cache_dir: str | None = None) -> list[dict[str, Any]]:
+    """The scored rows of ``dataset``/``config``: its test split (the first split when it has none)."""
+    from . import datasets as dd
+
+    ds = dd.load(dataset, config, data_dir=data_dir, cache_dir=cache_dir)
+    split = "test" if "test" in ds else next(iter(ds))
+    return protocol_rows(dataset, ds[split].to_list())
 
 
 def _oca(scores: np.ndarray, labels: np.ndarray) -> float:
     return best_threshold_accuracy(scores, labels)[0] if len(np.unique(labels)) == 2 else float("nan")
 
 
-STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"spearman": spearman, "oca": _oca}
+def _labelled_auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """AUC of the rows labelled 1 against those labelled 0 (NaN labels left out; NaN when a class is absent)."""
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    return auc(pos, neg) if len(pos) and len(neg) else float("nan")
+
+
+STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"spearman": spearman, "oca": _oca,
+                                                                     "auc": _labelled_auc}
 
 
 def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_resamples: int = 1000,
@@ -200,6 +238,26 @@ def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_res
         results.append({"target": t.name, "statistic": t.statistic, "value": value, "ci_low": ci["low"],
                         "ci_high": ci["high"], "undefined_resamples": ci["undefined"], "n": len(s)})
     return results
+
+
+def resolve_rounding(dataset: str, metric: str, round_decimals: int | None | str = "auto") -> int | None:
+    """``"auto"``: 3 decimals for computed scores on conTest/decTest (Tevet's stored precision), else none."""
+    if round_decimals == "auto":
+        return 3 if dataset == "contest" and not metric.startswith("column:") else None
+    return round_decimals  # type: ignore[return-value]
+
+
+def score_rows(metric: str, dataset: str, config: str, rows: list[dict[str, Any]],
+               metric_args: dict[str, Any] | None = None, round_decimals: int | None | str = "auto") -> dict[str, Any]:
+    """``{"scores", "signature"}`` of ``metric`` on protocol rows, rounded as :func:`resolve_rounding` says."""
+    scored = make_adapter(metric, dataset, config, metric_args)(rows)
+    scores = [float(x) for x in scored["scores"]]
+    if len(scores) != len(rows):
+        raise RuntimeError(f"{metric} returned {len(scores)} scores for {len(rows)} rows.")
+    digits = resolve_rounding(dataset, metric, round_decimals)
+    if digits is not None:
+        scores = [round(x, digits) for x in scores]
+    return {"scores": scores, "signature": scored.get("signature")}
 
 
 def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | None = None,
@@ -223,8 +281,7 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
         configs = dd.config_names(dataset)
     else:
         configs = [config] if isinstance(config, str) else list(config)
-    if round_decimals == "auto":
-        round_decimals = 3 if dataset == "contest" and not metric.startswith("column:") else None
+    round_decimals = resolve_rounding(dataset, metric, round_decimals)
     report: dict[str, Any] = {
         "dataset": dataset, "metric": metric, "options": dict(metric_args or {}), "configs": {},
         "bootstrap": {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence},
@@ -232,18 +289,11 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
     }
     for cfg in configs:
         if rows is not None and cfg in rows:
-            cfg_rows = rows[cfg]
+            cfg_rows = protocol_rows(dataset, rows[cfg])
         else:
-            ds = dd.load(dataset, cfg, data_dir=data_dir, cache_dir=cache_dir)
-            split = "test" if "test" in ds else next(iter(ds))
-            cfg_rows = ds[split].to_list()
-        adapter = make_adapter(metric, dataset, cfg, metric_args)
-        scored = adapter(cfg_rows)
-        scores = [float(x) for x in scored["scores"]]
-        if len(scores) != len(cfg_rows):
-            raise RuntimeError(f"{metric} returned {len(scores)} scores for {len(cfg_rows)} rows.")
-        if round_decimals is not None:
-            scores = [round(x, round_decimals) for x in scores]
+            cfg_rows = load_rows(dataset, cfg, data_dir=data_dir, cache_dir=cache_dir)
+        scored = score_rows(metric, dataset, cfg, cfg_rows, metric_args, round_decimals)
+        scores = scored["scores"]
         results = evaluate_scores(scores, targets_for(dataset, cfg, cfg_rows), n_resamples=n_resamples,
                                   fraction=fraction, seed=seed, confidence=confidence)
         report["configs"][cfg] = {"num_rows": len(cfg_rows), "metric_signature": scored.get("signature"),

@@ -39,6 +39,7 @@ INPUT_KINDS = {
 META_DATASETS = {
     "contest": "a response set (Tevet & Berant's conTest/decTest, per-set diversity)",
     "fed": "a turn or a dialogue (FED, per-turn and per-dialogue quality)",
+    "dailydialog_plusplus": "a context and one response, positive or negative (DailyDialog++, AUCs)",
 }
 # Bounds of the options that size work (declared per option with ``minimum``/``maximum``): no single request
 # may ask for more. Each is far above any published setting (n ≤ 5, batches ≤ 256, k ≤ 100).

@@ -1,7 +1,8 @@
 """Pure statistics for meta-evaluation: Pearson r, Spearman ρ (Pearson r of average ranks, as
 ``scipy.stats.spearmanr``), the optimal classification accuracy (best single threshold, Tevet & Berant
 2021), ROC AUC (Mann–Whitney) and seeded bootstrap intervals (subsampling without replacement, percentile
-interval). Arrays in, numbers out; no I/O."""
+interval), and paired tests of two metrics on the same rows (Williams' test for dependent correlations, a
+paired bootstrap). Arrays in, numbers out; no I/O."""
 
 from __future__ import annotations
 
@@ -117,3 +118,60 @@ def bootstrap_interval(statistic: Callable[..., float], columns: Sequence[Sequen
     alpha = (1.0 - confidence) / 2.0
     low, high = (np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan")))
     return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
+
+
+# --------------------------------------------------------------------------------------------------
+# Paired tests: is metric A's statistic different from metric B's on the same rows?
+# --------------------------------------------------------------------------------------------------
+
+
+def williams_test(r12: float, r13: float, r23: float, n: int) -> dict[str, float]:
+    """Williams' test for two dependent correlations sharing variable 1 (Williams 1959; Steiger 1980, eq. 7;
+    as WMT uses it, Graham & Baldwin 2014): H0 ρ12 = ρ13, with 1 = the human target, 2 and 3 = two metrics
+    scored on the same n rows and r23 their correlation with each other,
+
+        t = (r12 − r13) √((n−1)(1+r23)) / √(2 ((n−1)/(n−3)) |R| + r̄² (1−r23)³),
+        |R| = 1 − r12² − r13² − r23² + 2 r12 r13 r23,  r̄ = (r12 + r13)/2,
+
+    t-distributed with n − 3 degrees of freedom. Returns ``t`` and the two-sided ``p_value``."""
+    from scipy.stats import t as t_dist
+
+    if n <= 3:
+        raise ValueError(f"Williams' test needs more than 3 rows, got {n}.")
+    if not all(math.isfinite(r) and -1 <= r <= 1 for r in (r12, r13, r23)):
+        raise ValueError(f"Williams' test needs correlations in [-1, 1], got {r12}, {r13}, {r23}.")
+    det = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2
+    denom = 2 * det * (n - 1) / (n - 3) + rbar ** 2 * (1 - r23) ** 3
+    if denom <= 0:  # identical metrics (r23 = 1, r12 = r13): no evidence of a difference
+        return {"t": 0.0, "p_value": 1.0}
+    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denom)
+    return {"t": float(t), "p_value": float(min(1.0, 2 * t_dist.sf(abs(t), n - 3)))}
+
+
+def paired_bootstrap(statistic: Callable[[np.ndarray, np.ndarray], float], a: Sequence[float], b: Sequence[float],
+                     target: Sequence[float], *, n_resamples: int = 1000, seed: int = 0,
+                     confidence: float = 0.95) -> dict[str, Any]:
+    """Paired bootstrap of ``d = statistic(a, target) − statistic(b, target)`` (Efron & Tibshirani 1993,
+    §16.4; Koehn 2004): rows drawn with replacement, the same rows for both metrics. The two-sided p-value
+    tests d = 0 by the shifted bootstrap distribution, ``p = (1 + #{|d* − d| ≥ |d|}) / (1 + B)`` over the
+    B resamples where both statistics are defined; the percentile interval of d* is returned as well."""
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be ≥ 1, got {n_resamples}.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}.")
+    x, y, t = (np.asarray(v, dtype=float) for v in (a, b, target))
+    if not len(x) == len(y) == len(t):
+        raise ValueError(f"paired_bootstrap: {len(x)}, {len(y)} and {len(t)} values; they must align.")
+    observed = statistic(x, t) - statistic(y, t)
+    idx = np.random.default_rng(seed).integers(0, len(t), size=(n_resamples, len(t)))
+    d = np.array([statistic(x[row], t[row]) - statistic(y[row], t[row]) for row in idx], dtype=float)
+    d = d[~np.isnan(d)]
+    if not len(d) or math.isnan(observed):
+        return {"difference": float(observed), "p_value": float("nan"), "ci_low": float("nan"),
+                "ci_high": float("nan"), "resamples": int(len(d))}
+    p = (1 + int(np.sum(np.abs(d - observed) >= abs(observed)))) / (1 + len(d))
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(d, [alpha, 1.0 - alpha])
+    return {"difference": float(observed), "p_value": float(p), "ci_low": float(low), "ci_high": float(high),
+            "resamples": int(len(d))}

@@ -13,7 +13,8 @@ from dialeval._version import __version__
 # the speaker-recognition baseline).
 COMMANDS = ("dialeval.cli.score", "dialeval.cli.demo", "dialeval.semantic.cli_fit_space",
             "dialeval.semantic.cli_dress", "dialeval.cli.datasets", "dialeval.cli.meta_eval",
-            "dialeval.dialstory.cli_coherence", "dialeval.dialstory.cli_baseline", "dialeval.cli.hub")
+            "dialeval.dialstory.cli_coherence", "dialeval.dialstory.cli_baseline", "dialeval.cli.hub",
+            "dialeval.cli.leaderboard")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,6 +30,8 @@ def register(sub: Any) -> None:
     b.add_argument("--only", nargs="+", default=None, metavar="NAME",
                    help="only these repos (metric names, dialeval-demo, dataset names)")
     b.add_argument("--cache-dir", default=None, help="datasets cache folder for the dataset exports")
+    b.add_argument("--leaderboard", default=None, metavar="DIR",
+                   help="also write datasets/dialeval-leaderboard from this `dialeval leaderboard --out` folder")
     b.set_defaults(func=run_build)
 
 
@@ -38,7 +40,8 @@ def run_build(args: argparse.Namespace) -> int:
 
     repos = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel, wheel_url=args.wheel_url,
                   data_dir=args.data_dir, only=args.only, datasets=not args.no_datasets, cache_dir=args.cache_dir,
-                  overwrite=args.overwrite, allow_duplicates=args.allow_duplicates)
+                  overwrite=args.overwrite, allow_duplicates=args.allow_duplicates,
+                  leaderboard=args.leaderboard)
     print(f"wrote {len(repos)} folders under {args.out}; publish them with (also in upload.sh):")
     for repo in repos:
         print(repo.upload_command())

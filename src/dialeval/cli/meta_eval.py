@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
     usable = ", ".join(f"{n} ({'/'.join(d.meta_datasets)})" for n, d in meta_evaluable().items())
     p.add_argument("--metric", required=True, help=f"{usable}, or column:NAME for a stored column")
     p.add_argument("--config", action="append", default=None,
-                   help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed")
+                   help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed, default for dailydialog_plusplus")
     p.add_argument("--data-dir", default=None, help="folder of the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]; fed follows the FULL "

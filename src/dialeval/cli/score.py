@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
                    help="results JSON file (- writes it to stdout); with --engine ray a folder or URI (s3://, gs://, "
                         "file://): per-item Parquet in OUTPUT/<metric>/ and the results in OUTPUT/results.json")
     p.add_argument("--allow-duplicates", action="store_true",
-                   help="score rows that repeat another row exactly (refused by default: they would count twice)")
+                   help="score repeated ids and records of two or more fields that repeat another exactly (refused by default: they would count twice; plain responses may repeat)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ray = p.add_argument_group("Ray engine (pip install 'dialeval[distributed]')")
     ray.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default: local)")

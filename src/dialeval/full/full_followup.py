@@ -98,14 +98,15 @@ def compute_full_inputs(contexts: Any = None, predictions: Any = None, dialogues
 
 # -- meta-evaluation adapter (declared as ``meta_adapter``): FED rows → per-item FULL scores -------------
 
-def _turn_texts(turns: list[dict[str, str]], speaker_prefix: bool) -> list[str]:
-    return [f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
+def _turn_texts(turns: list[Any], speaker_prefix: bool) -> list[str]:
+    """Turn texts of a FED context (``{"speaker", "text"}`` turns) or a DailyDialog++ one (plain strings)."""
+    return [t if isinstance(t, str) else f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
 
 
 def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
-    """FULL on FED rows (``config`` = the level, turn or dialog); speakers stripped unless
-    ``speaker_prefix=True``."""
-    level = config
+    """FULL on FED rows (``config`` = the level, turn or dialog; speakers stripped unless ``speaker_prefix=True``)
+    and on DailyDialog++ rows (config ``default``: turn level, the context plus one response)."""
+    level = "turn" if config == "default" else config
     opts = dict(options)
     prefix = opts.pop("speaker_prefix", False)
     if not isinstance(prefix, bool):
@@ -121,7 +122,8 @@ def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if level == "turn":
             contexts = [_turn_texts(r["context"], prefix) for r in rows]
-            responses = [f"{r['response_speaker']}: {r['response']}" if prefix else r["response"] for r in rows]
+            responses = [f"{r['response_speaker']}: {r['response']}" if prefix and "response_speaker" in r
+                         else r["response"] for r in rows]
             contexts, responses = check_turn_inputs(contexts, responses)
             histories = [[*c, p] for c, p in zip(contexts, responses)]
         else:

@@ -10,7 +10,10 @@ from typing import Any
 import numpy as np
 
 from dialeval.encoders import BATCH_SIZE, DEFAULT_ENCODER, check_responses, encoder_name
+from dialeval.registry import Adapter
+from dialeval.resources import semantic_space_dir
 from dialeval.runtime import ModelCache
+from dialeval.semantic.clustering import cluster_distribution
 from dialeval.semantic.space import (
     KMEANS_SEED,
     PCA_SEED,
@@ -22,6 +25,7 @@ from dialeval.semantic.space import (
     texts_fingerprint,
 )
 from dialeval.signature import make_signature
+from dialeval.similarity.kernels import set_embeddings
 from dialeval.validation import inputs_checked
 
 # Fitted spaces kept per process (fitting embeds every reference response): the same bounded, thread-safe
@@ -162,3 +166,26 @@ def sem_ent_result(sp: SemanticSpace, counts: Any, examples: list[list[str]], *,
     out["num_predictions"] = int(counts.sum())
     out["signature"] = sem_ent_signature(sp, dtype_name, restarts, backend)
     return out
+
+
+# -- meta-evaluation adapter (declared as ``meta_adapter``): conTest/decTest rows → per-set Sem-Ent --------
+
+def sem_ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
+    """Per-set Sem-Ent: entropy (nats) of each response set's distribution over the clusters of a semantic
+    space (default: the packaged DailyDialog space). Embeddings come from the shared per-process encoding
+    (:func:`dialeval.similarity.kernels.set_embeddings`), so Vendi and Sent-BERT on the same sets reuse them."""
+    allowed = {"space", "device", "dtype", "batch_size", "progress"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for per-set Sem-Ent; known: {sorted(allowed)}.")
+    opts = dict(options)
+    space = opts.pop("space", None) or semantic_space_dir()
+    sp = resolve_space(space)
+
+    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        embs, enc = set_embeddings([list(r["responses"]) for r in rows], encoder=sp.encoder_name, **opts)
+        scores = [entropy_nats(cluster_distribution(sp.assign_embeddings(e), sp.k)) for e in embs]
+        signature = sem_ent_signature(sp, enc.dtype_name).replace("sem_ent|", "sem_ent|level:set|", 1)
+        return {"scores": scores, "signature": signature}
+
+    return score

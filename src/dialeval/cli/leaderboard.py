@@ -1,0 +1,53 @@
+"""``dialeval leaderboard``: every metric that runs here × every human-judged dataset it declares."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    from dialeval.registry import (
+        META_DATASETS,  # light: the leaderboard itself imports datasets, on use
+    )
+
+    p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
+    p.add_argument("--data-dir", required=True,
+                   help="folder holding the original files: diversity_eval/, fed/, dailydialog_plusplus/")
+    p.add_argument("--dataset", action="append", default=None, choices=list(META_DATASETS),
+                   help="dataset (repeatable; default: every one a metric declares)")
+    p.add_argument("--metric", action="append", default=None,
+                   help="metric (repeatable; default: every metric that declares a dataset and whose model loads here)")
+    p.add_argument("--out", required=True, help="output folder (new, empty, or one an earlier run wrote: it resumes)")
+    p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",
+                   help="score only the first N source rows of DATASET (e.g. dailydialog_plusplus=200 contexts)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each interval resample (default 0.5)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.set_defaults(func=run)
+
+
+def _max_rows(pairs: list[str]) -> dict[str, int]:
+    out = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not raw.strip().isdigit():
+            raise ValueError(f"--max-rows {pair!r} must look like DATASET=N, e.g. dailydialog_plusplus=200.")
+        out[name] = int(raw)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from dialeval.leaderboard import build
+
+    if args.resamples < 1:
+        raise ValueError(f"--resamples must be ≥ 1, got {args.resamples}.")
+    report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
+                   max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
+                   seed=args.seed, log=lambda line: print(line, file=sys.stderr))
+    print(f"{len(report['rows'])} rows, {len(report['pairs'])} paired tests, {report['wall_seconds']} s: "
+          f"{args.out}/leaderboard.json, leaderboard.md, leaderboard.png")
+    for s in report["skipped"]:
+        print(f"skipped {s['metric']}: {s['reason']}")
+    return 0

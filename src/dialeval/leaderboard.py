@@ -1,0 +1,400 @@
+"""The leaderboard: every metric that runs here against every human-judged dataset it declares, with bootstrap
+intervals and a paired test for every pair of metrics scored on the same rows.
+
+Which metrics and datasets come from the registry (``meta_datasets``/``meta_adapter`` of each declaration);
+each (metric, dataset, config) is scored by :mod:`dialeval.metaeval` (the same adapters, rounding and
+statistics as ``dialeval meta-eval``) and its scores are cached in ``OUT/cache/`` so that a rerun resumes.
+A metric whose default model cannot load here (its declaration's probe says why) is listed as skipped.
+
+Paired tests (same rows, same target): the difference of the two statistics, a paired bootstrap p-value
+(:func:`dialeval.stats.paired_bootstrap`) and, for Spearman ρ, Williams' test for dependent correlations
+(:func:`dialeval.stats.williams_test`, on the ρs and the two metrics' own ρ).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dialeval import registry
+from dialeval._version import __version__
+from dialeval.datasets import DATA_FOLDERS
+from dialeval.files import (
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    check_output_path,
+)
+from dialeval.metaeval import (
+    STATISTICS,
+    evaluate_scores,
+    load_rows,
+    paired_bootstrap,
+    score_rows,
+    spearman,
+    targets_for,
+    williams_test,
+)
+from dialeval.signature import make_signature
+
+#: The configs each dataset contributes (conTest/decTest: response generation, the sets with human scores).
+CONFIGS = {"contest": ("con_test_200_resp_gen", "dec_test_200_resp_gen"), "fed": ("turn", "dialog"),
+           "dailydialog_plusplus": ("default",)}
+#: Published numbers to compare rows with: (dataset, config, target, statistic) → "who: value" lines.
+PUBLISHED = {
+    ("contest", "con_test_200_resp_gen", "label_value", "spearman"): (
+        "human absolute scores 0.63, Sent-BERT 0.59 (Tevet & Berant 2021)", "Confidence NLI 0.62 (Stasaski & Hearst 2022)"),
+    ("fed", "turn", "annotation_means.Overall", "spearman"): (
+        "FULL 0.51 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.352 (SmolLM2 default, FULL card)"),
+    ("fed", "dialog", "annotation_means.Overall", "spearman"): (
+        "FULL 0.69 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.463 (SmolLM2 default, FULL card)"),
+    ("dailydialog_plusplus", "default", "positive_vs_adversarial", "auc"): (
+        "FULL 0.611 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",),
+    ("dailydialog_plusplus", "default", "positive_vs_random", "auc"): (
+        "FULL 0.590 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",),
+}
+MARKER = ".dialeval-leaderboard"
+Log = Callable[[str], None]
+
+
+def offline_reason(decl: registry.MetricDeclaration) -> str | None:
+    """Why ``decl``'s default (first offered) model cannot load here, or ``None``."""
+    probe = decl.probe_function()
+    if probe is None or not decl.models:
+        return None
+    return probe(decl.models[0])
+
+
+#: Stored columns of the authors' own metric values, scored as rows of their own (``column:NAME``): they
+#: reproduce the published conTest numbers (human absolute scores, Tevet & Berant's Sent-BERT).
+REFERENCE_COLUMNS = {"contest": ("column:metrics.abs_hds_mean", "column:metrics.SentBert")}
+
+
+def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = None) -> tuple[list[tuple[str, str, str]], list[dict[str, str]]]:
+    """``[(metric, dataset, config)]`` to score and ``[{"metric", "reason"}]`` skipped, from the registry. Without
+    ``metrics``: every declared metric plus the :data:`REFERENCE_COLUMNS`; ``column:NAME`` asks for a stored column."""
+    usable = registry.meta_evaluable()
+    for d in datasets or ():
+        if d not in CONFIGS:
+            raise ValueError(f"--dataset {d!r} is not known; use one of {sorted(CONFIGS)}.")
+    for m in metrics or ():
+        if m not in usable and not m.startswith("column:"):
+            raise ValueError(f"--metric {m!r} has no human-judged dataset here; use one of {sorted(usable)} or "
+                             "column:NAME (a stored contest column, e.g. column:metrics.SentBert).")
+    tasks, skipped = [], []
+    for name, decl in usable.items():
+        if metrics and name not in metrics:
+            continue
+        wanted = [d for d in decl.meta_datasets if not datasets or d in datasets]
+        if not wanted:
+            continue
+        reason = offline_reason(decl)
+        if reason:
+            skipped.append({"metric": name, "reason": reason})
+            continue
+        tasks += [(name, d, c) for d in wanted for c in CONFIGS[d]]
+    columns = [m for m in metrics or () if m.startswith("column:")] or ([] if metrics else list(REFERENCE_COLUMNS["contest"]))
+    if columns and (not datasets or "contest" in datasets):
+        tasks += [(col, "contest", c) for col in columns for c in CONFIGS["contest"]]
+    if not tasks:
+        raise ValueError("nothing to score: no requested metric runs here on the requested datasets"
+                         + (f" (skipped: {'; '.join(s['metric'] + ': ' + s['reason'] for s in skipped)})" if skipped else "."))
+    return tasks, skipped
+
+
+def _rows_fingerprint(rows: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+
+
+def _cached_scores(cache: Path, metric: str, dataset: str, config: str, rows: list[dict[str, Any]],
+                   log: Log) -> dict[str, Any]:
+    """Scores of ``metric`` on ``rows``, read from ``cache`` when a previous run stored them for the same rows
+    and dialeval version, else computed and stored (atomically)."""
+    key = {"metric": metric, "dataset": dataset, "config": config, "rows": _rows_fingerprint(rows),
+           "version": __version__}
+    path = cache / f"{metric.replace(':', '-')}__{dataset}__{config}.json"
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = {}
+        if stored.get("key") == key and len(stored.get("scores", ())) == len(rows):
+            log(f"{metric} / {dataset} / {config}: cached")
+            return stored
+    start = time.perf_counter()
+    scored = score_rows(metric, dataset, config, rows)
+    seconds = time.perf_counter() - start
+    log(f"{metric} / {dataset} / {config}: {len(rows)} rows scored in {seconds:.1f} s")
+    out = {"key": key, "scores": scored["scores"], "signature": scored["signature"], "seconds": round(seconds, 2)}
+    atomic_write_json(path, out, indent=None)
+    return out
+
+
+def _pair_tests(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Any, base: dict[str, Any],
+                n_resamples: int, seed: int, confidence: float) -> dict[str, Any]:
+    y = np.asarray(target.values, dtype=float)
+    fn = STATISTICS[target.statistic]
+    boot = paired_bootstrap(fn, sa, sb, y, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    out = {"metric_a": a, "metric_b": b, **base, "value_a": fn(sa, y), "value_b": fn(sb, y),
+           "difference": boot["difference"], "p_bootstrap": boot["p_value"], "diff_ci_low": boot["ci_low"],
+           "diff_ci_high": boot["ci_high"], "p_williams": None, "t_williams": None}
+    if target.statistic == "spearman":
+        r23 = spearman(sa, sb)
+        if np.isfinite(r23) and np.isfinite(out["value_a"]) and np.isfinite(out["value_b"]):
+            w = williams_test(out["value_a"], out["value_b"], r23, len(y))
+            out.update(p_williams=w["p_value"], t_williams=w["t"], rho_ab=r23)
+    return out
+
+
+def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequence[str] | None = None,
+          metrics: Sequence[str] | None = None, max_rows: dict[str, int] | None = None, n_resamples: int = 1000,
+          fraction: float = 0.5, seed: int = 0, confidence: float = 0.95, log: Log = print) -> dict[str, Any]:
+    """Score, correlate, test and write ``OUT/leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``."""
+    root = Path(data_dir).expanduser()
+    if not root.is_dir():
+        raise FileNotFoundError(f"--data-dir {str(root)!r} is not a folder; give the folder holding "
+                                f"{', '.join(sorted(set(DATA_FOLDERS[d] for d in CONFIGS)))}/.")
+    for d, n in (max_rows or {}).items():
+        if d not in CONFIGS or isinstance(n, bool) or not isinstance(n, int) or n < 10:
+            raise ValueError(f"--max-rows {d}={n!r}: give a dataset of {sorted(CONFIGS)} and at least 10 rows.")
+    if not 0 < fraction <= 1 or not 0 < confidence < 1 or n_resamples < 1 or seed < 0:
+        raise ValueError(f"bootstrap settings out of range: --fraction {fraction} must be in (0, 1], confidence "
+                         f"{confidence} in (0, 1), --resamples {n_resamples} ≥ 1, --seed {seed} ≥ 0.")
+    tasks, skipped = plan(datasets, metrics)  # every check before OUT is created
+    target_dir = prepare_out(out, root)
+    started = time.perf_counter()
+    rows_out: list[dict[str, Any]] = []
+    pairs: list[dict[str, Any]] = []
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for (dataset, config), group in itertools.groupby(sorted(tasks, key=lambda t: (t[1], t[2])), key=lambda t: (t[1], t[2])):
+        data = load_rows(dataset, config, data_dir=root / DATA_FOLDERS[dataset])
+        limit = (max_rows or {}).get(dataset)
+        if limit:
+            data = _first_sources(dataset, data, limit)
+        targets = targets_for(dataset, config, data)
+        scored = {m: _cached_scores(target_dir / "cache", m, dataset, config, data, log) for m, _, _ in group}
+        groups[(dataset, config)] = {"rows": len(data), "metrics": list(scored)}
+        for metric, res in scored.items():
+            for r in evaluate_scores(res["scores"], targets, n_resamples=n_resamples, fraction=fraction, seed=seed,
+                                     confidence=confidence):
+                rows_out.append({"metric": metric, "dataset": dataset, "config": config, **r,
+                                 "signature": res["signature"], "seconds": res.get("seconds")})
+        for a, b in itertools.combinations(scored, 2):
+            sa, sb = (np.asarray(scored[m]["scores"], dtype=float) for m in (a, b))
+            for t in targets:
+                base = {"dataset": dataset, "config": config, "target": t.name, "statistic": t.statistic}
+                pairs.append(_pair_tests(a, b, sa, sb, t, base, n_resamples, seed, confidence))
+    report = {
+        "generator": "dialeval leaderboard", "rows": rows_out, "pairs": pairs, "skipped": skipped,
+        "datasets": {f"{d}/{c}": g for (d, c), g in groups.items()}, "max_rows": dict(max_rows or {}),
+        "bootstrap": {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence,
+                      "paired": "with replacement, same rows for both metrics"},
+        "published": [{"dataset": k[0], "config": k[1], "target": k[2], "statistic": k[3], "compare_with": v}
+                      for k, v in PUBLISHED.items()],
+        "wall_seconds": round(time.perf_counter() - started, 1),
+    }
+    report["signature"] = make_signature(
+        "leaderboard", configs=[f"{d}/{c}" for d, c in groups], metrics=sorted({t[0] for t in tasks}),
+        boot=n_resamples, frac=fraction, seed=seed, conf=confidence,
+        max_rows=",".join(f"{k}={v}" for k, v in sorted((max_rows or {}).items())) or None)
+    write_outputs(target_dir, report)
+    return report
+
+
+def _first_sources(dataset: str, rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The rows of the first ``limit`` source rows (DailyDialog++: contexts, each expanded to 15 rows)."""
+    if dataset != "dailydialog_plusplus":
+        return rows[:limit]
+    ids: list[Any] = []
+    for r in rows:
+        if r["id"] not in ids:
+            ids.append(r["id"])
+        if len(ids) > limit:
+            break
+    keep = set(ids[:limit])
+    return [r for r in rows if r["id"] in keep]
+
+
+def prepare_out(out: str | os.PathLike, data_dir: Path) -> Path:
+    """``OUT`` as a folder this command may write: new, empty, or made by an earlier ``dialeval leaderboard``
+    (its marker file present). Anything else, or a folder inside the data, is refused."""
+    path = check_output_path(out, inputs=[data_dir], kind="dir", option="--out")
+    if os.path.realpath(path).startswith(os.path.realpath(data_dir) + os.sep):
+        raise ValueError(f"--out {str(path)!r} is inside the data folder {str(data_dir)!r}; choose a folder outside it.")
+    if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
+        raise FileExistsError(f"--out {str(path)!r} is a non-empty folder that `dialeval leaderboard` did not create; "
+                              "choose a new or empty folder.")
+    path.mkdir(parents=True, exist_ok=True)
+    if not (path / MARKER).is_file():
+        atomic_write_text(path / MARKER, "written by `dialeval leaderboard`; it may rewrite this folder.\n")
+    return path
+
+
+def _fmt(x: Any) -> str:
+    return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.3f}"
+
+
+def _fmt_p(x: Any) -> str:
+    return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.3g}"
+
+
+def summary_markdown(report: dict[str, Any]) -> str:
+    """One compact table per dataset: a line per metric, a column per (config, target, statistic), each cell
+    ``value [ci_low, ci_high]``."""
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in report["rows"]):
+        rows = [r for r in report["rows"] if r["dataset"] == dataset]
+        cols = list(dict.fromkeys((r["config"], r["target"], r["statistic"]) for r in rows))
+        cells = {(r["metric"], r["config"], r["target"], r["statistic"]): f"{_fmt(r['value'])} [{_fmt(r['ci_low'])}, "
+                 f"{_fmt(r['ci_high'])}]" for r in rows}
+        out += [f"| {dataset} | " + " | ".join(f"{c} {t} {st}" for c, t, st in cols) + " |",
+                "|---|" + "---:|" * len(cols)]
+        for metric in dict.fromkeys(r["metric"] for r in rows):
+            out.append(f"| {metric} | " + " | ".join(cells.get((metric, *c), "–") for c in cols) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The leaderboard as Markdown: compact tables per dataset, then every row and every paired test."""
+    pct = round(report["bootstrap"]["confidence"] * 100)
+    lines = [summary_markdown(report), f"| metric | dataset | config | target | statistic | value | {pct}% CI | n |", "|---|---|---|---|---|---:|---|---:|"]
+    for r in report["rows"]:
+        lines.append(f"| {r['metric']} | {r['dataset']} | {r['config']} | {r['target']} | {r['statistic']} | "
+                     f"{_fmt(r['value'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {r['n']} |")
+    lines += ["", "| metric A | metric B | dataset | config | target | statistic | A − B | p (paired bootstrap) | p (Williams) |",
+              "|---|---|---|---|---|---|---:|---:|---:|"]
+    for p in report["pairs"]:
+        lines.append(f"| {p['metric_a']} | {p['metric_b']} | {p['dataset']} | {p['config']} | {p['target']} | "
+                     f"{p['statistic']} | {_fmt(p['difference'])} | {_fmt_p(p['p_bootstrap'])} | {_fmt_p(p['p_williams'])} |")
+    for s in report["skipped"]:
+        lines.append(f"\nSkipped {s['metric']}: {s['reason']}")
+    for pub in report["published"]:
+        lines.append(f"\nPublished, {pub['dataset']} {pub['config']} {pub['target']} ({pub['statistic']}): "
+                     + "; ".join(pub["compare_with"]))
+    lines.append(f"\nSignature: `{report['signature']}`")
+    return "\n".join(lines) + "\n"
+
+
+def plot_png(report: dict[str, Any]) -> bytes:
+    """One panel per (dataset, config, target, statistic): each metric's value with its interval (PNG bytes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in report["rows"]:
+        panels.setdefault((r["dataset"], r["config"], r["target"], r["statistic"]), []).append(r)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.0, 1.0 + 0.45 * sum(len(v) + 2 for v in panels.values())),
+                             squeeze=False)
+    for ax, (key, rows) in zip(axes[:, 0], panels.items()):
+        values = [r["value"] for r in rows]
+        err = [[max(0.0, r["value"] - r["ci_low"]) for r in rows], [max(0.0, r["ci_high"] - r["value"]) for r in rows]]
+        ax.barh(range(len(rows)), values, xerr=err, capsize=4, color="#4C72B0")
+        ax.set_yticks(range(len(rows)), [r["metric"] for r in rows], fontsize=8)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_title(" / ".join(key), fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities as ``null`` (strict JSON), numpy numbers as Python numbers."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def write_outputs(folder: Path, report: dict[str, Any]) -> None:
+    """``leaderboard.json`` (NaN as null), ``leaderboard.md`` and ``leaderboard.png``, each written atomically."""
+    atomic_write_json(folder / "leaderboard.json", _json_safe(report))
+    atomic_write_text(folder / "leaderboard.md", markdown(report))
+    if report["rows"]:
+        atomic_write_bytes(folder / "leaderboard.png", plot_png(report))
+
+
+# -- publishing: a Hub dataset folder and model-index ``eval_results`` ---------------------------------
+HUB_NAME = "dialeval-leaderboard"
+STAT_TYPES = {"spearman": "spearmanr", "oca": "accuracy", "auc": "roc_auc"}
+
+
+def read_report(folder: str | os.PathLike) -> dict[str, Any]:
+    """The ``leaderboard.json`` an earlier ``dialeval leaderboard --out FOLDER`` wrote."""
+    path = Path(folder).expanduser() / "leaderboard.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{str(path)!r} is missing; give the --out folder of `dialeval leaderboard`.")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(report, dict) or report.get("generator") != "dialeval leaderboard" or "rows" not in report:
+        raise ValueError(f"{str(path)!r} was not written by `dialeval leaderboard`.")
+    return report
+
+
+def eval_results_yaml(report: dict[str, Any], metric: str, org: str) -> str:
+    """The model-card ``model-index`` YAML (``eval_results``) of ``metric``'s leaderboard rows: one result per
+    dataset config, target and statistic, pointing at the leaderboard dataset as its source."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    results = [EvalResult(
+        task_type="text-generation", task_name="meta-evaluation: agreement with human judgements",
+        dataset_type=f"{org}/{r['dataset']}", dataset_name=r["dataset"], dataset_config=r["config"], dataset_split="test",
+        metric_type=STAT_TYPES.get(r["statistic"], r["statistic"]), metric_value=round(r["value"], 4),
+        metric_name=f"{r['statistic']} with {r['target']}", metric_config=r["target"],
+        metric_args={"ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["n"]}, verified=False,
+        source_name="dialeval leaderboard", source_url=f"https://huggingface.co/datasets/{org}/{HUB_NAME}",
+    ) for r in report["rows"] if r["metric"] == metric and r["value"] is not None]
+    return ModelCardData(model_name=metric, eval_results=results).to_yaml() + "\n"
+
+
+def hub_card(report: dict[str, Any], org: str) -> str:
+    """The dataset card: front matter with the two configs (rows, pairs), then the Markdown table."""
+    import yaml
+
+    meta = {"license": "mit", "pretty_name": "dialeval leaderboard", "tags": ["evaluation", "dialogue", "leaderboard"],
+            "configs": [{"config_name": "rows", "data_files": "data/rows.jsonl", "default": True},
+                        {"config_name": "pairs", "data_files": "data/pairs.jsonl"}]}
+    usage = (f'```python\nfrom datasets import load_dataset\nrows = load_dataset("{org}/{HUB_NAME}", "rows", split="train")\n'
+             f'pairs = load_dataset("{org}/{HUB_NAME}", "pairs", split="train")\n```\n')
+    return (f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n\n# dialeval leaderboard\n\nEvery dialeval metric against "
+            "human judgements (conTest/decTest, FED, DailyDialog++), with bootstrap intervals and paired tests for each "
+            "pair of metrics, written by `dialeval leaderboard`. `eval_results/<metric>.yaml` holds each metric's "
+            f"results as model-card `model-index` YAML.\n\n{usage}\n![leaderboard](leaderboard.png)\n\n{markdown(report)}")
+
+
+def write_hub_dataset(source: str | os.PathLike, folder: Path, org: str) -> str:
+    """Write the leaderboard of ``source`` (a ``dialeval leaderboard`` output) as a Hub dataset folder:
+    ``data/rows.jsonl``, ``data/pairs.jsonl``, ``leaderboard.json``/``.md``/``.png``, ``eval_results/<metric>.yaml``
+    and the card. Returns the repo id."""
+    report = _json_safe(read_report(source))
+    folder.mkdir(parents=True)
+    (folder / "data").mkdir()
+    (folder / "data" / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in report["rows"]), encoding="utf-8")
+    (folder / "data" / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in report["pairs"]), encoding="utf-8")
+    (folder / "leaderboard.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    (folder / "leaderboard.md").write_text(markdown(report), encoding="utf-8")
+    png = Path(source).expanduser() / "leaderboard.png"
+    if png.is_file():
+        (folder / "leaderboard.png").write_bytes(png.read_bytes())
+    (folder / "eval_results").mkdir()
+    for metric in dict.fromkeys(r["metric"] for r in report["rows"]):
+        (folder / "eval_results" / f"{metric.replace(':', '-')}.yaml").write_text(eval_results_yaml(report, metric, org), encoding="utf-8")
+    (folder / "README.md").write_text(hub_card(report, org), encoding="utf-8")
+    return f"{org}/{HUB_NAME}"
