@@ -114,7 +114,7 @@ def test_sent_bert_hand_value():
     ({"n": [0]}, "n"),
     ({"n": [11]}, "orders go from 1 to 10"),
     ({"kernel": "rbf"}, "`kernel`='rbf' is not known"),
-    ({"batch_size": 0}, "`batch_size` must be an int from 1 to 8192"),
+    ({"batch_size": 0}, "`batch_size` must be an int from 1 to 4096"),
 ])
 def test_options_out_of_range_are_refused(options, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):

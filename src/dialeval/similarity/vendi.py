@@ -81,7 +81,8 @@ def vendi_signature(kernel: str, q: float, *, encoder: Any = None, orders: tuple
     qs = "inf" if math.isinf(q) else q
     if kernel == "ngram":
         return make_signature("vendi_score", kernel="ngram", q=qs, n=orders, tok=tokenizer)
-    return make_signature("vendi_score", kernel="embedding", q=qs, encoder=encoder.revision, dtype=encoder.dtype_name)
+    return make_signature("vendi_score", kernel="embedding", q=qs, encoder=encoder.revision, dtype=encoder.dtype_name,
+                          backend=getattr(encoder, "backend", "torch"))
 
 
 def compute_vendi(predictions: Any, kernel: str = "embedding", q: Any = 1.0, n: Any = None, tokenizer: Any = "casual",
