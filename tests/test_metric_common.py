@@ -155,3 +155,20 @@ def test_core_equals_the_module_on_the_declared_example(name):
     from_core = decl.core_function()(**decl.example)
     from_module = dialeval.load(name).compute(**decl.example)
     assert from_core == from_module
+
+
+FAMILIES = ("lexical", "semantic", "nli", "full", "dialstory", "similarity")
+
+
+def test_no_file_outside_the_metric_cores_names_a_metric():
+    """One home per metric: outside its family's core folder (and its declaration folder and card, which live
+    in metrics/), no library file names it; the layers read the declarations instead."""
+    src = REPO / "src" / "dialeval"
+    offenders = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src)
+        if rel.parts[0] in FAMILIES:
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += [f"{rel}: {name}" for name in NAMES if re.search(rf"(?<![A-Za-z0-9]){name}(?![A-Za-z0-9])", text)]
+    assert offenders == []

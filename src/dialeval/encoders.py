@@ -42,13 +42,13 @@ from dialeval.runtime import (
 )
 from dialeval.validation import check_texts
 
-#: Default batching (``python benchmarks/sem_ent_bf16.py [--dtype fp32]``): length-sorted batches of up to
+#: Default batching (measured by the bf16/fp32 batching benchmark in ``benchmarks/``): length-sorted batches of up to
 #: 256 texts and, on CPU, at most 1,024 padded tokens (8,192 on an accelerator). On MiniLM, 1 CPU thread,
 #: 2.07x the throughput of fixed batches of 32 in fp32 and 1.68x in bf16, with the same clusters.
 BATCH_SIZE = 256
 CPU_MAX_TOKENS = 1024
 ACCELERATOR_MAX_TOKENS = 8192
-#: ONNX Runtime on CPU runs best on smaller batches (``python benchmarks/sem_ent_speed.py``): 512 padded tokens.
+#: ONNX Runtime on CPU runs best on smaller batches (the encoder speed benchmark in ``benchmarks/``): 512 padded tokens.
 ONNX_CPU_MAX_TOKENS = 512
 
 
