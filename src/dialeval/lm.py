@@ -25,6 +25,7 @@ from typing import Any
 
 from dialeval.runtime import (
     ModelNotAvailableError,
+    cache_dir,
     cached_model,
     hub_source,
     load_pretrained,
@@ -56,11 +57,6 @@ class LoadedLM:
     offline: str | None = None  # DEFAULT_LM or GEMMA3_LM when it is one of the offline models
     backend: str = "torch"  # "torch", "onnx" or "onnx-int8" (causal LMs; see dialeval.onnx_backend)
     onnx: Any = None  # the OnnxCausalLM running it when backend is not torch
-
-
-def cache_dir() -> Path:
-    """``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``."""
-    return Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval").expanduser()
 
 
 def find_smollm2_gguf() -> Path:

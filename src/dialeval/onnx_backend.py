@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.files import atomic_directory
-from dialeval.lm import cache_dir
+from dialeval.runtime import cache_dir
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 OPSET = 17

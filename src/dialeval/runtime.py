@@ -31,6 +31,11 @@ class Cancelled(RuntimeError):
     """The request running this computation was cancelled (or its client went away)."""
 
 
+
+def cache_dir() -> Path:
+    """``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``."""
+    return Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval").expanduser()
+
 def is_offline() -> bool:
     """True when the Hugging Face Hub must not be contacted (``HF_HUB_OFFLINE``)."""
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
