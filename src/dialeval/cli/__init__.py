@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from dialeval._version import __version__
 
@@ -17,8 +18,16 @@ COMMANDS = ("dialeval.cli.score", "dialeval.cli.demo", "dialeval.semantic.cli_fi
             "dialeval.cli.leaderboard")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with its errors as one line and exit code 2, like every other dialeval error (no usage block;
+    ``--help`` still prints it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dialeval", description="Dialogue-evaluation metrics.")
+    parser = OneLineParser(prog="dialeval", description="Dialogue-evaluation metrics.")
     parser.add_argument("--version", action="version", version=f"dialeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
