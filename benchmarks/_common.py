@@ -23,24 +23,62 @@ def offline() -> None:
         os.environ.setdefault(key, value)
 
 
-def matmul_peak(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
-    """Best FLOP/s of ``torch.matmul`` on n×n matrices over ~``seconds`` at the current thread count
-    (on ``device``; CUDA is synchronised around each product and uses n = 8192)."""
-    import torch
-
-    cuda = str(device).startswith("cuda")
-    n = 8192 if cuda else n
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-    a, b = torch.randn(n, n, dtype=dtype, device=device), torch.randn(n, n, dtype=dtype, device=device)
-    torch.matmul(a, b)
+def _best_rate(product: Callable[[], Any], flop: float, seconds: float, sync: Callable[[], Any] = lambda: None) -> float:
+    product()
     sync()
     best, start = 0.0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         t = time.perf_counter()
-        torch.matmul(a, b)
+        product()
         sync()
-        best = max(best, 2 * n**3 / (time.perf_counter() - t))
+        best = max(best, flop / (time.perf_counter() - t))
     return best
+
+
+def _onnxruntime_matmul(n: int, threads: int) -> Callable[[Any, Any], Any] | None:
+    """An ONNX Runtime session computing one n×n fp32 MatMul (MLAS), or None without onnxruntime/onnx."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError:
+        return None
+    spec = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [n, n]) for x in "ABC"]
+    graph = helper.make_graph([helper.make_node("MatMul", ["A", "B"], ["C"])], "matmul", spec[:2], spec[2:])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return lambda a, b: sess.run(None, {"A": a, "B": b})
+
+
+def matmul_peaks(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> dict[str, float]:
+    """Best FLOP/s of an n×n matmul over ~``seconds`` per library at the current thread count: ``torch.matmul``
+    (MKL here, which is slow on this AMD CPU), and in fp32 on CPU also numpy (OpenBLAS) and ONNX Runtime
+    (MLAS). On CUDA only torch runs (synchronised around each product, n = 8192)."""
+    import torch
+
+    cuda = str(device).startswith("cuda")
+    n = 8192 if cuda else n
+    flop = 2 * n**3
+    a, b = torch.randn(n, n, dtype=dtype, device=device), torch.randn(n, n, dtype=dtype, device=device)
+    peaks = {"torch": _best_rate(lambda: torch.matmul(a, b), flop, seconds,
+                                 torch.cuda.synchronize if cuda else (lambda: None))}
+    if not cuda and dtype == torch.float32:
+        from threadpoolctl import threadpool_limits
+
+        an, bn = a.numpy(), b.numpy()
+        with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
+            peaks["numpy"] = _best_rate(lambda: an @ bn, flop, seconds)
+        ort_matmul = _onnxruntime_matmul(n, torch.get_num_threads())
+        if ort_matmul is not None:
+            peaks["onnxruntime"] = _best_rate(lambda: ort_matmul(an, bn), flop, seconds)
+    return peaks
+
+
+def matmul_peak(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
+    """This machine's matmul peak at ``dtype`` and the current thread count: the best of
+    :func:`matmul_peaks` (so "% of peak" is against the fastest GEMM any route here can use)."""
+    return max(matmul_peaks(dtype, n, seconds, device).values())
 
 
 def interleaved(candidates: dict[str, Callable[[], Any]], repeats: int) -> tuple[dict[str, float], dict[str, Any]]:

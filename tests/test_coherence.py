@@ -155,7 +155,10 @@ def test_train_coherence_cli_and_dialgen_scoring(tiny_encoder, tmp_path, capsys)
     assert res["story_coherence"] == pytest.approx(expected, abs=1e-5)
     assert res["coherence_mean"] == pytest.approx(sum(expected) / 2, abs=1e-5)
     assert res["coherence"] == sum(p > 0.5 for p in expected) / 2
-    assert f"coherence:{out}" in res["signature"]
+    assert f"coherence:{out}" in res["signature"] and "|backend:onnx|" in res["signature"]  # the CPU default
+    ref = dialeval.load("dialgen").compute(predictions=preds, references=refs, stories=stories,
+                                           coherence_model=str(out), backend="torch")
+    assert ref["story_coherence"] == pytest.approx(expected, abs=1e-6) and "|backend:torch|" in ref["signature"]
     with pytest.raises(ValueError, match=r"stories\[0\]"):
         dialeval.load("dialgen").compute(predictions=[["a", "b"]], references=[["a", "b"]],
                                          stories=["只有“[MASK1]”"], coherence_model=str(out))

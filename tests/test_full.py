@@ -53,7 +53,7 @@ def tiny_dirs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lms(tiny_dirs):
-    return {k: load_lm(str(v), device="cpu") for k, v in tiny_dirs.items()}
+    return {k: load_lm(str(v), device="cpu", backend="torch") for k, v in tiny_dirs.items()}  # the reference
 
 
 # ---------------------------------------------------------------- pure functions

@@ -89,6 +89,6 @@ def test_offered_lm_name_and_its_path_are_one_cache_entry(tmp_path, monkeypatch)
     loads = []
     monkeypatch.setattr(lm, "_load_lm", lambda ident, dtype, dev: loads.append(ident) or object())
     MODELS.clear()
-    first = lm.load_lm(lm.DEFAULT_LM, device="cpu")
-    assert lm.load_lm(str(folder) + "/", device="cpu") is first and loads == [lm.DEFAULT_LM]
+    first = lm.load_lm(lm.DEFAULT_LM, device="cpu", backend="torch")
+    assert lm.load_lm(str(folder) + "/", device="cpu", backend="torch") is first and loads == [lm.DEFAULT_LM]
     MODELS.clear()

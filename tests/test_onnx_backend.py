@@ -90,13 +90,17 @@ def test_sentence_transformer_onnx_equals_torch_and_exports_once(tiny_st, monkey
     np.testing.assert_array_equal(again, got)
 
 
-def test_without_onnxruntime_everything_runs_on_torch(tiny_st, monkeypatch):
+def test_without_onnxruntime_everything_runs_on_torch(tiny_st, tiny_gpt2, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     enc = get_encoder(str(tiny_st))
     assert enc.backend == "torch" and enc.runner is None
     np.testing.assert_array_equal(enc.encode(TEXTS), SentenceTransformerEncoder(tiny_st).encode(TEXTS))
     with pytest.raises(ValueError, match="needs onnxruntime"):
         get_encoder(str(tiny_st), backend="onnx")
+    from dialeval.lm import load_lm
+
+    lm = load_lm(str(tiny_gpt2))  # FULL's LMs fall back alike
+    assert lm.backend == "torch" and lm.onnx is None
     assert not (onnx_backend.cache_dir() / "onnx").exists()
 
 
@@ -205,14 +209,23 @@ def test_full_causal_lm_on_onnx_runtime_matches_torch(tmp_path):
     assert np.isfinite(out["onnx-int8"]["follow_up_scores"]).all()
 
 
-def test_full_seq2seq_stays_on_torch(tmp_path):
+def test_full_seq2seq_on_onnx_runtime_matches_torch_and_is_the_default(tmp_path):
+    import dialeval
     from dialeval.lm import load_lm
     from dialeval.testing.blenderbot import build_tiny_blenderbot
 
     path = str(build_tiny_blenderbot(tmp_path / "bb"))
-    assert load_lm(path, backend=None).backend == "torch"
-    with pytest.raises(ValueError, match="runs causal LMs; .* is seq2seq: use backend='torch'"):
-        load_lm(path, backend="onnx")
+    assert load_lm(path).backend == "onnx"  # the default on CPU in fp32 with onnxruntime installed
+    metric = dialeval.load("full_followup", "dialog")
+    dialogues = [["Hello , how are you ?", "I am fine , thanks ."], ["Where do you live ?", "In Beijing .",
+                                                                      "Near the park ?"]]
+    out = {b: metric.compute(dialogues=dialogues, model=path, backend=b, batch_size=b == "torch" and 1 or 2)
+           for b in ("torch", "onnx")}
+    ref, got = np.array(out["torch"]["follow_up_scores"]), np.array(out["onnx"]["follow_up_scores"])
+    assert ref.shape == (2, 5) and np.isfinite(ref).all() and np.ptp(ref) > 0
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=0)
+    assert parse_signature(out["onnx"]["signature"])["backend"] == "onnx"
+    assert parse_signature(metric.compute(dialogues=dialogues, model=path)["signature"])["backend"] == "onnx"
 
 
 @pytest.mark.gpu

@@ -25,6 +25,8 @@ METRIC = declare(
         Option("coherence_model", None, "path", "a classifier from `dialeval train-coherence` (folder or Hub id)"),
         Option("device", None, "str", "cpu, cuda or auto"),
         Option("batch_size", 16, "int", "coherence batch size", minimum=1, maximum=MAX_BATCH),
+        Option("backend", None, "str", "coherence classifier: None (ONNX Runtime on CPU when installed, else "
+               "torch), torch, onnx or onnx-int8", choices=(None, "torch", "onnx", "onnx-int8")),
     ),
     settings=("num_stories", "num_turns"),
     example={"predictions": [["我们明天去公园吧。", "好的"]],

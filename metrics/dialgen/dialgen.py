@@ -32,7 +32,8 @@ class DialGen(evaluate_module.DialevalMetric):
         }), _INPUTS)
 
     def _compute(self, predictions: Any, references: Any, tokenization: str, smooth: str, quotes: str,
-                 stories: Any, coherence_model: Any, device: Any, batch_size: int) -> dict[str, Any]:
+                 stories: Any, coherence_model: Any, device: Any, batch_size: int,
+                 backend: str | None) -> dict[str, Any]:
         return compute_dialgen(predictions, references, tokenization=tokenization, smooth=smooth, quotes=quotes,
                                stories=stories, coherence_model=coherence_model, device=device,
-                               batch_size=batch_size)
+                               batch_size=batch_size, backend=backend)

@@ -28,7 +28,8 @@ METRIC = declare(
         Option("max_tokens", None, "int", "token budget per batch", minimum=1, maximum=MAX_TOKENS),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
-        Option("backend", "torch", "str", "torch, onnx or onnx-int8 (causal LMs; ONNX Runtime, CPU)",
+        Option("backend", None, "str", "None (ONNX Runtime on CPU in fp32 when installed, else torch), torch, onnx "
+               "or onnx-int8",
                choices=(None, "torch", "onnx", "onnx-int8")),
         Option("progress", None, "bool", "show progress bars"),
         Option("follow_up_prefix", "", "str", "text before each follow-up, e.g. 'User: ' (default mode)"),

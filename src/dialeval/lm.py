@@ -55,8 +55,8 @@ class LoadedLM:
     name: str  # model id@revision for signatures
     path: str  # what from_pretrained was given (a local directory for the default)
     offline: str | None = None  # DEFAULT_LM or GEMMA3_LM when it is one of the offline models
-    backend: str = "torch"  # "torch", "onnx" or "onnx-int8" (causal LMs; see dialeval.onnx_backend)
-    onnx: Any = None  # the OnnxCausalLM running it when backend is not torch
+    backend: str = "torch"  # "torch", "onnx" or "onnx-int8" (see dialeval.onnx_backend)
+    onnx: Any = None  # the OnnxCausalLM or OnnxSeq2SeqLM running it when backend is not torch
 
 
 def find_smollm2_gguf() -> Path:
@@ -206,14 +206,15 @@ _ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "camembert", "electra", "debe
                  "albert", "mpnet", "ernie", "data2vec-text", "megatron-bert", "modernbert", "xmod", "rembert"}
 
 
-def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend: str | None = "torch") -> LoadedLM:
+def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend: str | None = None) -> LoadedLM:
     """Load (and cache, see :data:`dialeval.runtime.MODELS`) a causal or seq2seq LM with its tokenizer;
     ``model=None`` is the offline SmolLM2. A local path is cached under its real path.
 
     A loaded ``LoadedLM`` passes through unchanged. Hub ids work where the Hub is reachable (or cached);
     offline, a :class:`~dialeval.runtime.ModelNotAvailableError` says how to pass a local directory.
-    ``backend="onnx"``/``"onnx-int8"`` also runs a causal LM on ONNX Runtime (:class:`dialeval.onnx_backend.OnnxCausalLM`);
-    ``None`` picks ONNX Runtime on CPU in fp32 when installed (seq2seq LMs stay on torch).
+    ``backend="onnx"``/``"onnx-int8"`` runs the LM on ONNX Runtime (:class:`dialeval.onnx_backend.OnnxCausalLM`,
+    :class:`~dialeval.onnx_backend.OnnxSeq2SeqLM`; exported once per weights, cached); ``None`` (the default)
+    picks ONNX Runtime on CPU in fp32 when installed, torch otherwise; ``"torch"`` is the reference.
     """
     if isinstance(model, LoadedLM):
         return model
@@ -225,18 +226,18 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
                       lambda ident: _load_lm(ident, torch_dtype, dev), str(torch_dtype), str(dev))
     from dialeval.onnx_backend import (  # it imports cache_dir from here
         OnnxCausalLM,
+        OnnxSeq2SeqLM,
         resolve_backend,
     )
 
     dtype_name = "fp32" if str(torch_dtype) == "torch.float32" else str(torch_dtype)
-    backend = resolve_backend("torch" if backend is None and lm.kind != "causal" else backend, dev, dtype_name)
+    backend = resolve_backend(backend, dev, dtype_name)
     if backend == "torch":
         return lm
-    if lm.kind != "causal":
-        raise ValueError(f"`backend`={backend!r} runs causal LMs; {lm.name!r} is {lm.kind}: use backend='torch'.")
     variants = lm.__dict__.setdefault("onnx_variants", {})  # kept with the cached torch LM, evicted with it
     if backend not in variants:
-        variants[backend] = dataclasses.replace(lm, backend=backend, onnx=OnnxCausalLM(lm.model, lm.name, backend, dev))
+        runner = OnnxSeq2SeqLM if lm.kind == "seq2seq" else OnnxCausalLM
+        variants[backend] = dataclasses.replace(lm, backend=backend, onnx=runner(lm.model, lm.name, backend, dev))
     return variants[backend]
 
 

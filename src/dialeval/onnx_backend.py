@@ -195,14 +195,14 @@ def logits_module(model: Any) -> Any:
 def export_module(module: Any, inputs: dict[str, Any], output_names: Sequence[str], path: Path,
                   output_axes: dict[str, dict[int, str]] | None = None) -> None:
     """``torch.onnx.export`` of ``module(*inputs.values())`` (TorchScript exporter, opset :data:`OPSET`) with
-    dynamic axes: batch and length of every 2-D input, batch and past length of every 4-D one (key/value
+    dynamic axes: batch and length of every 2-D or 3-D input (ids, masks, encoder states), batch and past length of every 4-D one (key/value
     caches), and ``output_axes`` (default: each output's batch axis)."""
     import torch
 
     names = list(inputs)
     axes: dict[str, dict[int, str]] = {}
     for k, v in inputs.items():
-        axes[k] = {0: "batch", 1: f"{k}_length"} if v.ndim == 2 else {0: "batch", 2: "past_length"}
+        axes[k] = {0: "batch", 1: f"{k}_length"} if v.ndim in (2, 3) else {0: "batch", 2: "past_length"}
     axes.update(output_axes or {o: {0: "batch"} for o in output_names})
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")
@@ -346,3 +346,62 @@ class OnnxCausalLM:
         feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
         feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
         return self.continuation(feed)[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# Seq2seq LMs (FULL with BlenderBot, BART, T5): an encoder graph, and a decoder graph scoring whole
+# teacher-forced follow-ups against the encoder's states (no key/value cache: the follow-ups are short).
+# --------------------------------------------------------------------------------------------------
+
+def seq2seq_modules(model: Any) -> tuple[Any, Any]:
+    """(encoder, decoder) modules of a transformers encoder-decoder LM: ``encoder(ids, mask) -> states`` and
+    ``decoder(decoder_ids, states, mask) -> logits`` (the LM head and any final logits bias included)."""
+    import torch
+    from transformers.modeling_outputs import BaseModelOutput
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            return self.model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    class Decoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, decoder_input_ids: Any, encoder_hidden_states: Any, attention_mask: Any) -> Any:
+            return self.model(encoder_outputs=BaseModelOutput(last_hidden_state=encoder_hidden_states),
+                              attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                              use_cache=False).logits
+
+    return Encoder().eval(), Decoder().eval()
+
+
+class OnnxSeq2SeqLM:
+    """An encoder-decoder LM on ONNX Runtime: ``encode(ids, mask) -> states`` and
+    ``decode(decoder_ids, states, mask) -> logits`` (numpy)."""
+
+    def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
+        import torch
+
+        encoder, decoder = seq2seq_modules(model)
+        ids, mask = torch.tensor([[5, 6, 7], [8, 9, 1]]), torch.tensor([[1, 1, 1], [1, 1, 0]])
+        self.encoder = onnx_runner(name, "seq2seq-encoder", encoder, {"input_ids": ids, "attention_mask": mask},
+                                   ["last_hidden_state"], backend=backend, device=device,
+                                   output_axes={"last_hidden_state": {0: "batch", 1: "input_ids_length"}})
+        with torch.no_grad():
+            states = encoder(ids, mask)
+        sample = {"decoder_input_ids": torch.tensor([[2, 5], [2, 6]]), "encoder_hidden_states": states,
+                  "attention_mask": mask}
+        self.decoder = onnx_runner(name, "seq2seq-decoder", decoder, sample, ["logits"], backend=backend,
+                                   device=device, output_axes={"logits": {0: "batch", 1: "decoder_input_ids_length"}})
+
+    def encode(self, input_ids: Any, attention_mask: Any) -> np.ndarray:
+        return self.encoder({"input_ids": input_ids, "attention_mask": attention_mask})[0]
+
+    def decode(self, decoder_input_ids: Any, encoder_hidden_states: Any, attention_mask: Any) -> np.ndarray:
+        return self.decoder({"decoder_input_ids": decoder_input_ids, "encoder_hidden_states": encoder_hidden_states,
+                             "attention_mask": attention_mask})[0]

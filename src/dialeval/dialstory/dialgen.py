@@ -174,7 +174,7 @@ def coherence_summary(probs: Sequence[float]) -> dict[str, Any]:
 
 def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "char", smooth: str = "none",
                    quotes: str = "keep", coherence: Sequence[float] | None = None,
-                   coherence_model: str | None = None) -> dict[str, Any]:
+                   coherence_model: str | None = None, coherence_backend: str | None = None) -> dict[str, Any]:
     """BLEU-1/2 (per-turn average), Dist-2/3/4 over the generated turns and, with per-story coherence
     probabilities, :func:`coherence_summary`; with a signature."""
     preds, refs = check_turn_lists(predictions, references)
@@ -193,23 +193,26 @@ def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "ch
         out.update(coherence_summary(coherence))
     out["num_stories"], out["num_turns"] = len(preds), len(generated)
     out["signature"] = dialgen_signature(tokenization, smooth, coherence_model if coherence is not None else None,
-                                         quotes)
+                                         quotes, coherence_backend)
     return out
 
 
-def dialgen_signature(tokenization: str, smooth: str, coherence_model: str | None, quotes: str = "keep") -> str:
+def dialgen_signature(tokenization: str, smooth: str, coherence_model: str | None, quotes: str = "keep",
+                      coherence_backend: str | None = None) -> str:
     version = _require("sacrebleu").__version__
     return make_signature("dialgen", tok=tokenization_label(tokenization), bleu=f"sacrebleu-{version}",
                           smooth=smooth, quotes=quotes, bleu_n=BLEU_ORDERS, avg="turn", dist_n=DIST_ORDERS,
-                          coherence=coherence_model, coh=f"P>{COHERENT_ABOVE:g}" if coherence_model else None)
+                          coherence=coherence_model, coh=f"P>{COHERENT_ABOVE:g}" if coherence_model else None,
+                          backend=coherence_backend if coherence_model else None)
 
 
-_SCORERS: dict[tuple[str, str], Any] = {}
+_SCORERS: dict[tuple[str, str, str], Any] = {}
 
 
 def coherence_of(stories: Any, predictions: list[list[str]], model: str, device: Any = None,
-                 batch_size: int = 16) -> list[float]:
-    """``P(original)`` of each story with its ``[MASKk]`` filled by the generated turns."""
+                 batch_size: int = 16, backend: str | None = None) -> tuple[list[float], str]:
+    """``P(original)`` of each story with its ``[MASKk]`` filled by the generated turns, and the backend that
+    ran the classifier."""
     from dialeval.datasets.dialstory import fill_masks
     from dialeval.dialstory.coherence import CoherenceScorer
 
@@ -223,23 +226,24 @@ def coherence_of(stories: Any, predictions: list[list[str]], model: str, device:
             filled.append(fill_masks(story, turns))
         except ValueError as exc:
             raise ValueError(f"`stories[{i}]`: {exc}") from None
-    key = (str(model), str(device))
+    key = (str(model), str(device), str(backend))
     if key not in _SCORERS:
-        _SCORERS[key] = CoherenceScorer(model, device=device, batch_size=batch_size)
-    return _SCORERS[key].score(filled)
+        _SCORERS[key] = CoherenceScorer(model, device=device, batch_size=batch_size, backend=backend)
+    return _SCORERS[key].score(filled), _SCORERS[key].backend
 
 
 def compute_dialgen(predictions: Any, references: Any, *, tokenization: str = "char", smooth: str = "none",
                     quotes: str = "keep", stories: Any = None, coherence_model: Any = None, device: Any = None,
-                    batch_size: int = 16) -> dict[str, Any]:
+                    batch_size: int = 16, backend: str | None = None) -> dict[str, Any]:
     """BLEU-1/2 per turn, Dist-2/3/4 and (with ``coherence_model`` and ``stories``) coherence (share with
     P > 0.5) and coherence_mean, with a signature."""
-    coherence = None
+    coherence, ran = None, None
     if coherence_model is not None:
         if stories is None:
             raise ValueError("`coherence_model` needs `stories`: the masked story ([MASK1]…[MASKn]) of every "
                              "story, so the generated turns can be filled in.")
-        coherence = coherence_of(stories, [list(p) for p in predictions], coherence_model, device, batch_size)
+        coherence, ran = coherence_of(stories, [list(p) for p in predictions], coherence_model, device, batch_size,
+                                      backend)
     return dialgen_scores(predictions, references, tokenization=tokenization, smooth=smooth, quotes=quotes,
-                          coherence=coherence,
-                          coherence_model=None if coherence_model is None else str(coherence_model))
+                          coherence=coherence, coherence_model=None if coherence_model is None else str(coherence_model),
+                          coherence_backend=ran)

@@ -50,8 +50,9 @@ def compute_full(histories: list[list[str]], *, level: str, model: Any = None, f
                  lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
                  dtype: Any = None, device: Any = None, progress: bool | None = None, follow_up_prefix: str = "",
                  chat_template: bool = False, aggregation: str | None = None,
-                 backend: str | None = "torch") -> dict[str, Any]:
-    """Load the LM (memoised), score, and attach the signature."""
+                 backend: str | None = None) -> dict[str, Any]:
+    """Load the LM (memoised; ``backend=None`` is ONNX Runtime on CPU in fp32 when installed), score, and
+    attach the signature."""
     lm = load_lm(model, dtype=dtype, device=device, backend=backend)
     out = full_scores(histories, level=level, lm=lm, follow_ups=follow_ups, compat=compat, separator=separator,
                       max_length=max_length, lookback=lookback, batch_size=batch_size, max_tokens=max_tokens,

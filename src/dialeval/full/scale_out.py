@@ -29,7 +29,8 @@ class FullScorer:
         opts = dict(options)
         opts["device"], opts["dtype"] = worker_device(opts.get("device"), opts.get("dtype"))
         opts["progress"] = False
-        load_lm(opts.get("model"), dtype=opts["dtype"], device=opts["device"])  # load (and cache) it now
+        load_lm(opts.get("model"), dtype=opts["dtype"], device=opts["device"],
+                backend=opts.get("backend"))  # load (and cache, exported when on ONNX Runtime) it now
         self.level, self.columns, self.output, self.options = level, columns, output, opts
         self.recorder = Recorder(info_dir, opts["device"] or "cpu")
 

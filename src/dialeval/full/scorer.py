@@ -209,9 +209,12 @@ class FollowupScorer:
             input_ids[b, : len(h)] = torch.tensor(h)
             attn[b, : len(h)] = 1
         input_ids, attn = input_ids.to(self.device), attn.to(self.device)
-        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attn).last_hidden_state
         labels, lmask = self._followup_tensors(f_ids, pad)
         start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else pad
+        onnx = getattr(self.lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_backend.OnnxSeq2SeqLM) or torch
+        if onnx is not None:
+            return _onnx_seq2seq_nll(onnx, input_ids.numpy(), attn.numpy(), labels, lmask, start)
+        hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attn).last_hidden_state
         start_ids = torch.full((n_items, 1), start, dtype=torch.long, device=self.device)
         out = model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden), attention_mask=attn,
                     decoder_input_ids=start_ids, use_cache=True)
@@ -274,6 +277,22 @@ class FollowupScorer:
             total = total + rest.sum(-1).view(n_items, n_f)
         lengths = lmask.sum(-1).to(total.dtype)
         return (-total / lengths).double().cpu().tolist()
+
+
+def _onnx_seq2seq_nll(onnx: Any, input_ids: np.ndarray, attn: np.ndarray, labels: Any, lmask: Any,
+                      start: int) -> list[list[float]]:
+    """Mean NLL of every follow-up (right-padded ``labels``) after every history, on ONNX Runtime: encode the
+    histories once, then decode ``[start] + follow-up[:-1]`` teacher-forced against each history's states (the
+    decoder is causal, so right padding never reaches a scored position)."""
+    import torch
+
+    n_items, n_f = input_ids.shape[0], labels.shape[0]
+    states = onnx.encode(input_ids, attn)
+    dec_in = torch.cat([torch.full((n_f, 1), start, dtype=torch.long), labels[:, :-1]], 1).repeat(n_items, 1)
+    logits = torch.from_numpy(onnx.decode(dec_in.numpy(), np.repeat(states, n_f, axis=0), np.repeat(attn, n_f, axis=0)))
+    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, labels.repeat(n_items, 1).unsqueeze(-1)).squeeze(-1)
+    total = (logp * lmask.repeat(n_items, 1)).sum(-1).view(n_items, n_f)
+    return (-total / lmask.sum(-1).to(total.dtype)).double().cpu().tolist()
 
 
 def _split_specials(with_specials: list[int], bare: list[int], specials_only: list[int]) -> tuple[list[int], list[int]]:
