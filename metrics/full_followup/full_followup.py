@@ -12,8 +12,8 @@ import evaluate
 
 # the base class is reached through its module: evaluate takes the script's first Metric subclass as the metric
 from dialeval import evaluate_module
-from dialeval.full.full_followup import CONFIGS, compute_full
-from dialeval.full.texts import check_dialogues, check_follow_ups, check_turn_inputs
+from dialeval.full.full_followup import CONFIGS, check_full_inputs, compute_full, full_histories
+from dialeval.full.texts import check_follow_ups
 from dialeval.metrics.full_followup import METRIC
 from dialeval.validation import inputs_checked
 
@@ -53,19 +53,9 @@ class FullFollowup(evaluate_module.DialevalMetric):
 
     def _checked(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Item-level checks of the inputs given in this call (none given: ``add_batch`` filled the cache)."""
-        if self.level == "turn":
-            if kwargs.get("dialogues") is not None:
-                raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations load "
-                                 "dialeval.load('full_followup', 'dialog') and pass dialogues=.")
-            if kwargs.get("contexts") is not None or kwargs.get("predictions") is not None:
-                kwargs["contexts"], kwargs["predictions"] = check_turn_inputs(kwargs.get("contexts"),
-                                                                              kwargs.get("predictions"))
-        else:
-            if kwargs.get("predictions") is not None or kwargs.get("contexts") is not None:
-                raise ValueError("config 'dialog' takes dialogues=; to rate responses load "
-                                 "dialeval.load('full_followup', 'turn') and pass contexts= and predictions=.")
-            if kwargs.get("dialogues") is not None:
-                kwargs["dialogues"] = check_dialogues(kwargs["dialogues"])
+        names = ("contexts", "predictions", "dialogues")
+        checked = check_full_inputs(self.level, *(kwargs.get(k) for k in names), required=False)
+        kwargs.update({k: v for k, v in zip(names, checked) if v is not None})
         kwargs.pop("dialogues" if self.level == "turn" else "contexts", None)
         return kwargs
 
@@ -91,12 +81,8 @@ class FullFollowup(evaluate_module.DialevalMetric):
                  chat_template: bool, aggregation: str | None, contexts: Any = None, predictions: Any = None,
                  dialogues: Any = None) -> dict[str, Any]:
         # the inputs were checked once, by compute() or add_batch() (see _checked)
-        if self.level == "turn":
-            histories = [[*c, p] for c, p in zip(contexts, predictions)]
-        else:
-            histories = [list(d) for d in dialogues]
-        return compute_full(histories, level=self.level, model=model, follow_ups=follow_ups, compat=compat,
-                            separator=separator, max_length=max_length, lookback=lookback, batch_size=batch_size,
-                            max_tokens=max_tokens, dtype=dtype, device=device, progress=progress,
-                            follow_up_prefix=follow_up_prefix, chat_template=chat_template,
-                            aggregation=aggregation, backend=backend)
+        return compute_full(full_histories(self.level, contexts, predictions, dialogues), level=self.level,
+                            model=model, follow_ups=follow_ups, compat=compat, separator=separator,
+                            max_length=max_length, lookback=lookback, batch_size=batch_size, max_tokens=max_tokens,
+                            dtype=dtype, device=device, progress=progress, follow_up_prefix=follow_up_prefix,
+                            chat_template=chat_template, aggregation=aggregation, backend=backend)

@@ -44,7 +44,7 @@ import numpy as np
 
 from dialeval import registry
 from dialeval.files import atomic_write_bytes
-from dialeval.registry import Adapter, parse_metric_args  # noqa: F401 - parse_metric_args re-exported
+from dialeval.registry import Adapter, parse_metric_args, response_sets  # noqa: F401 - parse_metric_args re-exported
 from dialeval.signature import make_signature
 from dialeval.stats import (  # noqa: F401 - re-exported
     auc,
@@ -106,10 +106,6 @@ def column_adapter(name: str) -> Adapter:
     return score
 
 
-def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
-    return [list(r["responses"]) for r in rows]
-
-
 def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
     """Load ``name`` with ``options`` and ``compute`` each row's response set (the default adapter of a
     ``response_sets`` metric)."""
@@ -117,7 +113,7 @@ def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
 
     module = load(name, **options)
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        res = module.compute(predictions=_sets(rows))
+        res = module.compute(predictions=response_sets(rows))
         return {"scores": list(res["scores"]), "signature": res.get("signature")}
 
     return score

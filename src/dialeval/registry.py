@@ -57,6 +57,14 @@ MAX_SEEDS = 1_000  #: restarts of a randomised fit (each one a full fit)
 OPTION_TYPES = ("int", "float", "str", "bool", "ints", "texts", "path", "model", "any")
 #: A meta-evaluation adapter: dataset rows -> {"scores": one float per row, "signature": the metric's own}.
 Adapter = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+def response_sets(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """The response sets of meta-evaluation rows (each ``{"responses": [...], ...}``): what a set-level
+    :data:`Adapter` scores."""
+    return [list(r["responses"]) for r in rows]
+
+
 ENTRY_POINT_GROUP = "dialeval.metrics"
 PACKAGES_ENV = "DIALEVAL_METRIC_PACKAGES"
 

@@ -75,26 +75,43 @@ def compute_full(histories: list[list[str]], *, level: str, model: Any = None, f
     return out
 
 
+def check_full_inputs(level: str, contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
+                      required: bool = True) -> tuple[Any, Any, Any]:
+    """Item-level checks of FULL's inputs for ``level`` (config ``turn``: ``contexts`` + ``predictions``;
+    ``dialog``: ``dialogues``); with ``required=False`` inputs not given (``add_batch`` collected them) pass."""
+    if level == "turn":
+        if dialogues is not None:
+            raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations use config "
+                             "'dialog' (dialeval.load('full_followup', 'dialog')) with dialogues=.")
+        if required or contexts is not None or predictions is not None:
+            contexts, predictions = check_turn_inputs(contexts, predictions)
+    else:
+        if contexts is not None or predictions is not None:
+            raise ValueError("config 'dialog' takes dialogues=; to rate responses use config 'turn' "
+                             "(dialeval.load('full_followup', 'turn')) with contexts= and predictions=.")
+        if required or dialogues is not None:
+            dialogues = check_dialogues(dialogues)
+    return contexts, predictions, dialogues
+
+
+def full_histories(level: str, contexts: Any = None, predictions: Any = None, dialogues: Any = None) -> list[list[str]]:
+    """The texts FULL conditions on, from checked inputs: each context plus its response (``turn``) or each
+    dialogue (``dialog``)."""
+    if level == "turn":
+        return [[*c, p] for c, p in zip(contexts, predictions)]
+    return [list(d) for d in dialogues]
+
+
 def compute_full_inputs(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
                         config: str = CONFIGS[0], **options: Any) -> dict[str, Any]:
     """FULL from ``compute``-style inputs: ``contexts`` + ``predictions`` (config ``turn``: each response after
     its context) or ``dialogues`` (config ``dialog``), checked here, then :func:`compute_full`."""
     if config not in CONFIGS:
         raise ValueError(f"full_followup has configs {CONFIGS}; got {config!r}.")
-    if config == "turn":
-        if dialogues is not None:
-            raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations use "
-                             "config 'dialog' with dialogues=.")
-        contexts, predictions = check_turn_inputs(contexts, predictions)
-        histories = [[*c, p] for c, p in zip(contexts, predictions)]
-    else:
-        if contexts is not None or predictions is not None:
-            raise ValueError("config 'dialog' takes dialogues=; to rate responses use config 'turn' with "
-                             "contexts= and predictions=.")
-        histories = [list(d) for d in check_dialogues(dialogues)]
+    inputs = check_full_inputs(config, contexts, predictions, dialogues)
     if options.get("follow_ups") is not None:
         options["follow_ups"] = list(check_follow_ups(options["follow_ups"]))
-    return compute_full(histories, level=config, **options)
+    return compute_full(full_histories(config, *inputs), level=config, **options)
 
 
 # -- meta-evaluation adapter (declared as ``meta_adapter``): FED rows → per-item FULL scores -------------
@@ -122,14 +139,12 @@ def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
 
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if level == "turn":
-            contexts = [_turn_texts(r["context"], prefix) for r in rows]
-            responses = [f"{r['response_speaker']}: {r['response']}" if prefix and "response_speaker" in r
-                         else r["response"] for r in rows]
-            contexts, responses = check_turn_inputs(contexts, responses)
-            histories = [[*c, p] for c, p in zip(contexts, responses)]
+            inputs = check_full_inputs(level, [_turn_texts(r["context"], prefix) for r in rows],
+                                       [f"{r['response_speaker']}: {r['response']}" if prefix and "response_speaker" in r
+                                        else r["response"] for r in rows])
         else:
-            histories = check_dialogues([_turn_texts(r["context"], prefix) for r in rows])
-        res = compute_full([list(h) for h in histories], level=level, **opts)
+            inputs = check_full_inputs(level, dialogues=[_turn_texts(r["context"], prefix) for r in rows])
+        res = compute_full(full_histories(level, *inputs), level=level, **opts)
         return {"scores": list(res["scores"]), "signature": res.get("signature")}
 
     return score

@@ -14,7 +14,7 @@ from typing import Any
 
 from dialeval.lexical import formulas as lexical
 from dialeval.lexical.ngrams import NgramCounts, count_ngrams
-from dialeval.registry import Adapter
+from dialeval.registry import Adapter, response_sets
 from dialeval.registry import get as get_declaration
 from dialeval.signature import make_signature
 from dialeval.text import check_num_workers, get_tokenizer, tokenizer_name
@@ -189,10 +189,6 @@ def compute_low_frequency(predictions: Any, threshold: int = 100, tokenizer: Any
 
 
 # -- meta-evaluation adapters (declared as ``meta_adapter``): rows of conTest/decTest → per-set scores ------
-def _sets(rows: list[dict[str, Any]]) -> list[list[str]]:
-    return [list(r["responses"]) for r in rows]
-
-
 def _lexical_options(options: dict[str, Any], metric: str) -> dict[str, Any]:
     """The metric's declared options (scoring is per set), checked before any scoring; the tokenizer
     defaults to ``tevet`` (Tevet's preset, n = 1..5), the meta-evaluation protocol."""
@@ -213,10 +209,10 @@ def distinct_set_adapter(options: dict[str, Any], config: str) -> Adapter:
     """Per-set Dist-n averaged over n (``distinct_n`` with ``level="set"``; with the ``tevet`` tokenizer this
     is Tevet's AveragedDistinctNgrams). Uses the metric's core, so no ``evaluate`` import is needed."""
     opts = _lexical_options(options, "distinct_n")
-    return lambda rows: _set_scores(compute_distinct(_sets(rows), level="set", **opts))
+    return lambda rows: _set_scores(compute_distinct(response_sets(rows), level="set", **opts))
 
 
 def ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
     """Per-set Ent-n averaged over n (entropy of the set's pooled n-gram distribution)."""
     opts = _lexical_options(options, "ent_n")
-    return lambda rows: _set_scores(compute_ent(_sets(rows), level="set", **opts))
+    return lambda rows: _set_scores(compute_ent(response_sets(rows), level="set", **opts))

@@ -30,7 +30,6 @@ from dialeval.validation import check_positive_ints, check_text_sets, is_int
 
 KERNELS = ("embedding", "ngram")
 MAX_ORDER = 10
-MAX_BATCH_SIZE = MAX_BATCH  # the registry's bound for every model batch
 DEFAULT_ORDERS = (1, 2, 3, 4)  # vendi_score.text_utils.ngram_vendi_score's default
 _EMBEDDINGS = ModelCache(max_size=2)  # (encoder, dtype, texts) -> embeddings of the texts
 CACHE_MAX_TEXTS = 200_000  # larger inputs are not kept (≈ 300 MB of float32 at 384 dimensions)
@@ -52,8 +51,8 @@ def check_orders(n: Any) -> tuple[int, ...]:
 
 
 def check_batch_size(batch_size: Any) -> int:
-    if not is_int(batch_size) or not 1 <= batch_size <= MAX_BATCH_SIZE:
-        raise ValueError(f"`batch_size` must be an int from 1 to {MAX_BATCH_SIZE}, got {batch_size!r}.")
+    if not is_int(batch_size) or not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"`batch_size` must be an int from 1 to {MAX_BATCH}, got {batch_size!r}.")
     return int(batch_size)
 
 
