@@ -47,3 +47,15 @@ def test_full_loads_without_a_config_name(tmp_path):
     assert module.compute(**kwargs) == dialeval.load("full_followup", first).compute(**kwargs)
     with pytest.raises(ValueError, match=r"evaluate\.load\(PATH_OR_HUB_ID, 'dialog'\)"):
         evaluate.load(folder, "bogus")
+
+
+def test_automatic_progress_bars_stay_silent_on_tiny_inputs(capsys, monkeypatch):
+    """No bar for work that ends within the delay; an explicit ``progress=True`` shows one at once."""
+    from dialeval.runtime import run_batched
+
+    monkeypatch.delenv("DIALEVAL_PROGRESS", raising=False)
+    items = ["a", "bb", "ccc"]
+    assert run_batched(items, lambda b: [len(x) for x in b], lengths=[1, 2, 3], batch_size=1, desc="tiny job") == [1, 2, 3]
+    assert "tiny job" not in capsys.readouterr().err
+    run_batched(items, lambda b: [len(x) for x in b], lengths=[1, 2, 3], batch_size=1, desc="shown job", progress=True)
+    assert "shown job" in capsys.readouterr().err

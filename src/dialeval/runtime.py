@@ -141,13 +141,22 @@ def length_sorted_batches(
     return batches
 
 
+#: Seconds of work before an automatic progress bar appears.
+PROGRESS_DELAY_S = 2.0
+
+
 def progress_bar(iterable: Any = None, *, total: int | None = None, desc: str = "", disable: bool | None = None) -> Any:
-    """tqdm progress bar; hidden when ``disable`` or ``DIALEVAL_PROGRESS=0``."""
+    """tqdm progress bar; hidden when ``disable`` or ``DIALEVAL_PROGRESS=0``. Left automatic
+    (``disable=None``), it appears only once the work has run :data:`PROGRESS_DELAY_S` seconds, so a tiny
+    input prints no bar; ``disable=False`` shows it at once."""
     from tqdm.auto import tqdm
 
+    delay = 0.0
     if disable is None:
         disable = os.environ.get("DIALEVAL_PROGRESS", "1") == "0"
-    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False)
+        delay = PROGRESS_DELAY_S
+    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, delay=delay)
+
 
 
 def run_batched(
