@@ -22,12 +22,13 @@ from typing import Any
 
 import datasets
 
-from dialeval.datasets._common import MalformedDataError, fingerprint_dir, resolve_data_dir
+from dialeval.datasets._common import fingerprint_dir, resolve_data_dir
 from dialeval.datasets.contest import ContestBuilder
 from dialeval.datasets.dailydialog import DailyDialogBuilder
 from dialeval.datasets.dailydialog_plusplus import DailyDialogPlusPlusBuilder
 from dialeval.datasets.dialstory import DialStoryBuilder
 from dialeval.datasets.fed import FedBuilder
+from dialeval.io import MalformedDataError
 
 __all__ = [
     "BUILDERS", "ContestBuilder", "DailyDialogBuilder", "DailyDialogPlusPlusBuilder", "DialStoryBuilder",

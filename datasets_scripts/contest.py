@@ -18,15 +18,8 @@ from typing import Any
 
 import datasets
 
-from dialeval.datasets._common import (
-    STRINGS,
-    MalformedDataError,
-    csv_limit,
-    find_file,
-    parse_float,
-    resolve_data_dir,
-    where,
-)
+from dialeval.datasets._common import STRINGS, find_file, parse_float, resolve_data_dir
+from dialeval.io import MalformedDataError, csv_field_limit, where
 
 CITATION = """@inproceedings{tevet-berant-2021-evaluating,
   title = {Evaluating the Evaluation of Diversity in Natural Language Generation},
@@ -64,7 +57,7 @@ def contest_features(metric_columns: list[str]) -> datasets.Features:
 
 
 def read_header(path: str | os.PathLike) -> list[str]:
-    with open(path, encoding="utf-8-sig", newline="") as f, csv_limit():
+    with open(path, encoding="utf-8-sig", newline="") as f, csv_field_limit():
         try:
             return next(csv.reader(f))
         except csv.Error as exc:
@@ -98,7 +91,7 @@ def response_columns(header: list[str], path: str | os.PathLike) -> list[str]:
 def read_contest_csv(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Parse one conTest/decTest CSV into rows of :func:`contest_features`; malformed input raises
     :class:`MalformedDataError` naming the file and the row (1 = first data row) and line."""
-    with open(path, encoding="utf-8-sig", newline="") as f, csv_limit():
+    with open(path, encoding="utf-8-sig", newline="") as f, csv_field_limit():
         reader = csv.DictReader(f, strict=True)
         try:
             return _contest_rows(reader, path)

@@ -22,14 +22,13 @@ import datasets
 
 from dialeval.datasets._common import (
     STRINGS,
-    MalformedDataError,
     find_file,
-    read_json,
     report_skipped,
     require_keys,
     require_str,
     resolve_data_dir,
 )
+from dialeval.io import MalformedDataError, read_json
 
 CITATION = """@inproceedings{li-etal-2017-dailydialog,
   title = {DailyDialog: A Manually Labelled Multi-turn Dialogue Dataset},

@@ -16,13 +16,12 @@ import datasets
 from dialeval.datasets._common import (
     STRINGS,
     find_file,
-    read_jsonl,
     require_int,
     require_keys,
     require_str_list,
     resolve_data_dir,
-    where,
 )
+from dialeval.io import read_jsonl, where
 
 CITATION = """@article{sai-etal-2020-improving,
   title = {Improving Dialog Evaluation with a Multi-reference Adversarial Dataset and Large Scale Pretraining},

@@ -16,14 +16,13 @@ from typing import Any
 import datasets
 
 from dialeval.datasets._common import (
-    MalformedDataError,
     find_file,
-    read_json,
     require_int,
     require_keys,
     require_str,
     resolve_data_dir,
 )
+from dialeval.io import MalformedDataError, read_json
 
 CITATION = """@inproceedings{mehri-eskenazi-2020-unsupervised,
   title = {Unsupervised Evaluation of Interactive Dialog with {D}ialo{GPT}},

@@ -8,25 +8,54 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
-import re
+import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from dialeval.validation import lone_surrogate
+
 #: Largest CSV cell accepted (the csv module's default limit is 128 KiB).
 CSV_FIELD_LIMIT = 16 * 1024 * 1024
-_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class MalformedDataError(ValueError):
+    """An input file does not match its format; the message names the file and the line, row or record."""
+
+
+def where(path: str | os.PathLike, line: int | None = None, *, unit: str = "line") -> str:
+    """``"<path>, line 3"`` (or ``row 3``) for error messages."""
+    return f"{path}, {unit} {line}" if line is not None else str(path)
+
+
+def not_utf8(path: str | os.PathLike, exc: UnicodeDecodeError, line: int | None = None) -> MalformedDataError:
+    """The error for bytes that are not UTF-8, naming the file (and line when reading line by line)."""
+    at = f"{where(path, line)}: not UTF-8 text ({exc.reason})" if line else \
+        f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return MalformedDataError(f"{at}; save the file as UTF-8 (is it a binary file?).")
+
+
+@contextlib.contextmanager
+def csv_field_limit(limit: int = CSV_FIELD_LIMIT) -> Iterator[None]:
+    """Raise the csv module's cell size limit (128 KiB by default) to ``limit`` for the block."""
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, min(limit, sys.maxsize)))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
 
 
 def _read_text(p: Path) -> str:
     try:
         return p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a binary file?") from exc
+        raise not_utf8(p, exc) from None
 
 
 def split_lines(text: str) -> list[str]:
@@ -38,14 +67,52 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def parse_json(text: str, where: str) -> Any:
-    """``json.loads`` with one-line errors naming ``where`` (invalid JSON, nesting too deep)."""
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not a number in standard JSON", name, 0)
+
+
+def parse_json(text: str, name: str | os.PathLike, line: int | None = None, *, strict_numbers: bool = False) -> Any:
+    """``json.loads`` with one-line errors naming the file and line (``line``: where ``text`` starts in a
+    JSON Lines file; ``None``: ``text`` is the whole file). ``strict_numbers`` refuses NaN/Infinity."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant if strict_numbers else None)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).") from None
+        loc = where(name, line if line is not None else exc.lineno)
+        raise MalformedDataError(f"{loc}: invalid JSON ({exc.msg}, column {exc.colno}).") from None
     except RecursionError:
-        raise ValueError(f"{where}: JSON nested too deeply to read; records must be flat objects or strings.") from None
+        raise MalformedDataError(f"{where(name, line)}: JSON nested too deeply to read; records must be flat "
+                                 "objects or strings.") from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """A whole JSON file (standard JSON: no NaN/Infinity), errors naming the file and line."""
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc) from None
+    return parse_json(text, path, strict_numbers=True)
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for every non-blank line of a JSON Lines file, streamed (split on ``\\n``
+    only, a BOM dropped, standard JSON); a bad line raises :class:`MalformedDataError` naming file and line."""
+    with open(path, encoding="utf-8-sig", newline="\n") as f:
+        lineno = 0
+        while True:
+            try:
+                line = f.readline()
+            except UnicodeDecodeError as exc:
+                raise not_utf8(path, exc, lineno + 1) from None
+            if not line:
+                return
+            lineno += 1
+            if not line.strip():
+                continue
+            obj = parse_json(line, path, lineno, strict_numbers=True)
+            if not isinstance(obj, dict):
+                raise MalformedDataError(f"{where(path, lineno)}: expected a JSON object, got {type(obj).__name__}.")
+            yield lineno, obj
 
 
 def read_jsonl_text(text: str, name: str) -> list[Any]:
@@ -53,7 +120,7 @@ def read_jsonl_text(text: str, name: str) -> list[Any]:
     rows = []
     for i, line in enumerate(split_lines(text), 1):
         if line.strip():
-            rows.append(parse_json(line, f"{name}, line {i}"))
+            rows.append(parse_json(line, name, i))
     return rows
 
 
@@ -68,16 +135,14 @@ def read_csv_file(path: str | Path, delimiter: str = ",") -> list[dict[str, Any]
         with open(path, encoding="utf-8-sig", newline="") as f:
             return read_csv_stream(f, str(path), delimiter)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a binary file?") from None
+        raise not_utf8(path, exc) from None
 
 
 def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> list[dict[str, Any]]:
     """Rows of a CSV/TSV stream as dicts, parsed by the csv module with its own newline handling (quoted cells
     may span lines); a row with more or fewer cells than the header, an unterminated quote or an oversized
     cell is an error naming the line."""
-    old_limit = csv.field_size_limit()
-    csv.field_size_limit(max(old_limit, min(CSV_FIELD_LIMIT, sys.maxsize)))
-    try:
+    with csv_field_limit():
         reader = csv.reader(stream, delimiter=delimiter, strict=True)
         try:
             header = next(reader, None)
@@ -102,8 +167,6 @@ def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> l
             elif "unexpected end of data" in msg:
                 msg = "a quoted cell is never closed (unterminated quote)"
             raise ValueError(f"{name}, line {reader.line_num}: malformed CSV: {msg}.") from None
-    finally:
-        csv.field_size_limit(old_limit)
     if len(set(header)) != len(header):
         dup = sorted({h for h in header if header.count(h) > 1})
         raise ValueError(f"{name}: the header repeats column(s) {dup}; give each column its own name.")
@@ -135,7 +198,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]] | list[str]:
     if suffix in {".jsonl", ".ndjson"}:
         return read_jsonl_text(text, str(p))
     if suffix == ".json":
-        data = parse_json(text, str(p))
+        data = parse_json(text, p)
         if not isinstance(data, list):
             raise ValueError(f"{p}: expected a JSON array of records or strings, got a JSON {type(data).__name__}.")
         return data
@@ -144,9 +207,9 @@ def read_records(path: str | Path) -> list[dict[str, Any]] | list[str]:
 
 def check_unicode(value: str, where: str) -> str:
     """``value``, or a clear error when it holds a lone surrogate (not valid Unicode; cannot be written)."""
-    m = _SURROGATE.search(value)
+    m = lone_surrogate(value)
     if m:
-        raise ValueError(f"{where} holds a lone surrogate (U+{ord(m.group()):04X}) at character {m.start()}, "
+        raise MalformedDataError(f"{where} holds a lone surrogate (U+{ord(m.group()):04X}) at character {m.start()}, "
                          "which is not valid Unicode text; fix the file's encoding (e.g. a broken \\ud83d escape).")
     return value
 

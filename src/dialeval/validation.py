@@ -12,6 +12,12 @@ from typing import Any
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def lone_surrogate(text: str) -> re.Match[str] | None:
+    """The first lone surrogate (U+D800–U+DFFF) in ``text``, or ``None``: such a string is not valid Unicode
+    text, and no file format can store it."""
+    return None if text.isascii() else _SURROGATE.search(text)
+
+
 def is_int(value: Any) -> bool:
     """True for Python and numpy integers (not bools)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

@@ -20,8 +20,8 @@ def register(sub: Any) -> None:
 
 def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
     """Validated DialSpk records of a file or of ``<folder>/dialspk/<split>.jsonl``."""
-    from dialeval.datasets._common import read_jsonl, where
     from dialeval.datasets.dialstory import check_dialspk
+    from dialeval.io import read_jsonl, where
 
     path = Path(data)
     if path.is_dir():

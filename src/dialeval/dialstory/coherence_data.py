@@ -142,14 +142,9 @@ def read_sources(data: str | Path, split: str) -> tuple[str, list[Any]]:
 
 
 def _read_jsonl_sources(path: Path) -> tuple[str, list[Any]]:
-    from dialeval.datasets._common import (
-        MalformedDataError,
-        read_jsonl,
-        require_str,
-        require_str_list,
-        where,
-    )
+    from dialeval.datasets._common import require_str, require_str_list
     from dialeval.datasets.dialstory import fill_masks
+    from dialeval.io import MalformedDataError, read_jsonl, where
 
     kind, items = None, []
     for lineno, obj in read_jsonl(path):
@@ -174,8 +169,8 @@ def _read_jsonl_sources(path: Path) -> tuple[str, list[Any]]:
 
 
 def _read_parlai_dialogues(path: Path) -> list[list[str]]:
-    from dialeval.datasets._common import MalformedDataError, read_json
     from dialeval.datasets.dailydialog import dialogue_texts
+    from dialeval.io import MalformedDataError, read_json
 
     data = read_json(path)
     if not isinstance(data, list):
