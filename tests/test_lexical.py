@@ -266,3 +266,21 @@ def test_low_frequency_checks_predictions_before_the_reference():
     state = NgramCounts((1,), "casual").update(["a b", "a"])
     assert lexical_result(state, plan) == compute_low_frequency(["a b", "a"], threshold=2, reference_counts={"a": 3})
     assert lexical_result(state, plan)["low_frequency"] == pytest.approx(1 / 3)  # only "b" (unseen: 0 ≤ 2)
+
+
+def test_low_frequency_says_when_it_is_one_by_construction():
+    """No reference and no token above the threshold: LF = 1.0 says so (note + warning); a reference or a
+    token above the threshold gives a plain number (hand-counted)."""
+    import warnings
+
+    from dialeval.lexical.core import compute_low_frequency
+
+    with pytest.warns(UserWarning, match=r"no token occurs more than threshold=100 times in these 4 tokens"):
+        out = compute_low_frequency(["a b", "a c"], tokenizer="whitespace")
+    assert out["low_frequency"] == 1.0 and "reference_texts=" in out["note"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = compute_low_frequency(["a b", "a c"], tokenizer="whitespace", threshold=1)  # a occurs twice
+        ref = compute_low_frequency(["a b", "a c"], tokenizer="whitespace", reference_texts=["a " * 101])
+    assert plain["low_frequency"] == 0.5 and "note" not in plain  # b, c of a, b, a, c
+    assert ref["low_frequency"] == 0.5 and "note" not in ref  # a occurs 101 times in the reference

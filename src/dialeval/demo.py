@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import ui
+from dialeval.resources import examples_dir
 from dialeval.ui.blocks import INPUT_ORDER, demo_blocks, evaluate_texts, example_texts, output_order
 from dialeval.ui.serving import ServerPolicy, prepare
 
@@ -35,7 +36,6 @@ OFFLINE_DEFAULTS = {
 
 def default_examples_dir() -> Path | None:
     """``$DIALEVAL_EXAMPLES_DIR``, else the examples bundled as package data (``dialeval/resources/examples``)."""
-    from dialeval.resources import examples_dir
 
     env = os.environ.get("DIALEVAL_EXAMPLES_DIR")
     candidates = [Path(env)] if env else []

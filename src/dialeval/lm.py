@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dialeval.onnx_backend import OnnxCausalLM, OnnxSeq2SeqLM, resolve_backend
 from dialeval.runtime import (
     ModelNotAvailableError,
     cache_dir,
@@ -224,11 +225,6 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
     torch_dtype = resolve_dtype(dtype, dev)
     lm = cached_model("lm", DEFAULT_LM if model is None else offered_name(model),
                       lambda ident: _load_lm(ident, torch_dtype, dev), str(torch_dtype), str(dev))
-    from dialeval.onnx_backend import (  # it imports cache_dir from here
-        OnnxCausalLM,
-        OnnxSeq2SeqLM,
-        resolve_backend,
-    )
 
     dtype_name = "fp32" if str(torch_dtype) == "torch.float32" else str(torch_dtype)
     backend = resolve_backend(backend, dev, dtype_name)

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from dialeval import registry
+from dialeval import loading, registry
 from dialeval.files import atomic_write_bytes
 from dialeval.registry import Adapter, parse_metric_args, response_sets  # noqa: F401 - parse_metric_args re-exported
 from dialeval.signature import make_signature
@@ -109,9 +109,8 @@ def column_adapter(name: str) -> Adapter:
 def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
     """Load ``name`` with ``options`` and ``compute`` each row's response set (the default adapter of a
     ``response_sets`` metric)."""
-    from dialeval.loading import load
 
-    module = load(name, **options)
+    module = loading.load(name, **options)
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         res = module.compute(predictions=response_sets(rows))
         return {"scores": list(res["scores"]), "signature": res.get("signature")}
@@ -267,7 +266,8 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
     dialog). ``round_decimals="auto"`` rounds computed scores to 3 decimals on conTest/decTest (Tevet's
     stored precision) and leaves them as they are elsewhere. ``rows`` ({config: rows}) skips loading.
     """
-    from dialeval import datasets as dd
+    from dialeval import datasets as dd  # the `datasets` library: loaded only for a meta-evaluation
+
 
     if dataset not in DEFAULT_CONFIGS:
         raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dialeval.runtime import download_hint, hub_id, hub_source, is_offline
+
 
 def probe_model(name: str) -> str | None:
     """Why ``name`` (a Hub id or a local path) cannot be loaded here, or ``None`` when it looks loadable.
@@ -17,7 +19,6 @@ def probe_model(name: str) -> str | None:
     Never downloads: a local path must exist; a Hub id must be in the local cache when the Hub is
     offline (``HF_HUB_OFFLINE=1``), and is otherwise assumed downloadable on first use.
     """
-    from dialeval.runtime import download_hint, is_offline
 
     if not isinstance(name, str) or not name.strip():
         return "no model given; choose one from the list or type a local path."
@@ -53,7 +54,6 @@ def probe_model(name: str) -> str | None:
 def offline_package_probe(name: str, find: Any, errors: tuple[type[BaseException], ...]) -> str | None:
     """``None`` when offline model ``name`` loads here: its package is installed, or its Hub repo
     (:data:`dialeval.runtime.HUB_IDS`) is reachable or cached; else why not."""
-    from dialeval.runtime import download_hint, hub_id, hub_source
 
     try:
         find()

@@ -27,6 +27,8 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
+from dialeval.resources import resource_path
+
 INPUT_KINDS = {
     "responses": "a list of responses",
     "response_sets": "a list of response sets (each a list of responses)",
@@ -273,7 +275,6 @@ class MetricDeclaration:
         """The packaged folder the UI passes as ``option`` (``resources[option]`` under
         ``dialeval/resources/``), or ``None`` when absent; ``$DIALEVAL_<NAME>_<OPTION>`` overrides it
         (e.g. ``DIALEVAL_SEM_ENT_SPACE``)."""
-        from dialeval.resources import resource_path
 
         env = os.environ.get(f"DIALEVAL_{self.name}_{option}".upper())
         candidates = [Path(env)] if env else []

@@ -8,6 +8,8 @@ import sys
 from typing import NoReturn
 
 from dialeval._version import __version__
+from dialeval.files import remove_temporaries_on_sigterm
+from dialeval.runtime import Cancelled
 
 # One module per sub-command family (each defines ``register(subparsers)``): the generic commands here, a
 # metric family's own commands in its folder (semantic: fit-space, dress-weights; dialstory: train-coherence and
@@ -53,7 +55,6 @@ def _model_errors() -> tuple[type[BaseException], ...]:
 
 def is_user_error(exc: BaseException) -> bool:
     """True for errors that :func:`error_line` reports as one line (bad input, file, option or model)."""
-    from dialeval.runtime import Cancelled
 
     return isinstance(exc, USER_ERRORS + _model_errors() + (Cancelled,))
 
@@ -71,7 +72,6 @@ def error_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dialeval.files import remove_temporaries_on_sigterm
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dialeval.demo import launch
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="launch the Gradio demo (every metric at once) on this machine")
@@ -25,7 +27,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--port must be between 1 and 65535, got {args.port}.")
     if args.concurrency is not None and args.concurrency < 1:
         raise ValueError(f"--concurrency must be ≥ 1, got {args.concurrency}.")
-    from dialeval.demo import launch
 
     if args.port is not None:
         _check_port_free(args.host, args.port)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dialeval.hub import build
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("hub", help="Hugging Face Hub: build ready-to-push Space and dataset folders")
@@ -36,7 +38,6 @@ def register(sub: Any) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from dialeval.hub import build
 
     repos = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel, wheel_url=args.wheel_url,
                   data_dir=args.data_dir, only=args.only, datasets=not args.no_datasets, cache_dir=args.cache_dir,

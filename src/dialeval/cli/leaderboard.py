@@ -6,11 +6,10 @@ import argparse
 import sys
 from typing import Any
 
+from dialeval.registry import META_DATASETS
+
 
 def register(sub: Any) -> None:
-    from dialeval.registry import (
-        META_DATASETS,  # light: the leaderboard itself imports datasets, on use
-    )
 
     p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
     p.add_argument("--data-dir", required=True,

@@ -8,10 +8,11 @@ import sys
 from typing import Any
 
 from dialeval.files import atomic_write_json, check_output_path, is_stdout
+from dialeval.metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
+from dialeval.registry import META_DATASETS, meta_evaluable
 
 
 def register(sub: Any) -> None:
-    from dialeval.registry import META_DATASETS, meta_evaluable
 
     p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
     p.add_argument("dataset", choices=list(META_DATASETS),
@@ -58,7 +59,6 @@ def _parse_round(value: str) -> int | None | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dialeval.metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
 
     out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir],
                                    option=f"--{option}") if getattr(args, option) else None for option in ("out", "plot"))

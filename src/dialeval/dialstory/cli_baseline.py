@@ -8,6 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dialeval.dialstory.dialspk import baseline_predictions, speaker_accuracy
+from dialeval.files import atomic_write_lines, check_output_path, is_stdout
+from dialeval.io import read_jsonl, where
+from dialeval.signature import make_signature
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("dialspk-baseline",
@@ -21,7 +26,6 @@ def register(sub: Any) -> None:
 def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
     """Validated DialSpk records of a file or of ``<folder>/dialspk/<split>.jsonl``."""
     from dialeval.datasets.dialstory import check_dialspk
-    from dialeval.io import read_jsonl, where
 
     path = Path(data)
     if path.is_dir():
@@ -33,9 +37,6 @@ def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dialeval.dialstory.dialspk import baseline_predictions, speaker_accuracy
-    from dialeval.files import atomic_write_lines, check_output_path, is_stdout
-    from dialeval.signature import make_signature
 
     target = check_output_path(args.out, inputs=[args.data], option="--out") if args.out else None
     rows = read_dialspk(args.data, args.split)

@@ -8,6 +8,25 @@ import math
 import random
 from typing import Any
 
+from dialeval.dialstory.coherence import (
+    TrainConfig,
+    accuracy,
+    config_dict,
+    is_saved_classifier,
+    load_for_training,
+    save,
+    train,
+)
+from dialeval.dialstory.coherence_data import (
+    build_pairs,
+    majority_accuracy,
+    read_sources,
+    split_by_source,
+)
+from dialeval.files import check_output_path
+from dialeval.runtime import resolve_device
+from dialeval.signature import make_signature
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("train-coherence", help="fine-tune a coherence classifier (original vs turn-shuffled)")
@@ -85,24 +104,6 @@ def run(args: argparse.Namespace) -> int:
     check_training_options(args)  # before torch and the data are even imported/read
     import torch
 
-    from dialeval.dialstory.coherence import (
-        TrainConfig,
-        accuracy,
-        config_dict,
-        is_saved_classifier,
-        load_for_training,
-        save,
-        train,
-    )
-    from dialeval.dialstory.coherence_data import (
-        build_pairs,
-        majority_accuracy,
-        read_sources,
-        split_by_source,
-    )
-    from dialeval.files import check_output_path
-    from dialeval.runtime import resolve_device
-    from dialeval.signature import make_signature
 
     out = check_output_path(args.out, inputs=[args.data, args.encoder], kind="dir", option="--out",
                             overwrite=args.overwrite, owned=is_saved_classifier)  # before any training

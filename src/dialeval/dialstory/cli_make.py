@@ -7,6 +7,8 @@ import argparse
 import sys
 from typing import Any
 
+from dialeval.files import atomic_write_lines, check_output_path, is_stdout
+
 
 def register_make(cmds: Any) -> None:
     """Add ``dialstory-make`` to the ``dialeval datasets`` sub-commands."""
@@ -39,7 +41,6 @@ def register_make(cmds: Any) -> None:
 
 def run_dialstory_make(args: argparse.Namespace) -> int:
     from dialeval.datasets.dialstory import make_dialgen, make_dialspk, read_raw_stories
-    from dialeval.files import atomic_write_lines, check_output_path, is_stdout
 
     target = check_output_path(args.out, inputs=[args.input], option="--out")
     spk_target = (check_output_path(args.dialspk_out, inputs=[args.input, args.out], option="--dialspk-out")

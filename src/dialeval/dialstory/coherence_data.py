@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dialeval.io import MalformedDataError, read_json, read_jsonl, where
+
 ORIGINAL, SHUFFLED = 1, 0
 LABELS = {SHUFFLED: "shuffled", ORIGINAL: "original"}
 DIALOGUE_SEP = "\n"
@@ -144,7 +146,6 @@ def read_sources(data: str | Path, split: str) -> tuple[str, list[Any]]:
 def _read_jsonl_sources(path: Path) -> tuple[str, list[Any]]:
     from dialeval.datasets._common import require_str, require_str_list
     from dialeval.datasets.dialstory import fill_masks
-    from dialeval.io import MalformedDataError, read_jsonl, where
 
     kind, items = None, []
     for lineno, obj in read_jsonl(path):
@@ -170,7 +171,6 @@ def _read_jsonl_sources(path: Path) -> tuple[str, list[Any]]:
 
 def _read_parlai_dialogues(path: Path) -> list[list[str]]:
     from dialeval.datasets.dailydialog import dialogue_texts
-    from dialeval.io import MalformedDataError, read_json
 
     data = read_json(path)
     if not isinstance(data, list):

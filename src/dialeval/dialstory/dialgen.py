@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from dialeval.dialstory.coherence import CoherenceScorer
 from dialeval.lexical import formulas as lexical
 from dialeval.signature import make_signature
 from dialeval.validation import check_list, check_texts
@@ -214,7 +215,6 @@ def coherence_of(stories: Any, predictions: list[list[str]], model: str, device:
     """``P(original)`` of each story with its ``[MASKk]`` filled by the generated turns, and the backend that
     ran the classifier."""
     from dialeval.datasets.dialstory import fill_masks
-    from dialeval.dialstory.coherence import CoherenceScorer
 
     texts = check_texts(stories, "stories")
     if len(texts) != len(predictions):

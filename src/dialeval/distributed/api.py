@@ -17,6 +17,9 @@ from dialeval.distributed import engine
 from dialeval.distributed.columns import default_config, input_kind, resolve_columns
 from dialeval.distributed.states import finish_mean, mean_state, merge_means
 from dialeval.encoders import BATCH_SIZE
+from dialeval.semantic.dress import _check_gamma, head_clusters
+from dialeval.semantic.scale_out import SemanticLabeler, cluster_state, head_flags, merge_clusters
+from dialeval.semantic.space import SemanticSpace
 
 
 @dataclass
@@ -247,14 +250,6 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
     """DRESS on Ray: ``split="train"`` adds ``cluster`` and ``weight`` = (1 − p_ref(c))^γ to every row;
     ``split="generated"`` adds ``cluster`` and ``weight`` = −1.0 for responses in head clusters (share of the
     generated set > ``threshold``), else 0.0 — one pass to label and count, one to flag. Written to ``output``."""
-    from dialeval.semantic.dress import _check_gamma, head_clusters
-    from dialeval.semantic.scale_out import (
-        SemanticLabeler,
-        cluster_state,
-        head_flags,
-        merge_clusters,
-    )
-    from dialeval.semantic.space import SemanticSpace
 
     if split not in ("train", "generated"):
         raise ValueError(f"`split` must be 'train' or 'generated', got {split!r}.")

@@ -21,7 +21,7 @@ import pyarrow.fs as pafs
 
 from dialeval.distributed.columns import describe_type
 from dialeval.distributed.workers import TAG
-from dialeval.files import atomic_directory
+from dialeval.files import atomic_directory, check_output_path
 from dialeval.io import export_file, is_export_folder
 
 #: Default rows per Ray batch for model stages (actors stay busy) and the bounds of a corpus chunk.
@@ -296,7 +296,6 @@ def check_output(output: str | os.PathLike, *, filesystem: pafs.FileSystem | Non
     input, or cannot be written."""
     fs, path = filesystem_of(output, filesystem, timeout)
     if fs is None:
-        from dialeval.files import check_output_path
 
         local = [i for i in inputs if isinstance(i, (str, os.PathLike)) and "://" not in str(i)]
         out = check_output_path(path, inputs=local, kind="dir")

@@ -32,7 +32,7 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
-from dialeval.runtime import run_batched
+from dialeval.runtime import load_pretrained, run_batched
 
 # --------------------------------------------------------------------------------------------------
 # Model scoring
@@ -319,7 +319,6 @@ def _compat_tokenizer(lm: Any) -> Any:
     if tok is None:
         from transformers import AutoTokenizer
 
-        from dialeval.runtime import load_pretrained
 
         tok = load_pretrained(AutoTokenizer, lm.path, what="tokenizer", add_prefix_space=True,
                               truncation_side="right")

@@ -10,6 +10,7 @@ is in :mod:`dialeval.lexical.formulas`.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from dialeval.lexical import formulas as lexical
@@ -105,11 +106,18 @@ def low_frequency_result(state: NgramCounts, threshold: int, reference: dict[str
     """LF and the signature from unigram counts; ``reference`` counts (named by ``source``) replace the
     predictions' own counts when given."""
     check_counted(state)
-    return {
+    out = {
         "low_frequency": lexical.low_frequency_share(state.counts[1], threshold, reference),
         "signature": make_signature("low_frequency", tok=state.tokenizer_id, n=1, threshold=threshold,
                                     counts=source, level="corpus"),
     }
+    counts = state.counts[1]
+    if reference is None and counts and max(counts.values()) <= threshold:
+        out["note"] = (f"no token occurs more than threshold={threshold} times in these {sum(counts.values())} "
+                       "tokens, so LF is 1.0 by construction; pass the training corpus as reference_texts= or "
+                       "reference_counts= (Li et al. 2020 count there) or lower the threshold.")
+        warnings.warn(f"low_frequency: {out['note']}", UserWarning, stacklevel=2)
+    return out
 
 
 def _refuse_both_references(reference_counts: Any, reference_texts: Any) -> None:

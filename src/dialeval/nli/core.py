@@ -31,6 +31,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dialeval.onnx_backend import logits_module, onnx_runner, resolve_backend
+from dialeval.runtime import (
+    cached_model,
+    load_pretrained,
+    model_revision,
+    resolve_device,
+    resolve_dtype,
+    run_batched,
+)
 from dialeval.validation import check_text_sets
 
 CANONICAL = ("contradiction", "neutral", "entailment")
@@ -278,7 +287,6 @@ class NLIClassifier:
     def __init__(self, model: Any, tokenizer: Any, *, device: Any = None, dtype: Any = None,
                  batch_size: int = 32, max_tokens: int | None = None, max_length: int | None = None,
                  progress: bool | None = None, backend: str | None = "torch", runner: Any = None) -> None:
-        from dialeval.runtime import resolve_device, resolve_dtype
 
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
@@ -299,14 +307,12 @@ class NLIClassifier:
         self.progress = progress
         self.forward_calls = 0
         self.pairs_classified = 0
-        from dialeval.onnx_backend import resolve_backend
 
         self.backend = resolve_backend(backend, self.device, _dtype_name(self.dtype))
         self.runner = None if self.backend == "torch" else runner or self.onnx_runner()
 
     def onnx_runner(self) -> Any:
         """The model's logits as an ONNX graph, exported once (:mod:`dialeval.onnx_backend`)."""
-        from dialeval.onnx_backend import logits_module, onnx_runner
 
         enc = self.tokenizer(["a b", "c"], ["d", "e f"], padding=True, return_tensors="pt")
         sample = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
@@ -318,7 +324,6 @@ class NLIClassifier:
         """Load model and tokenizer by Hub id or local path (a clear error offline / when missing)."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from dialeval.runtime import load_pretrained
 
         model = load_pretrained(AutoModelForSequenceClassification, name_or_path, what="NLI model")
         tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="NLI tokenizer")
@@ -328,7 +333,6 @@ class NLIClassifier:
 
     @property
     def identity(self) -> str:
-        from dialeval.runtime import model_revision
 
         return model_revision(self.model)
 
@@ -353,7 +357,6 @@ class NLIClassifier:
         return list(probs)
 
     def __call__(self, pairs: Sequence[Pair]) -> np.ndarray:
-        from dialeval.runtime import run_batched
 
         if not pairs:
             return np.zeros((0, len(self.id2label)))
@@ -416,8 +419,6 @@ def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any
     The model and tokenizer come from the process-wide cache (:data:`dialeval.runtime.MODELS`, keyed by the
     model's real path, device and dtype); each call gets its own light classifier around them, so calls
     with other batch sizes or lengths neither reload the model nor change another call's settings."""
-    from dialeval.onnx_backend import resolve_backend
-    from dialeval.runtime import cached_model, resolve_device, resolve_dtype
 
     if not isinstance(model, (str, os.PathLike)):
         if callable(model) and hasattr(model, "id2label"):

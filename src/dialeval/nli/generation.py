@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.nli.core import NLISetScorer, get_classifier
+from dialeval.validation import check_positive_ints
+
 Scorer = Callable[[list[str]], float]
 Sampler = Callable[[int], list[str]]
 
@@ -180,7 +183,6 @@ def nli_scorer(model: Any = "roberta-large-mnli", variant: str = "contradictions
     ``model``: Hub id, local path or a classifier object; ``variant``: ``"contradictions"`` (count of
     contradiction pairs, the paper's threshold criterion), ``"baseline"``, ``"neutral"`` or ``"confidence"``.
     """
-    from dialeval.nli.core import NLISetScorer, get_classifier
 
     return NLISetScorer(get_classifier(model, **classifier_kwargs), variant)
 
@@ -188,7 +190,6 @@ def nli_scorer(model: Any = "roberta-large-mnli", variant: str = "contradictions
 def distinct_scorer(n: int | Sequence[int] = (1, 2), tokenizer: str = "casual") -> Scorer:
     """Mean Dist-n over orders ``n`` of the set's pooled n-grams (:mod:`dialeval.lexical.formulas`)."""
     from dialeval.lexical.formulas import corpus_distinct
-    from dialeval.validation import check_positive_ints
 
     orders = check_positive_ints(n, "n")
 

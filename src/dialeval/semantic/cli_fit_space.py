@@ -6,8 +6,9 @@ import argparse
 from typing import Any
 
 from dialeval.encoders import BATCH_SIZE
-from dialeval.files import check_output_path
+from dialeval.files import atomic_write_bytes, check_output_path
 from dialeval.io import read_texts
+from dialeval.semantic.space import SemanticSpace
 
 
 def register(sub: Any) -> None:
@@ -53,7 +54,6 @@ def plot_distribution(distribution: Any, path: Any, title: str, other: Any = Non
     fig.tight_layout()
     import io
 
-    from dialeval.files import atomic_write_bytes
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120)
@@ -62,7 +62,6 @@ def plot_distribution(distribution: Any, path: Any, title: str, other: Any = Non
 
 
 def run(args: argparse.Namespace) -> int:
-    from dialeval.semantic.space import SemanticSpace
 
     # --out is checked before the (long) fit: a folder, new or existing, that is not the input.
     target = check_output_path(args.out, inputs=[args.reference], kind="dir", option="--out")

@@ -29,6 +29,7 @@ from dialeval.distributed.workers import (
 from dialeval.encoders import BATCH_SIZE
 from dialeval.semantic.clustering import cluster_examples
 from dialeval.semantic.dress import dress_weights
+from dialeval.semantic.sem_ent import sem_ent_result
 from dialeval.semantic.space import SemanticSpace
 
 STATE_SCHEMA = pa.schema([("cluster", pa.int64()), ("count", pa.int64()), ("examples", pa.list_(pa.string())),
@@ -132,7 +133,6 @@ def state_kwargs(p: Plan, columns: dict[str, str], item_column: str) -> dict[str
 
 
 def finish(table: pa.Table, p: Plan) -> dict[str, Any]:
-    from dialeval.semantic.sem_ent import sem_ent_result
 
     sp = SemanticSpace.load(p.space)
     dtype_name, _, backend = (table.column("dtype")[0].as_py() or "").partition(" ")  # "<dtype> <backend>"

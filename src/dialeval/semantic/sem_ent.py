@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval import registry
 from dialeval.encoders import BATCH_SIZE, DEFAULT_ENCODER, check_responses, encoder_name
 from dialeval.registry import Adapter
 from dialeval.resources import semantic_space_dir
@@ -72,7 +73,6 @@ def default_space() -> str:
     """The bundled space (package data: k = 20, fitted on DailyDialog test responses with the default
     encoder; ``$DIALEVAL_SEM_ENT_SPACE`` overrides it), used when neither ``space`` nor
     ``reference_responses`` is given. Its fingerprint is in every signature (``space:…``)."""
-    from dialeval import registry
 
     folder = registry.get("sem_ent").resource("space")
     if folder is None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval._version import __version__
 from dialeval.encoders import (
     BATCH_SIZE,
     CHUNK_SIZE,
@@ -37,6 +38,7 @@ from dialeval.encoders import (
     iter_embeddings,
     unique_texts,
 )
+from dialeval.files import atomic_write_bytes, atomic_write_json
 from dialeval.semantic.clustering import (  # noqa: F401 - re-exported: the math is part of this module's API
     KMEANS_SEED,
     MAX_POINTS_PER_CENTROID,
@@ -69,7 +71,6 @@ META_FILE = "space.json"
 def _versions() -> dict[str, str]:
     import importlib.metadata
 
-    from dialeval._version import __version__
 
     out = {"dialeval": __version__, "python": platform.python_version()}
     for dist in ("numpy", "scikit-learn", "faiss-cpu", "faiss-gpu", "torch", "transformers",
@@ -254,7 +255,6 @@ class SemanticSpace:
         """Write ``space.safetensors`` (arrays) and ``space.json`` (metadata) into ``directory``."""
         from safetensors.numpy import save
 
-        from dialeval.files import atomic_write_bytes, atomic_write_json
 
         out = Path(directory)
         if out.exists() and not out.is_dir():
