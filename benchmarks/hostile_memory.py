@@ -169,6 +169,11 @@ def soak(client: object, pid: int, minutes: float, root: Path, models: dict[str,
     print(f"soak: {n} requests in {minutes:g} min ({answered} answered with a status line), peak {peak:.0f} MB, budget "
           f"{budget:.0f} MB ({'within' if peak <= budget else 'OVER'}); Gradio's cache: {files} files, "
           f"{nbytes / 2**20:.1f} MiB (bound {bound.describe()}: {slack})")
+    time.sleep(GRACE_S + 2 * SWEEP_PERIOD_S)  # idle: the next sweeps see no young files
+    files, nbytes = directory_usage(root / "gradio")
+    within = files <= bound.max_files and nbytes <= bound.max_bytes
+    print(f"Gradio's cache after {GRACE_S + 2 * SWEEP_PERIOD_S:g} s idle: {files} files, {nbytes / 2**20:.1f} MiB "
+          f"({'within' if within else 'OVER'} the bound)")
 
 
 if __name__ == "__main__":
