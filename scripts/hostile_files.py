@@ -4,9 +4,9 @@ duplicate record, a missing field, NaN/int/list/null/object in a text field, a m
 garbage line, a semicolon or tab CSV, a header-only or ragged CSV).
 
 Each content says what is due: ``refuse`` (a one-line error; accepted = ``silent``) or ``same`` (refused in one line,
-or accepted with the result of the intended records, computed independently through the Python API or from the
-clean file's run; a different result = ``silent``). Builders whose outputs are not compared count an accepted
-``same`` content as ``unverified``.
+or accepted with the result of the intended records: for ``score`` and the demo upload computed independently through
+the Python API, for a builder its stdout and output files compared with a run on the intended records written
+cleanly, paths masked; a different result = ``silent``).
 """
 
 from __future__ import annotations
@@ -274,7 +274,43 @@ def _run(command: Command, path: Path, out_dir: Path, content: Content, runner: 
     if content.due == "refuse":
         return "silent", f"accepted: {str(got if got is not None else stdout)[:100]}"
     if command.expected is None:
-        shutil.rmtree(out_dir, ignore_errors=True)
-        return "unverified", "accepted; its outputs are not compared"
+        return _against_clean(command, path, out_dir, content, stdout, runner)
     want = command.expected(content.intended(command.records, command.text_field))
     return ("accepted", "the intended records' result") if got == want else ("silent", f"got {got}, want {want}")
+
+
+def _outputs(out_dir: Path, stdout: str, path: Path) -> dict[str, bytes]:
+    """What a builder produced (its stdout and every file under ``out_dir``), paths replaced by placeholders."""
+    def clean(raw: bytes) -> bytes:
+        for old, new in ((str(out_dir), "<OUT>"), (str(path), "<IN>"), (str(path.parent), "<IN-DIR>")):
+            raw = raw.replace(old.encode(), new.encode())
+        return raw
+
+    if out_dir.is_file():  # an output file rather than a folder
+        files = {"<out>": clean(out_dir.read_bytes())}
+    else:
+        files = {str(f.relative_to(out_dir)): clean(f.read_bytes()) for f in sorted(out_dir.rglob("*")) if f.is_file()}
+    return {"<stdout>": clean((stdout or "").encode()), **files}
+
+
+def _against_clean(command: Command, path: Path, out_dir: Path, content: Content, stdout: str,
+                   runner: Runner) -> tuple[str, str]:
+    """Run the builder on the intended records written cleanly beside the hostile file; the outputs must match."""
+    got = _outputs(out_dir, stdout, path)
+    records = content.intended(command.records, command.text_field)
+    raw = render(records, path.suffix.lstrip(".") if command.layout is None else "json", command.text_field)
+    base = out_dir.parent / "clean"
+    clean_path = command.layout(base / "data", raw) if command.layout is not None else base / path.name
+    if command.layout is None:
+        base.mkdir(parents=True, exist_ok=True)
+        clean_path.write_bytes(raw)
+    rc, clean_stdout, err = runner(command.argv(clean_path, base / "out"))
+    want = _outputs(base / "out", clean_stdout, clean_path)
+    for done in (out_dir, base):
+        shutil.rmtree(done, ignore_errors=True) if done.is_dir() else done.unlink(missing_ok=True)
+    if rc != 0:
+        return "unverified", f"accepted; the clean run failed ({err[-80:]})"
+    differ = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+    if not differ:
+        return "accepted", f"outputs equal the clean file's ({len(want)} compared)"
+    return "silent", f"outputs differ: {differ[:3]}"
