@@ -9,8 +9,8 @@ Starts ``dialeval demo`` on 127.0.0.1 in a child process (offline), then prints 
 4. after 30 concurrent mixed requests (lexical metrics, NLI Diversity, FULL),
 5. (issue 21) during a bounded soak of ``--soak-minutes`` of mixed good and hostile requests (bad paths, multi-line
    uploads' text, long responses, every metric): the peak against the budget "RSS once every model identity is
-   loaded + 300 MB", the files left in Gradio's cache (swept by ``delete_cache``) and whether SIGTERM removed the
-   results folder.
+   loaded + 300 MB", the files and bytes left in Gradio's cache against its bound (age sweep ``delete_cache``, count
+   and byte bound :mod:`dialeval.ui.file_cache`) and whether SIGTERM removed the results folder.
 
     python benchmarks/hostile_memory.py --bad-paths 50 --soak-minutes 30
 """
@@ -160,9 +160,20 @@ def soak(client: object, pid: int, minutes: float, root: Path, models: dict[str,
         answered += bool(result[0])
         n += 1
         peak = max(peak, rss_mb(pid))
-    cached = sum(1 for p in (root / "gradio").rglob("*") if p.is_file())
+    from dialeval.ui.file_cache import GRACE_S, SWEEP_PERIOD_S, CacheBound, directory_usage
+
+    files, nbytes = directory_usage(root / "gradio")
+    bound = CacheBound()
+    slack = "within" if files <= bound.max_files and nbytes <= bound.max_bytes else \
+        f"over: files of the last {GRACE_S + SWEEP_PERIOD_S:g} s are kept"
     print(f"soak: {n} requests in {minutes:g} min ({answered} answered with a status line), peak {peak:.0f} MB, budget "
-          f"{budget:.0f} MB ({'within' if peak <= budget else 'OVER'}); files in Gradio's cache: {cached}")
+          f"{budget:.0f} MB ({'within' if peak <= budget else 'OVER'}); Gradio's cache: {files} files, "
+          f"{nbytes / 2**20:.1f} MiB (bound {bound.describe()}: {slack})")
+    time.sleep(GRACE_S + 2 * SWEEP_PERIOD_S)  # idle: the next sweeps see no young files
+    files, nbytes = directory_usage(root / "gradio")
+    within = files <= bound.max_files and nbytes <= bound.max_bytes
+    print(f"Gradio's cache after {GRACE_S + 2 * SWEEP_PERIOD_S:g} s idle: {files} files, {nbytes / 2**20:.1f} MiB "
+          f"({'within' if within else 'OVER'} the bound)")
 
 
 if __name__ == "__main__":

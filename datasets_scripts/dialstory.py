@@ -341,6 +341,8 @@ def read_raw_stories(path: str | Path) -> list[dict[str, Any]]:
         seen[str(obj["id"])] = f"line {lineno}"
         rows.append({"id": str(obj["id"]), "story": require_str(obj["story"], "story", loc),
                      "characters": require_str_list(obj.get("characters", []), "characters", loc)})
+    if not rows:
+        raise MalformedDataError(f"{p}: no stories (the file is empty); write one {{\"id\", \"story\"}} object per line.")
     return rows
 
 

@@ -1,9 +1,12 @@
 """Issue 21's closing tally: every bad input of the issue (and its neighbours) tried against the CLI and the library,
 each classified as a one-line error, a crash (a traceback or an unexpected exception type) or a silent result
-(exit 0 / no error where one is due). Inputs are written into a temporary folder; their checksums are compared
-after each attempt, and a changed input counts as a destroyed one.
+(exit 0 / no error where one is due); an input that may be accepted and was, with the right result, is ``accepted``.
+Besides the issue's own cases, two generated families: every metric × option × bad value in the library and the CLI
+(``hostile_options.py``), and every command that reads a file × format × hostile content (``hostile_files.py``).
+Inputs are written into a temporary folder; after each attempt their size and modification time are compared, and
+their SHA-256 at the end; a changed input counts as a destroyed one.
 
-    python scripts/hostile_tally.py [--data ../shared/data]
+    python scripts/hostile_tally.py [--data ../shared/data] [--verbose]
 """
 
 from __future__ import annotations
@@ -31,20 +34,28 @@ def sums(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if not p.is_symlink()}
 
 
-def cli(argv: list[str]) -> tuple[str, str]:
-    """("one-line" | "crash" | "silent", detail) for one CLI call that must be refused."""
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of one in-process CLI call; an exception escaping ``main`` is a traceback."""
     from dialeval.cli import main
 
-    err = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             rc = main(argv)
     except BaseException as exc:  # noqa: BLE001 - a traceback is what we count
-        return "crash", f"{type(exc).__name__}: {exc}"[:160]
-    lines = [line for line in err.getvalue().splitlines() if line.startswith("dialeval ")]
-    if rc == 2 and len(lines) == 1 and "Traceback" not in err.getvalue():
+        return 99, out.getvalue(), f"{err.getvalue()}Traceback: {type(exc).__name__}: {exc}"
+    return rc, out.getvalue(), err.getvalue()
+
+
+def cli(argv: list[str]) -> tuple[str, str]:
+    """("one-line" | "crash" | "silent", detail) for one CLI call that must be refused."""
+    rc, _, err = run_cli(argv)
+    if rc == 99:
+        return "crash", err[-160:]
+    lines = [line for line in err.splitlines() if line.startswith("dialeval ")]
+    if rc == 2 and len(lines) == 1 and "Traceback" not in err:
         return "one-line", lines[0][:160]
-    return ("silent" if rc == 0 else "crash"), f"rc={rc} {err.getvalue()[-160:]}"
+    return ("silent" if rc == 0 else "crash"), f"rc={rc} {err[-160:]}"
 
 
 def lib(call: Callable[[], Any]) -> tuple[str, str]:
@@ -190,27 +201,67 @@ def _in(folder: Path, fn: Callable[[], tuple[str, str]]) -> tuple[str, str]:
         os.chdir(old)
 
 
+def stamps(paths: list[Path]) -> dict[str, tuple[int, int]]:
+    """(size, mtime in ns) of each input, cheap enough to take after every attempt."""
+    out = {}
+    for p in paths:
+        try:
+            st = p.stat()
+            out[str(p)] = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            out[str(p)] = (-1, -1)
+    return out
+
+
+def attempts(tmp: Path, data: Path) -> list[tuple[str, str, Callable[[], tuple[str, str]]]]:
+    """The issue's cases, then the generated option values and file contents."""
+    import hostile_files
+    import hostile_options
+
+    issue = [("issue cases", name, run) for name, run in cases(tmp, data)]
+    models = hostile_options.tiny_models(tmp / "models")
+    (tmp / "option-inputs").mkdir()
+    options = hostile_options.option_attempts(tmp / "option-inputs", models, run_cli)
+    files = hostile_files.file_attempts(tmp / "file-inputs", data, models, run_cli)
+    return issue + options + files
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+    parser.add_argument("--verbose", action="store_true", help="print every attempt (default: all but one-line errors)")
     args = parser.parse_args()
     os.environ.update(ENV)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     tmp = Path(tempfile.mkdtemp(prefix="hostile-tally-"))
+    kinds = ("one-line", "accepted", "unverified", "crash", "silent", "destroyed")
     try:
-        table = cases(tmp, Path(args.data).resolve())
-        before = sums(tmp)
-        counts = {"one-line": 0, "crash": 0, "silent": 0, "destroyed": 0}
-        for name, run in table:
+        table = attempts(tmp, Path(args.data).resolve())
+        inputs = [p for p in sorted(tmp.rglob("*")) if p.is_file() and not p.is_symlink()]
+        first, before = sums(tmp), stamps(inputs)
+        totals = dict.fromkeys(kinds, 0)
+        per: dict[str, dict[str, int]] = {}
+        for category, name, run in table:
             kind, detail = run()
-            after = sums(tmp)
+            after = stamps(inputs)
             changed = [k for k, v in before.items() if after.get(k) != v]
-            counts[kind] += 1
-            if changed:
-                counts["destroyed"] += 1
-            print(f"{kind:9} {'DESTROYED ' + str(changed[:2]) if changed else '':12} {name}: {detail}")
+            row = per.setdefault(category, dict.fromkeys(kinds, 0))
+            for counter in (totals, row):
+                counter[kind] += 1
+                counter["destroyed"] += bool(changed)
+            if args.verbose or kind not in ("one-line", "accepted", "unverified") or changed:
+                print(f"{kind:9} {'DESTROYED ' + str(changed[:2]) if changed else ''}[{category}] {name}: {detail}")
             before = after
-        print(f"\nbad inputs tried: {len(table)}; one-line errors: {counts['one-line']}; crashes: {counts['crash']}; "
-              f"silent results: {counts['silent']}; inputs changed: {counts['destroyed']}")
+        last = sums(tmp)
+        hashed = [k for k, v in first.items() if k in {str(p.relative_to(tmp)) for p in inputs} and last.get(k) != v]
+        print(f"\n{'category':32} {'tried':>6} " + " ".join(f"{k:>9}" for k in kinds))
+        for category, row in per.items():
+            print(f"{category:32} {sum(row[k] for k in kinds[:5]):6} " + " ".join(f"{row[k]:9}" for k in kinds))
+        print(f"\nbad inputs tried: {len(table)}; one-line errors: {totals['one-line']}; accepted with the right "
+              f"result: {totals['accepted']}; accepted, not compared: {totals['unverified']}; crashes: "
+              f"{totals['crash']}; silent results: {totals['silent']}; "
+              f"inputs changed: {totals['destroyed']} (SHA-256 of {len(inputs)} inputs before and after: "
+              f"{len(hashed)} differ)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -181,3 +181,68 @@ def test_upload_with_a_lone_surrogate_is_one_line(tmp_path):
     path.write_text('{"response": "a\\ud800b"}\n{"response": "ok"}\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"r.jsonl, record 1, field 'response' holds a lone surrogate \(U\+D800\)"):
         read_upload(path)
+
+
+# ---------------------------------------------------------------------------------------------- issue 21's generated tally
+
+def test_text_file_of_blank_lines_is_refused_not_scored_zero(tmp_path, capsys):
+    path = tmp_path / "r.txt"
+    path.write_bytes(b"\n \n\t\n")
+    err = one_error(capsys, main(["score", "--metric", "distinct_n", "--input", str(path)]))
+    assert f"{path}: the file holds only blank lines; write one response per line." in err
+    assert path.read_bytes() == b"\n \n\t\n"
+    path.write_bytes(b"a b\n\nc\n")  # a blank line among responses is an empty response: Dist-1 = 3 of 3
+    assert main(["score", "--metric", "distinct_n", "--input", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["distinct_n"]["distinct_1"] == 1.0
+
+
+def test_upload_refuses_repeated_ids_but_not_repeated_set_members(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "a", "response": "hi"}\n{"id": "b", "response": "yo"}\n{"id": "a", "response": "hey"}\n',
+                    encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(InputError) as info:
+        read_upload(path)
+    assert str(info.value) == "r.jsonl, record 3: id 'a' repeats record 1; remove one."
+    assert path.read_bytes() == before
+    members = tmp_path / "s.jsonl"  # the same reply twice in one set is what diversity measures
+    members.write_text('{"set_id": 1, "response": "yes"}\n{"set_id": 1, "response": "yes"}\n'
+                       '{"set_id": 2, "response": "no"}\n', encoding="utf-8")
+    assert read_upload(members).sets == [["yes", "yes"], ["no"]]
+
+
+def test_fit_space_refuses_repeated_reference_ids(tmp_path, capsys):
+    path = tmp_path / "refs.jsonl"
+    path.write_text('{"id": 1, "response": "a"}\n{"id": 2, "response": "b"}\n{"id": 1, "response": "c"}\n',
+                    encoding="utf-8")
+    before = path.read_bytes()
+    err = one_error(capsys, main(["fit-space", "--reference", str(path), "--field", "response", "--encoder",
+                                  str(tmp_path / "no-encoder"), "--k", "2", "--out", str(tmp_path / "space")]))
+    assert f"{path}, record 3: id 1 repeats record 1; remove one." in err
+    assert path.read_bytes() == before and not (tmp_path / "space").exists()
+
+
+def test_dialspk_baseline_refuses_repeated_and_missing_stories(tmp_path, capsys):
+    lines = (SAMPLE / "dialspk" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "gold.jsonl"
+    path.write_text("\n".join(lines + lines[:1]) + "\n", encoding="utf-8")
+    before = path.read_bytes()
+    err = one_error(capsys, main(["dialspk-baseline", "--data", str(path)]))
+    assert f"{path}, record {len(lines) + 1}: an exact duplicate of record 1; remove it." in err
+    assert path.read_bytes() == before
+    path.write_text("\n".join([*lines, lines[1].replace('"story-002"', '"story-001"')]) + "\n", encoding="utf-8")
+    err = one_error(capsys, main(["dialspk-baseline", "--data", str(path)]))
+    assert f"record {len(lines) + 1}: id 'story-001' repeats record 1; remove one." in err
+    path.write_bytes(b"")
+    err = one_error(capsys, main(["dialspk-baseline", "--data", str(path)]))
+    assert "no stories (the file is empty)" in err
+    path.write_bytes(before)
+
+
+def test_dialstory_make_refuses_an_empty_input(tmp_path, capsys):
+    path = tmp_path / "stories.jsonl"
+    path.write_bytes(b"\n\n")
+    err = one_error(capsys, main(["datasets", "dialstory-make", "--input", str(path), "--out",
+                                  str(tmp_path / "out.jsonl")]))
+    assert f'{path}: no stories (the file is empty); write one {{"id", "story"}} object per line.' in err
+    assert not (tmp_path / "out.jsonl").exists() and path.read_bytes() == b"\n\n"

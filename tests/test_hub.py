@@ -98,7 +98,7 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
         assert (folder / WHEEL).is_file()
         extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
         assert (folder / "requirements.txt").read_text().splitlines() == [f"dialeval{extras} @ {url}"]
-        assert f'metric_widget("{name}")' in (folder / "app.py").read_text()
+        assert f'metric_widget("{name}",' in (folder / "app.py").read_text()
         card = SpaceCard.load(folder / "README.md")
         meta = card.data.to_dict()
         assert CARD_FIELDS <= set(meta), CARD_FIELDS - set(meta)

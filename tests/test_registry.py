@@ -157,7 +157,7 @@ def test_toy_metric_in_hub_build(toy_package, tmp_path):
     space = tmp_path / "hub" / "spaces" / TOY
     assert [r.repo_id for r in repos] == [f"toy-org/{TOY}"]
     assert (space / f"{TOY}.py").read_text(encoding="utf-8") == textwrap.dedent(SCRIPT)
-    assert f'metric_widget("{TOY}")' in (space / "app.py").read_text(encoding="utf-8")
+    assert f'metric_widget("{TOY}",' in (space / "app.py").read_text(encoding="utf-8")
     assert "Toy Words" in (space / "README.md").read_text(encoding="utf-8")
 
 

@@ -287,7 +287,7 @@ def test_every_metric_has_a_widget(tmp_path):
         assert demo._queue.default_concurrency_limit == 2
         # each metric's Space (written by `dialeval hub build`) builds its widget from the shared helper
         folder = hub.write_metric_space(decl, tmp_path / decl.name, "acme", hub.Install(None)).folder
-        assert f'metric_widget("{decl.name}")' in (folder / "app.py").read_text(encoding="utf-8")
+        assert f'metric_widget("{decl.name}",' in (folder / "app.py").read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="unknown metric 'bleu'"):
         ui.metric_widget("bleu")
 

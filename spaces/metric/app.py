@@ -16,10 +16,12 @@ for option, folder in RESOURCES.items():  # the widget uses them when no referen
 
 from dialeval.demo import launch_options  # noqa: E402
 from dialeval.ui import metric_widget  # noqa: E402
+from dialeval.ui.serving import ServerPolicy  # noqa: E402
 
-demo = metric_widget("__METRIC__")
+# 0.0.0.0 on a Hugging Face Space, loopback (or $DIALEVAL_HOST) elsewhere; the same server policy as the full demo
+# (offered models only when public, the per-client gate, Gradio's cache bounded, results removed on exit/SIGTERM).
+HOST = "0.0.0.0" if os.environ.get("SPACE_ID") else os.environ.get("DIALEVAL_HOST", "127.0.0.1")
+demo = metric_widget("__METRIC__", policy=ServerPolicy.from_env(HOST))
 
 if __name__ == "__main__":
-    # System fonts, errors shown; 0.0.0.0 on a Hugging Face Space, loopback (or $DIALEVAL_HOST) elsewhere.
-    host = "0.0.0.0" if os.environ.get("SPACE_ID") else os.environ.get("DIALEVAL_HOST", "127.0.0.1")
-    demo.launch(**launch_options(host=host))
+    demo.launch(**launch_options(host=HOST))  # system fonts, errors shown, the upload cap

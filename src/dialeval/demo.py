@@ -6,7 +6,7 @@ caching, plotting and the Blocks themselves live in :mod:`dialeval.ui` (built fr
 this module finds the bundled examples and serves the app.
 
 Endpoints (for ``gradio_client``): see :mod:`dialeval.ui.blocks` (``/evaluate``, ``/load_upload``,
-``/load_example``).
+``/load_example``, ``/check_model_<metric>``); no other event runs Python.
 """
 
 from __future__ import annotations

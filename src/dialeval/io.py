@@ -202,7 +202,10 @@ def read_records(path: str | Path) -> list[dict[str, Any]] | list[str]:
         if not isinstance(data, list):
             raise ValueError(f"{p}: expected a JSON array of records or strings, got a JSON {type(data).__name__}.")
         return data
-    return split_lines(text)
+    lines = split_lines(text)
+    if lines and not any(line.strip() for line in lines):
+        raise ValueError(f"{p}: the file holds only blank lines; write one response per line.")
+    return lines
 
 
 def check_unicode(value: str, where: str) -> str:
@@ -248,6 +251,7 @@ def read_texts(path: str | Path, field: str | None = None) -> list[str]:
     records = read_records(path)
     if not records:
         raise ValueError(f"{path}: no responses found (the file is empty).")
+    check_duplicate_rows(records, str(path), override=None)
     out = []
     for i, rec in enumerate(records, 1):
         if isinstance(rec, str):
@@ -264,6 +268,29 @@ def read_texts(path: str | Path, field: str | None = None) -> list[str]:
             raise ValueError(f"{path}, record {i}: field {field!r} is {describe(value)}, not text; fix the record.")
         out.append(check_unicode(value, f"{path}, record {i}, field {field!r}"))
     return out
+
+
+def check_duplicate_rows(rows: list[Any], source: str, override: str | None = "--allow-duplicates",
+                         exact: bool = True) -> None:
+    """Refuse records that repeat an earlier record's ``id``, or repeat a record of two or more fields exactly
+    (a context and its response, a set): each would be scored twice. Plain responses (strings or one-field
+    records) may repeat: repetition is what the diversity metrics measure. ``override`` is the flag the message
+    offers (``None``: the command has none); ``exact=False`` checks ids only (for records that are items of a
+    group, such as a response set's members, which may repeat)."""
+    also = f", or pass {override} to score both" if override else ""
+    seen: dict[str, int] = {}
+    ids: dict[Any, int] = {}
+    for i, row in enumerate(rows, 1):
+        key = json.dumps(row, sort_keys=True, ensure_ascii=True, default=str)
+        if not exact or not isinstance(row, dict) or len(row) < 2 or key not in seen:
+            rid = row.get("id") if isinstance(row, dict) else None
+            if rid is not None and isinstance(rid, (str, int)) and rid in ids:
+                raise ValueError(f"{source}, record {i}: id {rid!r} repeats record {ids[rid]}; remove one{also}.")
+            if rid is not None and isinstance(rid, (str, int)):
+                ids[rid] = i
+            seen.setdefault(key, i)
+            continue
+        raise ValueError(f"{source}, record {i}: an exact duplicate of record {seen[key]}; remove it{also}.")
 
 
 # ---------------------------------------------------------------------------------------- tables

@@ -102,9 +102,15 @@ class Option:
         return f"{low}{self.name}{high}"
 
     def check(self, value: Any, metric: str = "") -> None:
-        """Refuse ``value`` outside the declared range (a ``ValueError`` naming the option and the range); types are checked by the metric's own code. ``None`` means the default and passes."""
+        """Refuse ``value`` outside the declared range (a ``ValueError`` naming the option and the range) or, for
+        the types every metric reads the same way (``bool``, ``int``, ``float``, ``texts``), of the wrong type (a
+        ``TypeError``: an option a metric does not use in this call must not accept nonsense silently); other
+        types are checked by the metric's own code. ``None`` means the default and passes."""
         where = f"{metric}: " if metric else ""
-        if self.minimum is None and self.maximum is None or value is None:
+        if value is None:
+            return
+        self._check_type(value, where)
+        if self.minimum is None and self.maximum is None:
             return
         items = value if self.type == "ints" and isinstance(value, (list, tuple, range)) else [value]
         for item in items:
@@ -115,6 +121,26 @@ class Option:
             high_bad = self.maximum is not None and item > self.maximum
             if low_bad or high_bad or item != item:
                 raise ValueError(f"{where}`{self.name}`={_number(item)} is out of range: {self.range_text()}.")
+
+
+    def _check_type(self, value: Any, where: str) -> None:
+        name, t = f"{where}`{self.name}`", self.type
+        if t == "bool" and not isinstance(value, bool) and type(value).__name__ != "bool_":
+            raise TypeError(f"{name} must be True or False, got {value!r:.40}.")
+        if t == "int" and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise TypeError(f"{name} must be an integer ({self.range_text()}), got {value!r:.40}.")
+        if t == "float" and (isinstance(value, bool) or not isinstance(value, (numbers.Real, str))):
+            raise TypeError(f"{name} must be a number ({self.range_text()}), got {value!r:.40}.")
+        if t == "texts":
+            if isinstance(value, (str, bytes, numbers.Number)) or isinstance(value, dict):
+                raise TypeError(f"{name} must be a list of strings, got {type(value).__name__} {value!r:.40}.")
+            if isinstance(value, (list, tuple)):  # another iterable is read once, by the metric
+                if not value:
+                    raise ValueError(f"{name} is an empty list; pass at least one string (or leave it out).")
+                bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+                if bad is not None:
+                    raise TypeError(f"{name}[{bad}] is {type(value[bad]).__name__} ({value[bad]!r:.40}), not a "
+                                    "string; pass a list of strings.")
 
 
 NUMBER_TYPES = ("int", "float", "ints")

@@ -83,6 +83,15 @@ def download_hint(name: str) -> str:
     return f"`hf download {hub_id(name)} --local-dir DIR`"
 
 
+def check_device_type(device: Any) -> None:
+    """Refuse a ``device`` that is neither text nor a ``torch.device``, without importing torch: for a metric that
+    uses the device only in some calls (it must not accept nonsense in the others)."""
+    if device is None or type(device).__name__ == "device":
+        return
+    if not isinstance(device, str):
+        raise TypeError(f"`device`={device!r:.40} is not a torch device; use 'cpu', 'cuda', 'cuda:0' or 'auto'.")
+
+
 def resolve_device(device: Any = None) -> Any:
     """``None``/``"auto"`` → CUDA when available, else CPU; otherwise the given device, validated."""
     import torch

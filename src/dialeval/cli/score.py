@@ -20,7 +20,7 @@ from typing import Any
 
 from dialeval import registry
 from dialeval.files import atomic_write_json, check_output_path, is_stdout
-from dialeval.io import read_rows
+from dialeval.io import check_duplicate_rows, read_rows
 from dialeval.validation import inputs_checked
 
 
@@ -231,27 +231,6 @@ def _check_config(config: str | None, decls: list[registry.MetricDeclaration]) -
         known = sorted({c for d in decls for c in d.configs})
         raise ValueError(f"--metric-config {config!r} is not a config of {[d.name for d in decls]}; choose one of "
                          f"{known}.")
-
-
-def check_duplicate_rows(rows: list[Any], source: str) -> None:
-    """Refuse records that repeat an earlier record's ``id``, or repeat a record of two or more fields exactly
-    (a context and its response, a set): each would be scored twice. Plain responses (strings or one-field
-    records) may repeat: repetition is what the diversity metrics measure."""
-    seen: dict[str, int] = {}
-    ids: dict[Any, int] = {}
-    for i, row in enumerate(rows, 1):
-        key = json.dumps(row, sort_keys=True, ensure_ascii=True, default=str)
-        if not isinstance(row, dict) or len(row) < 2 or key not in seen:
-            rid = row.get("id") if isinstance(row, dict) else None
-            if rid is not None and isinstance(rid, (str, int)) and rid in ids:
-                raise ValueError(f"{source}, record {i}: id {rid!r} repeats record {ids[rid]}; remove one, or pass "
-                                 "--allow-duplicates to score both.")
-            if rid is not None and isinstance(rid, (str, int)):
-                ids[rid] = i
-            seen.setdefault(key, i)
-            continue
-        raise ValueError(f"{source}, record {i}: an exact duplicate of record {seen[key]}; remove it, or pass "
-                         "--allow-duplicates to score both.")
 
 
 def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str, dict[str, Any]]) -> int:

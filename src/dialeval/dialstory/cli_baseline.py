@@ -26,6 +26,7 @@ def register(sub: Any) -> None:
 def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
     """Validated DialSpk records of a file or of ``<folder>/dialspk/<split>.jsonl``."""
     from dialeval.datasets.dialstory import check_dialspk
+    from dialeval.io import check_duplicate_rows
 
     path = Path(data)
     if path.is_dir():
@@ -33,7 +34,11 @@ def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"DialSpk file {str(path)!r} does not exist; pass a .jsonl file or a folder "
                                 "holding dialspk/<split>.jsonl.")
-    return [check_dialspk(obj, where(path, lineno)) for lineno, obj in read_jsonl(path)]
+    rows = [check_dialspk(obj, where(path, lineno)) for lineno, obj in read_jsonl(path)]
+    if not rows:
+        raise ValueError(f"{path}: no stories (the file is empty); one DialSpk record per line.")
+    check_duplicate_rows(rows, str(path), override=None)  # a repeated story would be scored twice
+    return rows
 
 
 def run(args: argparse.Namespace) -> int:

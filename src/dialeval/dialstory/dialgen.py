@@ -33,6 +33,7 @@ from typing import Any
 
 from dialeval.dialstory.coherence import CoherenceScorer
 from dialeval.lexical import formulas as lexical
+from dialeval.runtime import check_device_type
 from dialeval.signature import make_signature
 from dialeval.validation import check_list, check_texts
 
@@ -237,6 +238,7 @@ def compute_dialgen(predictions: Any, references: Any, *, tokenization: str = "c
                     batch_size: int = 16, backend: str | None = None) -> dict[str, Any]:
     """BLEU-1/2 per turn, Dist-2/3/4 and (with ``coherence_model`` and ``stories``) coherence (share with
     P > 0.5) and coherence_mean, with a signature."""
+    check_device_type(device)  # checked also when no coherence model uses it
     coherence, ran = None, None
     if coherence_model is not None:
         if stories is None:

@@ -78,14 +78,28 @@ def check_counted(state: NgramCounts) -> None:
         raise ValueError("`predictions` is empty; pass at least one response.")
 
 
-def distinct_result(state: NgramCounts, vocab_size: int | None = None) -> dict[str, Any]:
-    """Corpus Dist-n (EAD-n with ``vocab_size``, checked by :func:`check_vocab_size`), their mean over n and
-    the signature, from n-gram counts."""
-    check_counted(state)
+def check_vocab_fits(state: NgramCounts, vocab_size: int | None, where: str = "the responses") -> None:
+    """Refuse a ``vocab_size`` V too small for the counts of ``where`` (the corpus, or one response set).
+
+    EAD-n (Liu et al., ACL 2022, "Rethinking and Refining the Distinct Metric") = N / (V · (1 − ((V−1)/V)^C)),
+    N distinct n-grams among C. A vocabulary of V tokens forms at most V^n distinct n-grams, so N > V^n means V
+    is not the generator's vocabulary and EAD-n is meaningless (5 distinct unigrams among 5 with V = 3:
+    EAD = 5 / 2.605 = 1.92). N above the expectation alone is not refused: a set whose tokens all differ has
+    N = C, just above V · (1 − ((V−1)/V)^C) at any real V (C = 10, V = 50257: EAD = 1.00009)."""
     for n in state.orders if vocab_size is not None else ():
-        if state.distinct(n) > vocab_size ** n:  # more distinct n-grams than a vocabulary of V can form
-            raise ValueError(f"`vocab_size`={vocab_size} is impossible: the responses hold {state.distinct(n)} distinct "
-                             f"{n}-grams, more than {vocab_size}^{n}; give the generator's real vocabulary size.")
+        distinct = state.distinct(n)
+        if distinct > vocab_size ** n:
+            ead = lexical.expectation_adjusted_distinct(distinct, state.total(n), vocab_size)
+            raise ValueError(f"`vocab_size`={vocab_size} is too small for {where}: it holds {distinct} distinct {n}-grams, "
+                             f"more than the {vocab_size}^{n} a vocabulary of {vocab_size} can form (EAD-{n} would be "
+                             f"{ead:.4g}); pass the generator's real vocabulary size (e.g. len(tokenizer)) as vocab_size.")
+
+
+def distinct_result(state: NgramCounts, vocab_size: int | None = None) -> dict[str, Any]:
+    """Corpus Dist-n (EAD-n with ``vocab_size``, checked by :func:`check_vocab_size` and
+    :func:`check_vocab_fits`), their mean over n and the signature, from n-gram counts."""
+    check_counted(state)
+    check_vocab_fits(state, vocab_size)
     out: dict[str, Any] = lexical.distinct_scores(state, vocab_size)
     out["distinct_mean"] = _mean([out[f"distinct_{k}"] for k in state.orders])
     out["signature"] = make_signature("distinct_n", tok=state.tokenizer_id, n=state.orders, level="corpus",
@@ -149,7 +163,9 @@ def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual",
     if level == "corpus":
         return distinct_result(count_ngrams(_corpus_texts(predictions), orders, tokenizer,
                                             num_workers=check_num_workers(num_workers)), vocab)
-    per_set = lexical.distinct_n_per_set(check_text_sets(predictions, "predictions"), orders, tokenizer, vocab)
+    per_set = lexical.distinct_n_per_set(
+        check_text_sets(predictions, "predictions"), orders, tokenizer, vocab,
+        check=lambda counts, i: check_vocab_fits(counts, vocab, f"response set predictions[{i}]"))
     keys = [k for k in per_set[0] if k != "distinct_mean"] + ["distinct_mean"]
     out: dict[str, Any] = {k: _mean([s[k] for s in per_set]) for k in keys}
     out["scores"] = [s["distinct_mean"] for s in per_set]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from dialeval.lexical.ngrams import NgramCounts, count_ngrams
 from dialeval.text import Tokenizer, get_tokenizer
@@ -94,13 +94,17 @@ def corpus_distinct(
 
 def distinct_n_per_set(
     sets: Sequence[Sequence[str]], n: Iterable[int] = (1, 2, 3), tokenizer: str | Tokenizer = "casual",
-    vocab_size: int | None = None,
+    vocab_size: int | None = None, check: Callable[[NgramCounts, int], None] | None = None,
 ) -> list[dict[str, float]]:
-    """Dist-n within each response set (n-grams pooled over the set), plus ``distinct_mean`` over n."""
+    """Dist-n within each response set (n-grams pooled over the set), plus ``distinct_mean`` over n;
+    ``check(counts, index)`` sees each set's counts before they are scored (and may refuse them)."""
     orders = tuple(n)
     out = []
-    for responses in sets:
-        scores = corpus_distinct(responses, orders, tokenizer, vocab_size)
+    for i, responses in enumerate(sets):
+        counts = count_ngrams(responses, orders, tokenizer)
+        if check is not None:
+            check(counts, i)
+        scores = distinct_scores(counts, vocab_size)
         scores["distinct_mean"] = math.fsum(scores[f"distinct_{k}"] for k in orders) / len(orders)
         out.append(scores)
     return out

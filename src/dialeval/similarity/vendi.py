@@ -29,7 +29,7 @@ from dialeval.similarity.kernels import (
     set_embeddings,
     unit_rows,
 )
-from dialeval.text import tokenizer_name
+from dialeval.text import get_tokenizer, tokenizer_name
 
 MAX_Q = 1000.0
 
@@ -92,6 +92,7 @@ def compute_vendi(predictions: Any, kernel: str = "embedding", q: Any = 1.0, n: 
     kernel = check_kernel(kernel)
     qv = check_q(q)
     orders = check_orders(n)
+    get_tokenizer(tokenizer)  # checked also for the embedding kernel, which does not use it
     check_batch_size(batch_size)
     sets = check_sets(predictions, min_size=1)
     if kernel == "ngram":

@@ -7,6 +7,7 @@ declaration in :mod:`dialeval.registry` (no metric is named here).
   its probe, and :func:`run_metric`;
 - :mod:`.cache`: :class:`ModuleCache`, one ``evaluate`` module per process shared by requests;
 - :mod:`.devices`: device/precision choice, the ZeroGPU decorator, the number of concurrent requests;
+- :mod:`.file_cache`: Gradio's file cache bounded by count and bytes (started by :func:`.serving.prepare`);
 - :mod:`.serving`: the server policy (offered models only on a public server, per-client limits,
   cancellation at batch boundaries, per-session result files);
 - :mod:`.results`: table rows (scores apart from settings, shown rounded) and the full-precision JSON;

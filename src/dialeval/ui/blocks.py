@@ -6,7 +6,12 @@ Endpoints (for ``gradio_client``, every parameter named and optional): ``/evalua
 of :func:`api_parameters` (the boxes in :data:`INPUT_ORDER`, default empty; ``use_<metric>`` per metric,
 default: ticked when it can run here; ``model_<metric>`` per model metric, default its first model that
 loads; ``draw_plots``, default true) → the outputs named by :func:`output_order`; ``/load_upload``
-(``file`` → the text boxes) and ``/load_example`` (``title`` → the text boxes).
+(``file`` → the text boxes), ``/load_example`` (``title`` → the text boxes) and, per model metric,
+``/check_model_<metric>`` (``model`` → whether the metric can run with it: on a public server only the offered
+models are looked at, every other name gets the same refusal). The boxes open on the first bundled example
+(their initial value, so also the API default of the box parameters). Every event with a Python function is
+one of these endpoints; the button and scroll steps run in the browser only (``js=``), so no other function
+can be called by ``fn_index``.
 """
 
 from __future__ import annotations
@@ -33,16 +38,11 @@ PRIMARY_BOXES = ("responses", "sets", "dialogue")  # shown open; the others sit 
 COLUMN_WIDTHS = ["12%", "13%", "9%", "6%", "40%", "20%"]  # metric, score, value, unit, signature, settings
 
 
-SCROLL_TO_RESULTS = "() => document.getElementById('results')?.scrollIntoView({behavior: 'smooth', block: 'start'})"
-
-
-def _button(enabled: bool) -> Any:
-    def toggle() -> Any:
-        import gradio as gr
-
-        return gr.update(interactive=enabled, value="Evaluate" if enabled else "Evaluating…")
-
-    return toggle
+# Browser-only steps (``js=`` with no backend function, so nothing a client could call by fn_index): the
+# Evaluate button disabled while it runs, then enabled again with the results scrolled into view.
+BUTTON_BUSY_JS = "() => ({__type__: 'update', interactive: false, value: 'Evaluating…'})"
+BUTTON_READY_JS = ("() => { document.getElementById('results')?.scrollIntoView({behavior: 'smooth', block: 'start'}); "
+                   "return {__type__: 'update', interactive: true, value: 'Evaluate'}; }")
 
 
 def plotted() -> list[MetricDeclaration]:
@@ -126,20 +126,23 @@ def _readers(box: str) -> list[str]:
             if box in boxes_for(d.inputs, d.references_option is not None)]
 
 
-def _input_boxes() -> dict[str, Any]:
-    """The text boxes, empty (their API default); the first example fills them when the page loads."""
+def _input_boxes(example: dict[str, Any] | None) -> dict[str, Any]:
+    """The text boxes, holding the first bundled ``example`` (empty without one) from the start: no page-load
+    event fills them."""
     import gradio as gr
 
+    texts = dict(zip(INPUT_ORDER, example_texts(example or {})))
     boxes: dict[str, Any] = {}
     for box in INPUT_ORDER:
         label, hint = BOXES[box]
         readers = _readers(box)
         full = f"{label} ({hint})" + (f" — {', '.join(readers)}" if readers and box != "responses" else "")
         if box in PRIMARY_BOXES:
-            boxes[box] = gr.Textbox(label=full, lines=8 if box != "dialogue" else 5, value="", elem_id=box)
+            boxes[box] = gr.Textbox(label=full, lines=8 if box != "dialogue" else 5, value=texts[box],
+                                    elem_id=box)
             continue
         with gr.Accordion(full, open=False):
-            boxes[box] = gr.Textbox(label=f"{label} ({hint})", lines=4, value="", elem_id=box)
+            boxes[box] = gr.Textbox(label=f"{label} ({hint})", lines=4, value=texts[box], elem_id=box)
     return boxes
 
 
@@ -158,18 +161,21 @@ def _metric_choice(decl: MetricDeclaration) -> list[Any]:
         model = gr.Dropdown(list(decl.models), value=default_model(decl), allow_custom_value=True,
                             label="model (Hub id or local path)", elem_id=f"model-{decl.name}")
         note = gr.Markdown("" if ok else f"*Disabled:* {reason}", elem_id=f"note-{decl.name}")
-    model.change(_recheck(decl.name), model, [check, note], api_name=False)
+    model.change(_recheck(decl.name), inputs_kwargs={"model": model}, outputs=[check, note],
+                 api_name=f"check_model_{decl.name}")
     return [check, model]
 
 
 def _recheck(name: str) -> Any:
-    def recheck(model_name: str | None) -> tuple[Any, Any]:
+    def check_model(model: str | None = None) -> tuple[Any, Any]:
+        """Whether the metric can run with ``model`` (ticks and enables its checkbox, or says why not). On a
+        public server only the offered models are looked at; any other name gets the same refusal."""
         import gradio as gr
 
-        ok, reason = availability(name, model_name)
+        ok, reason = availability(name, model)
         return gr.update(interactive=ok, value=ok), gr.update(value="" if ok else f"*Disabled:* {reason}")
 
-    return recheck
+    return check_model
 
 
 def _plot_panels() -> list[Any]:
@@ -243,14 +249,18 @@ def _upload_handler(limits: Limits) -> Any:
     return on_upload
 
 
+def example_status(title: str, example: dict[str, Any]) -> str:
+    """The status line shown with a loaded example."""
+    return f"**Example loaded:** {title}. {example.get('source', '')}"
+
+
 def _example_handler(examples: dict[str, dict[str, Any]]) -> Any:
     def on_example(title: str | None = None) -> tuple[Any, ...]:
         import gradio as gr
 
-        if not title or title not in examples:
+        if not isinstance(title, str) or title not in examples:
             return "**No example chosen.**", *[gr.update()] * len(INPUT_ORDER)
-        src = examples[title].get("source", "")
-        return f"**Example loaded:** {title}. {src}", *example_texts(examples[title])
+        return example_status(title, examples[title]), *example_texts(examples[title])
 
     return on_example
 
@@ -274,24 +284,26 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
     import gradio as gr
 
     server = Server.create(concurrency or default_concurrency(), policy)
+    first = next(iter(examples), None)
 
     with gr.Blocks(title="dialeval demo", analytics_enabled=False) as demo:
         gr.Markdown(_intro(limits))
         with gr.Row():
             with gr.Column(scale=3):
                 with gr.Row():
-                    example = gr.Dropdown(list(examples), value=next(iter(examples), None), label="Bundled example",
+                    example = gr.Dropdown(list(examples), value=first, label="Bundled example",
                                           scale=3, elem_id="example")
                     load_example = gr.Button("Load example", scale=1)
                 upload = gr.File(label="Upload JSONL / CSV / TXT", file_types=list(UPLOAD_SUFFIXES), elem_id="upload")
-                boxes = _input_boxes()
+                boxes = _input_boxes(examples[first] if first is not None else None)
             with gr.Column(scale=2):
                 gr.Markdown("### Metrics")
                 metric_inputs = [c for d in registry.declarations().values() for c in _metric_choice(d)]
                 draw_box = gr.Checkbox(value=True, label="Draw plots", elem_id="draw-plots",
                                        info="untick for faster answers when only the numbers matter")
                 run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
-                status = gr.Markdown(elem_id="status", min_height=40)  # the one progress display, here
+                status = gr.Markdown(example_status(first, examples[first]) if first is not None else "",
+                                     elem_id="status", min_height=40)  # the one progress display, here
         results = gr.Dataframe(headers=TABLE_HEADERS, label="Results (rounded; the JSON keeps full precision)",
                                interactive=False, wrap=True, max_height=1000, elem_id="results",
                                column_widths=COLUMN_WIDTHS)
@@ -303,17 +315,16 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
         names = api_parameters()
         # While it runs: the button is disabled and the status beside it shows the progress; after, the
         # button comes back and the results scroll into view.
-        run.click(_button(False), None, run, api_name=False, queue=False).then(
+        run.click(None, None, run, js=BUTTON_BUSY_JS, queue=False).then(
             named(_evaluate_handler(limits, server), names),
             inputs_kwargs=dict(zip(names, [*box_list, *metric_inputs, draw_box])),
             outputs=[status, results, *plots, download], api_name="evaluate", show_progress_on=[status],
-        ).then(_button(True), None, run, api_name=False, queue=False).then(None, js=SCROLL_TO_RESULTS, api_name=False)
+        ).then(None, None, run, js=BUTTON_READY_JS, queue=False)
         upload.upload(_upload_handler(limits), inputs_kwargs={"file": upload},
                       outputs=[status, *(boxes[k] for k in PRIMARY_BOXES)], api_name="load_upload")
         on_example = _example_handler(examples)
         load_example.click(on_example, inputs_kwargs={"title": example}, outputs=[status, *box_list],
                            api_name="load_example")
-        demo.load(on_example, example, [status, *box_list], api_name=False)  # the first example, on page load
     demo.queue(default_concurrency_limit=concurrency or default_concurrency(), max_size=64)
     demo.dialeval_server = server
     return demo

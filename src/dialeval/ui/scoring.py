@@ -181,9 +181,8 @@ def availability(name: str, model: str | None = None, cache: ModuleCache | None 
     decl = registry.get(name)
     if not decl.needs_model:
         return True, "ready"
-    model = (model or default_model(decl) or "").strip()
-    try:  # on a public server, a model that is not offered is refused before any look at the disk
-        active_policy().check_model(name, model)
+    try:  # on a public server, a model that is not offered is refused before any look at the disk; not text: refused
+        model = active_policy().check_model(name, model) or default_model(decl) or ""
     except InputError as exc:
         return False, str(exc)
     failed = (cache or MODULES).failure(name, model)

@@ -13,7 +13,8 @@
   behind the running ones), and at most ``concurrency - 1`` of the slots, so another client always finds one.
 - **Result files** (:class:`SessionFiles`): one temporary folder per session holding its few newest files,
   removed when the session has been idle an hour, when too many sessions are open, and when the server exits
-  (also on SIGTERM); Gradio's own cache of returned and uploaded files is swept (``delete_cache``).
+  (also on SIGTERM); Gradio's own cache of returned and uploaded files is swept by age (``delete_cache``) and
+  bounded by count and bytes (:mod:`dialeval.ui.file_cache`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 from dialeval import registry
 from dialeval.files import remove_temporaries_on_sigterm
 from dialeval.runtime import CancelToken, cancellation, env_int
+from dialeval.ui.file_cache import start_sweeper
 from dialeval.ui.inputs import InputError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
@@ -426,12 +428,14 @@ def prepare(demo: Any) -> Any:
     :func:`gated` to the gate :func:`dispatch_limit` at a time instead of ``concurrency`` (the gate bounds the
     work and refuses a client's request past its limit at once, instead of it waiting in Gradio's queue behind
     the running ones), and
-    Gradio's file cache is swept (:data:`GRADIO_CACHE_SWEEP`) unless the app set its own."""
+    Gradio's file cache is swept by age (:data:`GRADIO_CACHE_SWEEP`) unless the app set its own, and bounded by
+    count and bytes while the app runs (:func:`dialeval.ui.file_cache.start_sweeper`)."""
     gate = getattr(getattr(demo, "dialeval_server", None), "gate", None)
     for block_fn in getattr(demo, "fns", {}).values():
         if gate is not None and gate.max_jobs_per_client is not None and is_gated(block_fn.fn):
             block_fn.concurrency_limit = dispatch_limit(gate.concurrency)
     if getattr(demo, "delete_cache", None) is None:
         demo.delete_cache = GRADIO_CACHE_SWEEP
+    start_sweeper(demo)
     return demo
 

@@ -72,7 +72,7 @@ def read_upload(path: str | os.PathLike, limits: Limits | None = None) -> Parsed
     - ``{"dialogue": [str, ...]}`` (also ``turns``): a dialogue (the first one is used);
     - a bare string (JSON) or a line (TXT): one response.
     """
-    from dialeval.io import read_records
+    from dialeval.io import check_duplicate_rows, read_records
 
     limits = limits or Limits()
     p = Path(path)
@@ -86,6 +86,10 @@ def read_upload(path: str | os.PathLike, limits: Limits | None = None) -> Parsed
         raise InputError(f"{name}: malformed CSV ({exc}).") from None
     if not records:
         raise InputError(f"{name} holds no records; put one response per line or one JSON object per line.")
+    try:  # a repeated id would be scored twice (members of a response set may repeat: ids only)
+        check_duplicate_rows(records, name, override=None, exact=False)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     out = _records_to_upload(records, name)
     if not (out.responses or out.sets or out.dialogue):
         raise InputError(f"{name}: found no responses. Use a field named one of {list(RESPONSE_FIELDS)}, "

@@ -12,12 +12,13 @@ from typing import Any
 from dialeval import registry
 from dialeval.registry import MetricDeclaration, Option
 from dialeval.ui.blocks import named
-from dialeval.ui.devices import concurrency, gpu_decorator
+from dialeval.ui.devices import concurrency as default_concurrency
+from dialeval.ui.devices import gpu_decorator
 from dialeval.ui.inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
 from dialeval.ui.plots import plot_panel
 from dialeval.ui.results import TABLE_HEADERS, result_rows, results_table, to_jsonable
 from dialeval.ui.scoring import availability, default_model, run_metric
-from dialeval.ui.serving import ServerPolicy
+from dialeval.ui.serving import Server, ServerPolicy, gated, prepare
 
 DEFAULT_CHOICE = "(default)"
 
@@ -110,14 +111,18 @@ def api_parameters(decl: MetricDeclaration) -> list[str]:
             *(o.name for o in _widget_options(decl))]
 
 
-def _compute_function(decl: MetricDeclaration, limits: Limits) -> Any:
+def _compute_function(decl: MetricDeclaration, limits: Limits, server: Server) -> Any:
+    """``/compute`` as a gated event (:func:`dialeval.ui.serving.gated`: a slot held until the computation stops,
+    cancellation, the per-client limit)."""
     names = boxes_for(decl.inputs, decl.references_option is not None)
     n_boxes = len(names)
     options = _widget_options(decl)
     run_on_gpu = gpu_decorator()(run_metric)  # only the scoring needs the GPU (ZeroGPU)
-    policy = ServerPolicy.from_env()
 
-    def compute(progress: Any, request: Any, *args: Any) -> tuple[Any, ...]:
+    def refused(message: str) -> tuple[Any, ...]:
+        return f"**Input problem:** {message}", results_table([]), None, None
+
+    def compute(request: Any, *args: Any) -> tuple[Any, ...]:
         texts = args[:n_boxes]
         model_name = args[n_boxes] if decl.needs_model else None
         raw_options = args[n_boxes + int(decl.needs_model):]
@@ -125,9 +130,9 @@ def _compute_function(decl: MetricDeclaration, limits: Limits) -> Any:
             inputs = UIInputs.from_text(**dict(zip(names, texts)), limits=limits)
             chosen = {o.name: option_value(o, v) for o, v in zip(options, raw_options)}
             if decl.needs_model:  # a Space offers its listed models only (dialeval.ui.serving)
-                model_name = policy.check_model(decl.name, model_name)
-        except (InputError, ValueError) as exc:
-            return f"**Input problem:** {exc}", results_table([]), None, None
+                model_name = server.policy.check_model(decl.name, model_name)
+        except (InputError, ValueError, TypeError) as exc:
+            return refused(str(exc))
         chosen = {k: v for k, v in chosen.items() if v is not None}
         outcome = run_on_gpu(decl.name, inputs, model_name if decl.needs_model else None, options=chosen,
                              progress=True)
@@ -136,15 +141,34 @@ def _compute_function(decl: MetricDeclaration, limits: Limits) -> Any:
             return f"**{outcome.status.capitalize()}:** {outcome.message}", table, panel, None
         return "Done.", table, panel, to_jsonable(outcome.result)
 
-    return compute
+    return gated(server, compute, refused)
 
 
-def metric_widget(name: str, limits: Limits | None = None) -> Any:
-    """A small ``gr.Blocks`` for one metric, built from its declaration (see the module docstring)."""
+def _model_check(name: str) -> Any:
+    def check_model(model: str | None = None) -> tuple[Any, Any]:
+        """Whether the metric can run with ``model`` (enables Compute, or says why not). On a public server
+        only the offered models are looked at; any other name gets the same refusal."""
+        import gradio as gr
+
+        ok, reason = availability(name, model)
+        return gr.update(value="" if ok else f"**Unavailable:** {reason}"), gr.update(interactive=ok)
+
+    return check_model
+
+
+def metric_widget(name: str, limits: Limits | None = None, policy: ServerPolicy | None = None,
+                  concurrency: int | None = None) -> Any:
+    """A small ``gr.Blocks`` for one metric, built from its declaration (see the module docstring), served under
+    the same policy as the full demo (:mod:`dialeval.ui.serving`: ``policy``, default
+    :meth:`ServerPolicy.from_env`; the per-client gate; result files cleaned on exit; :func:`prepare`).
+
+    Endpoints: ``/compute`` (:func:`api_parameters` → status, table, plot, raw JSON) and, for a model metric,
+    ``/check_model`` (``model`` → status, button); nothing else runs Python."""
     import gradio as gr
 
     decl = registry.get(name)
     limits = limits or Limits.from_env()
+    server = Server.create(concurrency or default_concurrency(), policy)
     ok, reason = availability(name)
     with gr.Blocks(title=f"dialeval: {decl.title}", analytics_enabled=False) as demo:
         gr.Markdown(_header(decl, limits))
@@ -161,14 +185,11 @@ def metric_widget(name: str, limits: Limits | None = None) -> Any:
         raw = gr.JSON(label="compute() output (full precision)", open=False, max_height=400)
         names = api_parameters(decl)
         components = [*boxes, *([model] if model is not None else []), *option_boxes]
-        button.click(named(_compute_function(decl, limits), names), inputs_kwargs=dict(zip(names, components)),
+        button.click(named(_compute_function(decl, limits, server), names), inputs_kwargs=dict(zip(names, components)),
                      outputs=[status, table, plot, raw], api_name="compute", show_progress_on=[status])
-
-        def recheck(model_name: str) -> tuple[Any, Any]:
-            ok2, reason2 = availability(name, model_name)
-            return gr.update(value="" if ok2 else f"**Unavailable:** {reason2}"), gr.update(interactive=ok2)
-
         if model is not None:
-            model.change(recheck, model, [status, button], api_name=False)
-    demo.queue(default_concurrency_limit=concurrency())
-    return demo
+            model.change(_model_check(name), inputs_kwargs={"model": model}, outputs=[status, button],
+                         api_name="check_model")
+    demo.queue(default_concurrency_limit=server.gate.concurrency)
+    demo.dialeval_server = server
+    return prepare(demo)
