@@ -201,6 +201,8 @@ def test_result_rows_and_json():
     assert ui.result_rows(outcomes) == [
         ["dialspk", "dac", 0.5, "", "dialspk|x", ""], ["dialspk", "sac", 0.0, "", "dialspk|x", ""],
         ["dialspk", "num_turns", 2, "", "dialspk|x", ""], ["nli_diversity", "unavailable", None, "", "offline", ""]]
+    lf = ui.MetricOutcome("low_frequency", "ok", {"low_frequency": 1.0, "signature": "lf|x", "note": "by construction"})
+    assert ui.result_rows([lf]) == [["low_frequency", "low_frequency", 1.0, "", "lf|x", "note: by construction"]]
     data = ui.results_json(outcomes, version="v")
     assert data["nli_diversity"] == {"status": "unavailable", "reason": "offline"}
     assert data["dialspk"]["story_scores"] == [0.5]

@@ -49,7 +49,8 @@ def _unit(name: str, key: str) -> str:
 
 def result_rows(outcomes: Sequence[MetricOutcome]) -> list[list[Any]]:
     """One row per scalar score (metric, score, value, unit, signature, settings), values at full precision;
-    the declaration's ``settings`` (``k``, ``max_length``…) go in the settings cell, not in rows. A
+    the declaration's ``settings`` (``k``, ``max_length``…) and the result's ``note`` go in the settings cell,
+    not in rows. A
     metric that did not run gets one row with its status and reason in place of the score."""
     rows: list[list[Any]] = []
     for o in outcomes:
@@ -60,6 +61,8 @@ def result_rows(outcomes: Sequence[MetricOutcome]) -> list[list[Any]]:
         signature = str(o.result.get("signature", ""))
         shown = ", ".join(f"{k}={format_value(o.result[k])}" + (f" {_unit(o.name, k)}" if _unit(o.name, k) else "")
                           for k in settings if o.result.get(k) is not None)
+        if o.result.get("note"):  # a caveat the core attached (e.g. LF is 1.0 by construction): beside the number
+            shown = "; ".join(filter(None, [shown, f"note: {o.result['note']}"]))
         for key, value in o.result.items():
             if _is_number(value) and key not in settings:
                 rows.append([o.name, key, _plain(value), _unit(o.name, key), signature, shown])
