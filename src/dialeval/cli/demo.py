@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dialeval.demo import launch
+from dialeval import demo
 
 
 def register(sub: Any) -> None:
@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.port is not None:
         _check_port_free(args.host, args.port)
-    launch(port=args.port, host=args.host, examples_dir=args.examples, concurrency=args.concurrency,
-           offline=not args.online, allow_local_models=args.allow_local_models or None)
+    demo.launch(port=args.port, host=args.host, examples_dir=args.examples, concurrency=args.concurrency,
+                offline=not args.online, allow_local_models=args.allow_local_models or None)
     return 0
 
 
