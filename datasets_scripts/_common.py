@@ -13,46 +13,12 @@ from typing import Any
 
 import datasets
 
-from dialeval.io import MalformedDataError, check_unicode
+from dialeval.io import MalformedDataError
 
 logger = logging.getLogger("dialeval.datasets")
 
 #: Where the real corpora live beside a source checkout (``../shared/data`` from the repo root).
 DATA_ENV = "DIALEVAL_DATA_DIR"
-
-
-def require_keys(obj: dict[str, Any], keys: Sequence[str], loc: str) -> None:
-    missing = [k for k in keys if k not in obj]
-    if missing:
-        raise MalformedDataError(f"{loc}: missing field(s) {missing} (present: {sorted(obj)}).")
-
-
-def require_str(value: Any, field: str, loc: str) -> str:
-    if not isinstance(value, str):
-        raise MalformedDataError(f"{loc}: field {field!r} must be a string, got {type(value).__name__} ({value!r:.40}).")
-    return check_unicode(value, f"{loc}: field {field!r}")  # a lone surrogate is not text any format can store
-
-
-def require_str_list(value: Any, field: str, loc: str, *, min_len: int = 0) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, list):
-        raise MalformedDataError(f"{loc}: field {field!r} must be a list of strings, got {type(value).__name__}.")
-    for i, v in enumerate(value):
-        if not isinstance(v, str):
-            raise MalformedDataError(f"{loc}: {field}[{i}] must be a string, got {type(v).__name__} ({v!r:.40}).")
-        check_unicode(v, f"{loc}: field {field}[{i}]")
-    if len(value) < min_len:
-        raise MalformedDataError(f"{loc}: field {field!r} has {len(value)} item(s); at least {min_len} needed.")
-    return list(value)
-
-
-def require_int(value: Any, field: str, loc: str, *, bits: int = 64) -> int:
-    """An integer that fits the signed ``bits``-bit column it is stored in."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MalformedDataError(f"{loc}: field {field!r} must be an integer, got {type(value).__name__} ({value!r:.40}).")
-    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-        raise MalformedDataError(f"{loc}: field {field!r} is {str(value)[:30]}{'…' if len(str(value)) > 30 else ''}, "
-                                 f"out of range for a {bits}-bit integer.")
-    return value
 
 
 def parse_float(value: Any, field: str, loc: str, *, allow_empty: bool = False) -> float | None:

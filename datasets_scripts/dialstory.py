@@ -33,14 +33,15 @@ from typing import Any
 
 import datasets
 
-from dialeval.datasets._common import (
-    STRINGS,
+from dialeval.datasets._common import STRINGS, resolve_data_dir
+from dialeval.io import (
+    MalformedDataError,
+    read_jsonl,
     require_keys,
     require_str,
     require_str_list,
-    resolve_data_dir,
+    where,
 )
-from dialeval.io import MalformedDataError, read_jsonl, where
 
 CITATION = """@article{yao-etal-2022-dialstory,
   title = {A Benchmark for Understanding and Generating Dialogue between Characters in Stories},

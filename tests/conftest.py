@@ -26,13 +26,25 @@ def shared_data() -> Path:
     return SHARED
 
 
-def pytest_collection_modifyitems(config, items):
-    """``@pytest.mark.gpu`` tests are deselected (not skipped) where no CUDA GPU is visible."""
-    gpu = [item for item in items if item.get_closest_marker("gpu")]
-    if not gpu:
-        return
-    import torch
+def _onnxruntime_installed() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
-    if not torch.cuda.is_available():
-        config.hook.pytest_deselected(items=gpu)
-        items[:] = [item for item in items if not item.get_closest_marker("gpu")]
+
+def pytest_collection_modifyitems(config, items):
+    """``@pytest.mark.gpu`` tests are deselected (not skipped) where no CUDA GPU is visible, and
+    ``@pytest.mark.onnx`` tests where onnxruntime is not installed (the torch fallback is tested either way)."""
+    drop = []
+    if any(item.get_closest_marker("gpu") for item in items):
+        import torch
+
+        if not torch.cuda.is_available():
+            drop += [item for item in items if item.get_closest_marker("gpu")]
+    if any(item.get_closest_marker("onnx") for item in items) and not _onnxruntime_installed():
+        drop += [item for item in items if item.get_closest_marker("onnx")]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if item not in drop]

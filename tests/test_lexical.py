@@ -274,8 +274,9 @@ def test_low_frequency_says_when_it_is_one_by_construction():
     import warnings
 
     from dialeval.lexical.core import compute_low_frequency
+    from dialeval.validation import ResultNote
 
-    with pytest.warns(UserWarning, match=r"no token occurs more than threshold=100 times in these 4 tokens"):
+    with pytest.warns(ResultNote, match=r"no token occurs more than threshold=100 times in these 4 tokens"):
         out = compute_low_frequency(["a b", "a c"], tokenizer="whitespace")
     assert out["low_frequency"] == 1.0 and "reference_texts=" in out["note"]
     with warnings.catch_warnings():

@@ -1,6 +1,7 @@
 """The ONNX Runtime backend: backend resolution (and the torch fallback without onnxruntime), export once
 into the disk cache, ONNX embeddings equal to torch's (the reference), int8 as an explicit option, and the
-signature telling the backends apart. Tiny random models keep exports to well under a second."""
+signature telling the backends apart. Tiny random models keep exports to well under a second. Tests marked
+``onnx`` need onnxruntime (deselected, not skipped, where it is not installed); the fallback tests run in both."""
 
 import json
 import sys
@@ -58,6 +59,7 @@ def own_cache(tmp_path, monkeypatch):
     MODELS.clear()
 
 
+@pytest.mark.onnx
 def test_resolution_defaults_and_errors(monkeypatch):
     assert onnx_backend.resolve_backend(None, "cpu", "fp32") == "onnx"
     assert onnx_backend.resolve_backend("auto", "cpu", "bf16") == "torch"  # ONNX graphs run fp32 only
@@ -73,6 +75,7 @@ def test_resolution_defaults_and_errors(monkeypatch):
         onnx_backend.resolve_backend("onnx")
 
 
+@pytest.mark.onnx
 def test_sentence_transformer_onnx_equals_torch_and_exports_once(tiny_st, monkeypatch):
     ref = SentenceTransformerEncoder(tiny_st).encode(TEXTS)  # torch, the reference
     enc = get_encoder(str(tiny_st))
@@ -104,6 +107,7 @@ def test_without_onnxruntime_everything_runs_on_torch(tiny_st, tiny_gpt2, monkey
     assert not (onnx_backend.cache_dir() / "onnx").exists()
 
 
+@pytest.mark.onnx
 def test_last_token_encoder_onnx_equals_torch(tiny_gpt2):
     ref = LastTokenEncoder(tiny_gpt2).encode(TEXTS)
     enc = LastTokenEncoder(tiny_gpt2, backend="onnx")
@@ -112,6 +116,7 @@ def test_last_token_encoder_onnx_equals_torch(tiny_gpt2):
     np.testing.assert_allclose(got, ref, atol=1e-4)
 
 
+@pytest.mark.onnx
 def test_int8_is_explicit_quantised_and_cached_apart(tiny_st):
     fp32 = get_encoder(str(tiny_st)).encode(TEXTS)
     enc = get_encoder(str(tiny_st), backend="onnx-int8")
@@ -123,6 +128,7 @@ def test_int8_is_explicit_quantised_and_cached_apart(tiny_st):
     assert sorted(m["quantize"] for m in metas) == ["int8", "none"]
 
 
+@pytest.mark.onnx
 def test_cuda_needs_the_cuda_provider_and_int8_stays_on_cpu(monkeypatch):
     class FakeOrt:
         providers = ["CPUExecutionProvider"]
@@ -140,6 +146,7 @@ def test_cuda_needs_the_cuda_provider_and_int8_stays_on_cpu(monkeypatch):
         onnx_backend.resolve_backend("onnx-int8", "cuda", "fp32")
 
 
+@pytest.mark.onnx
 def test_signature_tells_backends_apart_and_clusters_agree(tiny_st):
     import dialeval
 
@@ -155,6 +162,7 @@ def test_signature_tells_backends_apart_and_clusters_agree(tiny_st):
         metric.compute(predictions=TEXTS, reference_responses=REFERENCES, encoder=str(tiny_st), k=3, backend="gpu")
 
 
+@pytest.mark.onnx
 @pytest.mark.slow
 def test_minilm_onnx_assigns_dailydialog_test_like_torch(shared_data):
     """The real MiniLM: ONNX embeddings of 500 DailyDialog test responses are cosine ≥ 0.9999 to torch's
@@ -171,6 +179,7 @@ def test_minilm_onnx_assigns_dailydialog_test_like_torch(shared_data):
     np.testing.assert_array_equal(space.assign_embeddings(got), space.assign_embeddings(ref))
 
 
+@pytest.mark.onnx
 def test_nli_classifier_onnx_equals_torch_and_signature_says_so(tmp_path):
     import dialeval
     from dialeval.nli.core import NLIClassifier, get_classifier, ordered_pairs
@@ -192,6 +201,7 @@ def test_nli_classifier_onnx_equals_torch_and_signature_says_so(tmp_path):
     assert sigs == {"torch": "torch", "onnx": "onnx", "onnx-int8": "onnx-int8"}
 
 
+@pytest.mark.onnx
 def test_full_causal_lm_on_onnx_runtime_matches_torch(tmp_path):
     import dialeval
     from dialeval.testing.blenderbot import build_tiny_causal_lm
@@ -209,6 +219,7 @@ def test_full_causal_lm_on_onnx_runtime_matches_torch(tmp_path):
     assert np.isfinite(out["onnx-int8"]["follow_up_scores"]).all()
 
 
+@pytest.mark.onnx
 def test_full_seq2seq_on_onnx_runtime_matches_torch_and_is_the_default(tmp_path):
     import dialeval
     from dialeval.lm import load_lm
@@ -245,6 +256,7 @@ def test_cuda_runs_torch_by_default_and_matches_cpu(tiny_st, tmp_path):
     np.testing.assert_allclose(np.array(metric.compute(device="cuda", **kw)["follow_up_scores"]), cpu, rtol=1e-4)
 
 
+@pytest.mark.onnx
 def test_distributed_sem_ent_signature_names_the_workers_backend(tiny_st, tmp_path):
     import pyarrow as pa
 
@@ -259,6 +271,7 @@ def test_distributed_sem_ent_signature_names_the_workers_backend(tiny_st, tmp_pa
     assert (sig["dtype"], sig["backend"]) == ("fp32", "onnx")
 
 
+@pytest.mark.onnx
 def test_read_only_cache_keeps_the_automatic_choice_on_torch(tmp_path, monkeypatch):
     ro = tmp_path / "ro"
     ro.mkdir()

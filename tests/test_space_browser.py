@@ -130,7 +130,9 @@ def test_evaluate_shows_one_progress_display_then_scrolls_to_results(page, monke
             && getComputedStyle(e).visibility !== 'hidden';
     }).map(e => e.closest('[id]')?.id)""", PROGRESS)
     assert in_view and set(in_view) == {"status"}, in_view  # one display, beside the button
-    assert re.search(r"\w+ \(\d of 5\)", page.locator("#status").inner_text())  # names the metric running
+    # names the metric running, once the first progress update has reached the page (it lags the display)
+    page.wait_for_function(r"() => /\w+ \(\d of 5\)/.test(document.querySelector('#status')?.innerText || '')")
+    assert re.search(r"\w+ \(\d of 5\)", page.locator("#status").inner_text())
     page.screenshot(path=str(ARTIFACTS / "space_demo_running.png"))
     page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('metrics computed')")
     page.wait_for_function("() => !document.querySelector('#evaluate').disabled")

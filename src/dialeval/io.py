@@ -14,7 +14,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +214,42 @@ def check_unicode(value: str, where: str) -> str:
     if m:
         raise MalformedDataError(f"{where} holds a lone surrogate (U+{ord(m.group()):04X}) at character {m.start()}, "
                          "which is not valid Unicode text; fix the file's encoding (e.g. a broken \\ud83d escape).")
+    return value
+
+
+# -- record fields (a JSON record read from a file): errors name the file, line and field
+
+def require_keys(obj: dict[str, Any], keys: Sequence[str], loc: str) -> None:
+    missing = [k for k in keys if k not in obj]
+    if missing:
+        raise MalformedDataError(f"{loc}: missing field(s) {missing} (present: {sorted(obj)}).")
+
+
+def require_str(value: Any, field: str, loc: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedDataError(f"{loc}: field {field!r} must be a string, got {type(value).__name__} ({value!r:.40}).")
+    return check_unicode(value, f"{loc}: field {field!r}")  # a lone surrogate is not text any format can store
+
+
+def require_str_list(value: Any, field: str, loc: str, *, min_len: int = 0) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, list):
+        raise MalformedDataError(f"{loc}: field {field!r} must be a list of strings, got {type(value).__name__}.")
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            raise MalformedDataError(f"{loc}: {field}[{i}] must be a string, got {type(v).__name__} ({v!r:.40}).")
+        check_unicode(v, f"{loc}: field {field}[{i}]")
+    if len(value) < min_len:
+        raise MalformedDataError(f"{loc}: field {field!r} has {len(value)} item(s); at least {min_len} needed.")
+    return list(value)
+
+
+def require_int(value: Any, field: str, loc: str, *, bits: int = 64) -> int:
+    """An integer that fits the signed ``bits``-bit column it is stored in."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MalformedDataError(f"{loc}: field {field!r} must be an integer, got {type(value).__name__} ({value!r:.40}).")
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise MalformedDataError(f"{loc}: field {field!r} is {str(value)[:30]}{'…' if len(str(value)) > 30 else ''}, "
+                                 f"out of range for a {bits}-bit integer.")
     return value
 
 

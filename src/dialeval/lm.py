@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,13 +228,25 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
                       lambda ident: _load_lm(ident, torch_dtype, dev), str(torch_dtype), str(dev))
 
     dtype_name = "fp32" if str(torch_dtype) == "torch.float32" else str(torch_dtype)
+    automatic = backend is None or backend == "auto"
     backend = resolve_backend(backend, dev, dtype_name)
     if backend == "torch":
         return lm
+    if str(getattr(dev, "type", dev)) != "cpu":
+        raise ValueError(f"`backend`={backend!r} runs FULL's language models on CPU; use backend='torch' (or None) "
+                         f"on {dev}.")
     variants = lm.__dict__.setdefault("onnx_variants", {})  # kept with the cached torch LM, evicted with it
     if backend not in variants:
         runner = OnnxSeq2SeqLM if lm.kind == "seq2seq" else OnnxCausalLM
-        variants[backend] = dataclasses.replace(lm, backend=backend, onnx=runner(lm.model, lm.name, backend, dev))
+        try:
+            variants[backend] = dataclasses.replace(lm, backend=backend, onnx=runner(lm.model, lm.name, backend, dev))
+        except Exception as exc:  # an architecture torch.onnx cannot trace: the automatic choice stays on torch
+            if not automatic:
+                raise ValueError(f"{lm.name!r} could not be exported to ONNX ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]}); use backend='torch'.") from None
+            warnings.warn(f"{lm.name!r} could not be exported to ONNX ({type(exc).__name__}); running it on torch.",
+                          UserWarning, stacklevel=2)
+            variants[backend] = lm
     return variants[backend]
 
 

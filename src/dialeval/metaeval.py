@@ -63,7 +63,6 @@ from dialeval.stats import (  # noqa: F401 - re-exported
 # --------------------------------------------------------------------------------------------------
 
 
-
 def _lookup(row: dict[str, Any], name: str) -> Any:
     """A stored column: a top-level field, ``a.b`` for nested fields, or a ``metrics`` entry (with or
     without the ``metric_`` prefix)."""
@@ -267,7 +266,6 @@ def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | No
     stored precision) and leaves them as they are elsewhere. ``rows`` ({config: rows}) skips loading.
     """
     from dialeval import datasets as dd  # the `datasets` library: loaded only for a meta-evaluation
-
 
     if dataset not in DEFAULT_CONFIGS:
         raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")

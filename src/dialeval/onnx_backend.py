@@ -20,6 +20,7 @@ import importlib.metadata
 import json
 import os
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -118,7 +119,7 @@ def cache_key(kind: str, digest: str, quantize: str | None) -> dict[str, Any]:
 
 def cache_entry(name: str, key: dict[str, Any]) -> Path:
     """``$DIALEVAL_CACHE/onnx/<slug of name>-<hash of key>``."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(name)).name or str(name))[-48:] or "model"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(name)).name or str(name))[:48] or "model"
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return cache_dir() / "onnx" / f"{slug}-{digest}"
 
@@ -220,6 +221,9 @@ def exported(name: str, kind: str, module: Any, inputs: dict[str, Any], output_n
         return target / MODEL_FILE
     if quantize == "int8":
         fp32 = exported(name, kind, module, inputs, output_names, output_axes=output_axes)
+    if os.environ.get("DIALEVAL_PROGRESS", "1") != "0":  # a one-time cost the user should see coming
+        print(f"dialeval: exporting {name} ({kind}{', int8' if quantize else ''}) to ONNX once, into {target} "
+              "(backend='torch' skips this; delete the folder to reclaim the space)", file=sys.stderr, flush=True)
     with atomic_directory(target) as tmp:
         if quantize == "int8":
             from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -122,7 +122,6 @@ class Option:
             if low_bad or high_bad or item != item:
                 raise ValueError(f"{where}`{self.name}`={_number(item)} is out of range: {self.range_text()}.")
 
-
     def _check_type(self, value: Any, where: str) -> None:
         name, t = f"{where}`{self.name}`", self.type
         if t == "bool" and not isinstance(value, bool) and type(value).__name__ != "bool_":

@@ -31,7 +31,6 @@ class Cancelled(RuntimeError):
     """The request running this computation was cancelled (or its client went away)."""
 
 
-
 def cache_dir() -> Path:
     """``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``."""
     return Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval").expanduser()
@@ -154,18 +153,18 @@ def length_sorted_batches(
 PROGRESS_DELAY_S = 2.0
 
 
-def progress_bar(iterable: Any = None, *, total: int | None = None, desc: str = "", disable: bool | None = None) -> Any:
+def progress_bar(iterable: Any = None, *, total: int | None = None, desc: str = "", disable: bool | None = None,
+                 delay: float | None = None) -> Any:
     """tqdm progress bar; hidden when ``disable`` or ``DIALEVAL_PROGRESS=0``. Left automatic
-    (``disable=None``), it appears only once the work has run :data:`PROGRESS_DELAY_S` seconds, so a tiny
-    input prints no bar; ``disable=False`` shows it at once."""
+    (``disable=None``), it appears only once the work has run ``delay`` seconds (default
+    :data:`PROGRESS_DELAY_S`), so a tiny input prints no bar; ``disable=False`` shows it at once."""
     from tqdm.auto import tqdm
 
-    delay = 0.0
     if disable is None:
         disable = os.environ.get("DIALEVAL_PROGRESS", "1") == "0"
-        delay = PROGRESS_DELAY_S
-    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, delay=delay)
-
+        delay = PROGRESS_DELAY_S if delay is None else delay
+    extra = {"delay": delay} if delay else {}  # no delay argument at all when none: Gradio's tqdm tracking needs that
+    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, **extra)
 
 
 def run_batched(

@@ -12,6 +12,11 @@ from typing import Any
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class ResultNote(UserWarning):
+    """A caveat about a computed number (e.g. LF is 1.0 by construction); the result carries it as ``note``
+    too, so a caller that shows results (the CLI, the demo) can show it beside the number instead."""
+
+
 def lone_surrogate(text: str) -> re.Match[str] | None:
     """The first lone surrogate (U+D800–U+DFFF) in ``text``, or ``None``: such a string is not valid Unicode
     text, and no file format can store it."""
@@ -125,7 +130,7 @@ def scan_unicode(values: Any, field: str) -> None:
     for i, v in enumerate(values):
         items = [v] if isinstance(v, str) else v if isinstance(v, (list, tuple)) else []
         for j, t in enumerate(items):
-            if isinstance(t, str) and not t.isascii() and _SURROGATE.search(t):
+            if isinstance(t, str) and lone_surrogate(t):
                 where = f"{field}[{i}]" if isinstance(v, str) else f"{field}[{i}][{j}]"
                 raise ValueError(f"`{where}` holds a lone surrogate (U+D800–U+DFFF), which is not valid Unicode "
                                  "text; fix how it was decoded (e.g. a broken '\\ud83d' escape) before scoring.")

@@ -72,7 +72,6 @@ def error_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-
     parser = build_parser()
     args = parser.parse_args(argv)
     remove_temporaries_on_sigterm()  # SIGTERM runs the cleanups (temporary outputs) that Ctrl-C runs

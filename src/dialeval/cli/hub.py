@@ -38,7 +38,6 @@ def register(sub: Any) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-
     repos = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel, wheel_url=args.wheel_url,
                   data_dir=args.data_dir, only=args.only, datasets=not args.no_datasets, cache_dir=args.cache_dir,
                   overwrite=args.overwrite, allow_duplicates=args.allow_duplicates,

@@ -10,7 +10,6 @@ from dialeval.registry import META_DATASETS
 
 
 def register(sub: Any) -> None:
-
     p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
     p.add_argument("--data-dir", required=True,
                    help="folder holding the original files: diversity_eval/, fed/, dailydialog_plusplus/")

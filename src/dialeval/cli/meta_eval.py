@@ -13,7 +13,6 @@ from dialeval.registry import META_DATASETS, meta_evaluable
 
 
 def register(sub: Any) -> None:
-
     p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
     p.add_argument("dataset", choices=list(META_DATASETS),
                    help="; ".join(f"{k}: each row is {v}" for k, v in META_DATASETS.items()))
@@ -59,7 +58,6 @@ def _parse_round(value: str) -> int | None | str:
 
 
 def run(args: argparse.Namespace) -> int:
-
     out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir],
                                    option=f"--{option}") if getattr(args, option) else None for option in ("out", "plot"))
     config: Any = args.config

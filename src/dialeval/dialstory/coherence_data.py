@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dialeval.io import MalformedDataError, read_json, read_jsonl, where
+from dialeval.io import (
+    MalformedDataError,
+    read_json,
+    read_jsonl,
+    require_str,
+    require_str_list,
+    where,
+)
 
 ORIGINAL, SHUFFLED = 1, 0
 LABELS = {SHUFFLED: "shuffled", ORIGINAL: "original"}
@@ -144,7 +151,6 @@ def read_sources(data: str | Path, split: str) -> tuple[str, list[Any]]:
 
 
 def _read_jsonl_sources(path: Path) -> tuple[str, list[Any]]:
-    from dialeval.datasets._common import require_str, require_str_list
     from dialeval.datasets.dialstory import fill_masks
 
     kind, items = None, []

@@ -33,7 +33,8 @@ from typing import Any
 
 from dialeval.dialstory.coherence import CoherenceScorer
 from dialeval.lexical import formulas as lexical
-from dialeval.runtime import check_device_type
+from dialeval.onnx_backend import resolve_backend
+from dialeval.runtime import check_device_type, resolve_device
 from dialeval.signature import make_signature
 from dialeval.validation import check_list, check_texts
 
@@ -227,7 +228,7 @@ def coherence_of(stories: Any, predictions: list[list[str]], model: str, device:
             filled.append(fill_masks(story, turns))
         except ValueError as exc:
             raise ValueError(f"`stories[{i}]`: {exc}") from None
-    key = (str(model), str(device), str(backend))
+    key = (str(model), str(device), resolve_backend(backend, resolve_device(device), "fp32"))  # what will run
     if key not in _SCORERS:
         _SCORERS[key] = CoherenceScorer(model, device=device, batch_size=batch_size, backend=backend)
     return _SCORERS[key].score(filled), _SCORERS[key].backend

@@ -296,7 +296,6 @@ def check_output(output: str | os.PathLike, *, filesystem: pafs.FileSystem | Non
     input, or cannot be written."""
     fs, path = filesystem_of(output, filesystem, timeout)
     if fs is None:
-
         local = [i for i in inputs if isinstance(i, (str, os.PathLike)) and "://" not in str(i)]
         out = check_output_path(path, inputs=local, kind="dir")
         if out.is_dir() and any(out.iterdir()) and not overwrite:

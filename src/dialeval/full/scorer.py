@@ -319,7 +319,6 @@ def _compat_tokenizer(lm: Any) -> Any:
     if tok is None:
         from transformers import AutoTokenizer
 
-
         tok = load_pretrained(AutoTokenizer, lm.path, what="tokenizer", add_prefix_space=True,
                               truncation_side="right")
         lm.compat_tokenizer = tok

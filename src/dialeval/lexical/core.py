@@ -19,7 +19,13 @@ from dialeval.registry import Adapter, response_sets
 from dialeval.registry import get as get_declaration
 from dialeval.signature import make_signature
 from dialeval.text import check_num_workers, get_tokenizer, tokenizer_name
-from dialeval.validation import check_positive_ints, check_text_sets, check_texts, is_int
+from dialeval.validation import (
+    ResultNote,
+    check_positive_ints,
+    check_text_sets,
+    check_texts,
+    is_int,
+)
 
 DEFAULT_ORDERS = (1, 2, 3)
 TEVET_ORDERS = (1, 2, 3, 4, 5)
@@ -130,7 +136,7 @@ def low_frequency_result(state: NgramCounts, threshold: int, reference: dict[str
         out["note"] = (f"no token occurs more than threshold={threshold} times in these {sum(counts.values())} "
                        "tokens, so LF is 1.0 by construction; pass the training corpus as reference_texts= or "
                        "reference_counts= (Li et al. 2020 count there) or lower the threshold.")
-        warnings.warn(f"low_frequency: {out['note']}", UserWarning, stacklevel=2)
+        warnings.warn(f"low_frequency: {out['note']}", ResultNote, stacklevel=3)
     return out
 
 

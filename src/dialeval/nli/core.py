@@ -324,7 +324,6 @@ class NLIClassifier:
         """Load model and tokenizer by Hub id or local path (a clear error offline / when missing)."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-
         model = load_pretrained(AutoModelForSequenceClassification, name_or_path, what="NLI model")
         tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="NLI tokenizer")
         if tokenizer.pad_token is None and tokenizer.eos_token is not None:
@@ -333,7 +332,6 @@ class NLIClassifier:
 
     @property
     def identity(self) -> str:
-
         return model_revision(self.model)
 
     def encode(self, pairs: Sequence[Pair]) -> list[dict[str, list[int]]]:
@@ -357,7 +355,6 @@ class NLIClassifier:
         return list(probs)
 
     def __call__(self, pairs: Sequence[Pair]) -> np.ndarray:
-
         if not pairs:
             return np.zeros((0, len(self.id2label)))
         encoded = self.encode(pairs)

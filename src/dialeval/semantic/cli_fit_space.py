@@ -54,7 +54,6 @@ def plot_distribution(distribution: Any, path: Any, title: str, other: Any = Non
     fig.tight_layout()
     import io
 
-
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
@@ -62,7 +61,6 @@ def plot_distribution(distribution: Any, path: Any, title: str, other: Any = Non
 
 
 def run(args: argparse.Namespace) -> int:
-
     # --out is checked before the (long) fit: a folder, new or existing, that is not the input.
     target = check_output_path(args.out, inputs=[args.reference], kind="dir", option="--out")
     texts = read_texts(args.reference, args.field)

