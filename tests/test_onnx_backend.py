@@ -279,3 +279,33 @@ def test_read_only_cache_keeps_the_automatic_choice_on_torch(tmp_path, monkeypat
     monkeypatch.setattr(onnx_backend.os, "access", lambda path, mode: str(path) != str(ro))
     assert onnx_backend.resolve_backend(None, "cpu", "fp32") == "torch"
     assert onnx_backend.resolve_backend("onnx", "cpu", "fp32") == "onnx"  # explicit: export and fail loudly
+
+
+@pytest.mark.onnx
+def test_lm_that_cannot_be_exported_stays_on_torch_unless_onnx_was_asked_for(tmp_path, monkeypatch):
+    """The automatic choice warns and runs torch; an explicit backend="onnx" is a one-line error."""
+    from dialeval import lm as lm_module
+    from dialeval.testing.blenderbot import build_tiny_causal_lm
+
+    path = str(build_tiny_causal_lm(tmp_path / "llama"))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("an operator torch.onnx cannot trace")
+
+    monkeypatch.setattr(lm_module, "OnnxCausalLM", broken)
+    with pytest.warns(UserWarning, match="could not be exported to ONNX .RuntimeError.; running it on torch"):
+        assert lm_module.load_lm(path).backend == "torch"
+    MODELS.clear()
+    with pytest.raises(ValueError, match=r"could not be exported to ONNX \(RuntimeError: an operator .*use backend='torch'"):
+        lm_module.load_lm(path, backend="onnx")
+
+
+@pytest.mark.onnx
+def test_a_first_export_says_so_in_one_line(tiny_gpt2, capsys, monkeypatch):
+    monkeypatch.delenv("DIALEVAL_PROGRESS", raising=False)
+    LastTokenEncoder(tiny_gpt2, backend="onnx")
+    lines = [x for x in capsys.readouterr().err.splitlines() if "exporting" in x]
+    assert len(lines) == 1 and "to ONNX once" in lines[0] and "backend='torch' skips this" in lines[0]
+    MODELS.clear()
+    LastTokenEncoder(tiny_gpt2, backend="onnx")  # from the disk cache: silent
+    assert "exporting" not in capsys.readouterr().err

@@ -96,7 +96,7 @@ def check_vocab_fits(state: NgramCounts, vocab_size: int | None, where: str = "t
         distinct = state.distinct(n)
         if distinct > vocab_size ** n:
             ead = lexical.expectation_adjusted_distinct(distinct, state.total(n), vocab_size)
-            raise ValueError(f"`vocab_size`={vocab_size} is too small for {where}: it holds {distinct} distinct {n}-grams, "
+            raise ValueError(f"distinct_n: `vocab_size`={vocab_size} is too small for {where}: it holds {distinct} distinct {n}-grams, "
                              f"more than the {vocab_size}^{n} a vocabulary of {vocab_size} can form (EAD-{n} would be "
                              f"{ead:.4g}); pass the generator's real vocabulary size (e.g. len(tokenizer)) as vocab_size.")
 
