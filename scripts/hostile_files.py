@@ -61,91 +61,102 @@ def _json_only(fn: Callable[..., bytes]) -> Callable[..., bytes | None]:
     return lambda rs, fmt, fld: fn(rs, fmt, fld) if fmt in ("jsonl", "json") else None
 
 
+def _undecodable(rs: list, fmt: str, fld: str) -> bytes:
+    return render(_set(rs, fld, "café au lait"), fmt, fld).replace("é".encode(), b"\xe9")
+
+
+def _surrogate(rs: list, fmt: str, fld: str) -> bytes:
+    if fmt in ("jsonl", "json"):  # the escape \ud800 is valid JSON text holding a lone _surrogate
+        return "".join(json.dumps(r) + "\n" for r in _set(rs, fld, "a\ud800b")).encode() if fmt == "jsonl" \
+            else json.dumps(_set(rs, fld, "a\ud800b")).encode()
+    return render(_set(rs, fld, "aXSURb"), fmt, fld).replace(b"XSUR", b"\xed\xa0\x80")
+
+
+def _with_ids(rs: list) -> list:
+    return [{"id": f"r{i}", **r} for i, r in enumerate(rs)] if "id" not in rs[0] else rs
+
+
+def _dup_ids(rs: list, fmt: str, fld: str) -> bytes | None:
+    if fmt == "txt":
+        return None
+    ided = _with_ids(rs)
+    return render(_set(ided, "id", ided[0]["id"]), fmt, fld)
+
+
+def _semicolon(rs: list, fmt: str, fld: str) -> bytes | None:
+    return render(rs, fmt, fld).replace(b",", b";") if fmt == "csv" and all("," not in str(v) for r in rs
+                                                                           for v in r.values()) else None
+
+
+def _tabs(rs: list, fmt: str, fld: str) -> bytes | None:
+    return render(rs, fmt, fld).replace(b",", b"\t") if fmt == "csv" and all("," not in str(v) for r in rs
+                                                                            for v in r.values()) else None
+
+
+def _ragged(rs: list, fmt: str, fld: str) -> bytes | None:
+    if fmt != "csv":
+        return None
+    lines = render(rs, fmt, fld).decode().splitlines(keepends=True)
+    lines[2] = lines[2].rstrip("\n") + ",extra,cells\n"
+    return "".join(lines).encode()
+
+
+def _missing(rs: list, fmt: str, fld: str) -> bytes | None:
+    if fmt == "txt":
+        return None
+    out = [dict(r) for r in rs]
+    del out[1][fld]
+    if fmt == "csv":
+        return None  # a CSV row cannot lack a column (an empty cell is text)
+    return render(out, fmt, fld)
+
+
+def _bad_value(value: Any) -> Callable[..., bytes | None]:  # json.dumps writes NaN as the bare token NaN
+    return _json_only(lambda rs, fmt, fld: render(_set(rs, fld, value), fmt, fld))
+
+
+def _multiline(rs: list, fmt: str, fld: str) -> bytes | None:
+    return None if fmt == "txt" else render(_set(rs, fld, "two\nlines"), fmt, fld)
+
+
+def _truncated(rs: list, fmt: str, fld: str) -> bytes | None:
+    return render(rs, fmt, fld)[:-12] if fmt in ("jsonl", "json") else None
+
+
+def _garbage_line(rs: list, fmt: str, fld: str) -> bytes | None:
+    return render(rs, fmt, fld) + b"this is not json\n" if fmt == "jsonl" else None
+
+
+def _header_only(rs: list, fmt: str, fld: str) -> bytes | None:
+    return render(rs, fmt, fld).split(b"\n")[0] + b"\n" if fmt == "csv" else None
+
+
 def contents() -> list[Content]:
     """The hostile contents (each applied where its format allows)."""
-    utf8 = render
-
-    def undecodable(rs: list, fmt: str, fld: str) -> bytes:
-        return utf8(_set(rs, fld, "café au lait"), fmt, fld).replace("é".encode(), b"\xe9")
-
-    def surrogate(rs: list, fmt: str, fld: str) -> bytes:
-        if fmt in ("jsonl", "json"):  # the escape \ud800 is valid JSON text holding a lone surrogate
-            return "".join(json.dumps(r) + "\n" for r in _set(rs, fld, "a\ud800b")).encode() if fmt == "jsonl" \
-                else json.dumps(_set(rs, fld, "a\ud800b")).encode()
-        return utf8(_set(rs, fld, "aXSURb"), fmt, fld).replace(b"XSUR", b"\xed\xa0\x80")
-
-    def with_ids(rs: list) -> list:
-        return [{"id": f"r{i}", **r} for i, r in enumerate(rs)] if "id" not in rs[0] else rs
-
-    def dup_ids(rs: list, fmt: str, fld: str) -> bytes | None:
-        if fmt == "txt":
-            return None
-        ided = with_ids(rs)
-        return utf8(_set(ided, "id", ided[0]["id"]), fmt, fld)
-
-    def semicolon(rs: list, fmt: str, fld: str) -> bytes | None:
-        return utf8(rs, fmt, fld).replace(b",", b";") if fmt == "csv" and all("," not in str(v) for r in rs
-                                                                               for v in r.values()) else None
-
-    def tabs(rs: list, fmt: str, fld: str) -> bytes | None:
-        return utf8(rs, fmt, fld).replace(b",", b"\t") if fmt == "csv" and all("," not in str(v) for r in rs
-                                                                                for v in r.values()) else None
-
-    def ragged(rs: list, fmt: str, fld: str) -> bytes | None:
-        if fmt != "csv":
-            return None
-        lines = utf8(rs, fmt, fld).decode().splitlines(keepends=True)
-        lines[2] = lines[2].rstrip("\n") + ",extra,cells\n"
-        return "".join(lines).encode()
-
-    def missing(rs: list, fmt: str, fld: str) -> bytes | None:
-        if fmt == "txt":
-            return None
-        out = [dict(r) for r in rs]
-        del out[1][fld]
-        if fmt == "csv":
-            return None  # a CSV row cannot lack a column (an empty cell is text)
-        return utf8(out, fmt, fld)
-
-    def bad_value(value: Any) -> Callable[..., bytes | None]:  # json.dumps writes NaN as the bare token NaN
-        return _json_only(lambda rs, fmt, fld: utf8(_set(rs, fld, value), fmt, fld))
-
-    def multiline(rs: list, fmt: str, fld: str) -> bytes | None:
-        return None if fmt == "txt" else utf8(_set(rs, fld, "two\nlines"), fmt, fld)
-
-    def truncated(rs: list, fmt: str, fld: str) -> bytes | None:
-        return utf8(rs, fmt, fld)[:-12] if fmt in ("jsonl", "json") else None
-
-    def garbage_line(rs: list, fmt: str, fld: str) -> bytes | None:
-        return utf8(rs, fmt, fld) + b"this is not json\n" if fmt == "jsonl" else None
-
-    def header_only(rs: list, fmt: str, fld: str) -> bytes | None:
-        return utf8(rs, fmt, fld).split(b"\n")[0] + b"\n" if fmt == "csv" else None
-
     return [
         Content("empty file", "refuse", lambda rs, fmt, fld: b""),
         Content("blank lines only", "refuse", lambda rs, fmt, fld: b"\n \n\t\n"),
         Content("binary bytes", "refuse", lambda rs, fmt, fld: b"\x00\x01\xffPK\x03\x04\x89PNG\r\n" * 16),
-        Content("undecodable byte", "refuse", undecodable),
-        Content("lone surrogate", "refuse", surrogate),
-        Content("UTF-8 BOM", "same", lambda rs, fmt, fld: b"\xef\xbb\xbf" + utf8(rs, fmt, fld)),
-        Content("CRLF line ends", "same", lambda rs, fmt, fld: utf8(rs, fmt, fld).replace(b"\n", b"\r\n")),
-        Content("duplicate ids", "refuse", dup_ids),
+        Content("_undecodable byte", "refuse", _undecodable),
+        Content("lone _surrogate", "refuse", _surrogate),
+        Content("UTF-8 BOM", "same", lambda rs, fmt, fld: b"\xef\xbb\xbf" + render(rs, fmt, fld)),
+        Content("CRLF line ends", "same", lambda rs, fmt, fld: render(rs, fmt, fld).replace(b"\n", b"\r\n")),
+        Content("duplicate ids", "refuse", _dup_ids),
         Content("exact duplicate record", "refuse", lambda rs, fmt, fld: None if fmt == "txt" or len(rs[0]) < 2
-                else utf8(rs + rs[:1], fmt, fld)),
-        Content("missing field", "refuse", missing),
-        Content("NaN in the text field", "refuse", bad_value(math.nan)),
-        Content("int in the text field", "refuse", bad_value(5)),
-        Content("list in the text field", "refuse", bad_value(["a", "b"])),
-        Content("null in the text field", "refuse", bad_value(None)),
-        Content("object in the text field", "refuse", bad_value({"text": "a"})),
-        Content("multi-line record", "same", multiline, lambda rs, fld: _set(rs, fld, "two\nlines")),
-        Content("truncated last record", "refuse", truncated),
-        Content("garbage line", "refuse", garbage_line),
-        Content("semicolon CSV", "same", semicolon),
-        Content("tab-separated .csv", "same", tabs),
-        Content("header-only CSV", "refuse", header_only),
-        Content("ragged CSV row", "refuse", ragged),
+                else render(rs + rs[:1], fmt, fld)),
+        Content("_missing field", "refuse", _missing),
+        Content("NaN in the text field", "refuse", _bad_value(math.nan)),
+        Content("int in the text field", "refuse", _bad_value(5)),
+        Content("list in the text field", "refuse", _bad_value(["a", "b"])),
+        Content("null in the text field", "refuse", _bad_value(None)),
+        Content("object in the text field", "refuse", _bad_value({"text": "a"})),
+        Content("multi-line record", "same", _multiline, lambda rs, fld: _set(rs, fld, "two\nlines")),
+        Content("_truncated last record", "refuse", _truncated),
+        Content("garbage line", "refuse", _garbage_line),
+        Content("_semicolon CSV", "same", _semicolon),
+        Content("tab-separated .csv", "same", _tabs),
+        Content("header-only CSV", "refuse", _header_only),
+        Content("_ragged CSV row", "refuse", _ragged),
     ]
 
 
