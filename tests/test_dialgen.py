@@ -101,3 +101,12 @@ def test_card_reproduces_the_worked_example():
         assert f"'{key}': {out[key]:.4f}" in card, key
     for turn in PREDS[0] + REFS[0]:
         assert turn in card
+
+
+def test_backend_is_checked_without_a_coherence_model_and_leaves_the_signature_alone():
+    metric = dialeval.load("dialgen")
+    for bad in ("tensorrt", True, 3, ["onnx"]):
+        with pytest.raises(ValueError, match=r"`backend`=.* is not known; use one of \['torch', 'onnx', 'onnx-int8'\]"):
+            metric.compute(predictions=[["好的"]], references=[["好的"]], backend=bad)
+    signature = metric.compute(predictions=[["好的"]], references=[["好的"]], backend="torch")["signature"]
+    assert "backend" not in signature and signature.endswith("|coherence:none|coh:none|version:" + dialeval.__version__)

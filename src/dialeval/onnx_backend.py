@@ -64,14 +64,19 @@ def cache_writable() -> bool:
     return os.access(path, os.W_OK)
 
 
+def check_backend_name(backend: Any) -> None:
+    """Refuse a ``backend`` that is none of :data:`BACKENDS`, ``None`` or ``"auto"`` (also where nothing uses it)."""
+    if backend is not None and backend != "auto" and (not isinstance(backend, str) or backend not in BACKENDS):
+        raise ValueError(f"`backend`={backend!r:.40} is not known; use one of {list(BACKENDS)} or None (fastest installed).")
+
+
 def resolve_backend(backend: Any, device: Any = "cpu", dtype_name: str = "fp32") -> str:
     """The backend that runs: ``None``/``"auto"`` → ``"onnx"`` on CPU in fp32 when onnxruntime is installed
     (and the cache is writable), else ``"torch"``; an explicit ``"onnx"``/``"onnx-int8"`` that cannot run is a one-line error."""
     if backend is None or backend == "auto":
         ok = _device_type(device) == "cpu" and dtype_name == "fp32" and onnx_installed() and cache_writable()
         return "onnx" if ok else "torch"
-    if not isinstance(backend, str) or backend not in BACKENDS:
-        raise ValueError(f"`backend`={backend!r} is not known; use one of {list(BACKENDS)} or None (fastest installed).")
+    check_backend_name(backend)
     if backend == "torch":
         return backend
     ort = import_onnxruntime()

@@ -33,7 +33,7 @@ from typing import Any
 
 from dialeval.dialstory.coherence import CoherenceScorer
 from dialeval.lexical import formulas as lexical
-from dialeval.onnx_backend import resolve_backend
+from dialeval.onnx_backend import check_backend_name, resolve_backend
 from dialeval.runtime import check_device_type, resolve_device
 from dialeval.signature import make_signature
 from dialeval.validation import check_list, check_texts
@@ -206,7 +206,7 @@ def dialgen_signature(tokenization: str, smooth: str, coherence_model: str | Non
     return make_signature("dialgen", tok=tokenization_label(tokenization), bleu=f"sacrebleu-{version}",
                           smooth=smooth, quotes=quotes, bleu_n=BLEU_ORDERS, avg="turn", dist_n=DIST_ORDERS,
                           coherence=coherence_model, coh=f"P>{COHERENT_ABOVE:g}" if coherence_model else None,
-                          backend=coherence_backend if coherence_model else None)
+                          **({"backend": coherence_backend} if coherence_model else {}))  # only when a model ran
 
 
 _SCORERS: dict[tuple[str, str, str], Any] = {}
@@ -239,7 +239,8 @@ def compute_dialgen(predictions: Any, references: Any, *, tokenization: str = "c
                     batch_size: int = 16, backend: str | None = None) -> dict[str, Any]:
     """BLEU-1/2 per turn, Dist-2/3/4 and (with ``coherence_model`` and ``stories``) coherence (share with
     P > 0.5) and coherence_mean, with a signature."""
-    check_device_type(device)  # checked also when no coherence model uses it
+    check_device_type(device)  # checked also when no coherence model uses them
+    check_backend_name(backend)
     coherence, ran = None, None
     if coherence_model is not None:
         if stories is None:
