@@ -3,7 +3,9 @@ stopped by pid (never ``ray stop``, which would stop every Ray cluster on the ma
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,6 +18,15 @@ from pathlib import Path
 # first); off, the cluster and this driver use loopback only.
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
             "RAY_AUTH_MODE": "disabled", "DIALEVAL_PROGRESS": "0"}  # a ~/.ray/auth_token would switch auth on
+
+
+def printed_json(out: str) -> object:
+    """The JSON document a CLI call printed (``json.dumps(..., indent=2)``: it starts on a line of its own). A test
+    process connected to Ray may also get Ray's log-monitor lines (e.g. "(raylet) WARNING: 8 PYTHON worker
+    processes have been started") on its stdout before it; a user's ``dialeval score`` process is not connected."""
+    start = re.search(r"^[{\[]", out, re.M)
+    assert start is not None, f"no JSON document in the output: {out[:300]!r}"
+    return json.loads(out[start.start():])
 
 
 def free_port() -> int:

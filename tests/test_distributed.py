@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ray_helpers import LOOPBACK, cli, start_cluster, stop_cluster
+from ray_helpers import LOOPBACK, cli, printed_json, start_cluster, stop_cluster
 
 os.environ.update(LOOPBACK)  # before ray is imported
 
@@ -280,7 +280,7 @@ def test_dialgen_bleu_and_dist_equal_single_process(cluster, shared_data, tmp_pa
     assert len(got["turn_bleu"]["bleu_1"]) == sum(len(p) for p in preds) and 0 < got["bleu_1"] < 1
     assert main(["score", "--engine", "ray", "--address", cluster, "--input", str(src), "--metric", "dialgen",
                  "--column", "predictions=gen", "--column", "references=gold", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["dialgen"] == single
+    assert printed_json(capsys.readouterr().out)["dialgen"] == single
 
 
 def test_local_score_loads_no_engine(tmp_path):
@@ -412,7 +412,7 @@ def test_cli_engine_ray_score_and_dress_weights(cluster, dailydialog, tmp_path, 
     assert main(["score", "--engine", "ray", "--address", cluster, "--input", str(src), "--metric", "ent_n",
                  "--metric", "sem_ent", "--column", "predictions=response", "--metric-arg", f"space={SPACE}",
                  "--concurrency", "1", "--output", str(out), "--json"]) == 0
-    printed = json.loads(capsys.readouterr().out)
+    printed = printed_json(capsys.readouterr().out)
     assert printed["ent_n"] == dialeval.load("ent_n").compute(predictions=texts[:n])
     want = dialeval.load("sem_ent").compute(predictions=texts[:n], space=str(SPACE))
     assert printed["sem_ent"]["sem_ent"] == want["sem_ent"] and printed["sem_ent"]["signature"] == want["signature"]
