@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dialeval.onnx_backend import OnnxCausalLM, OnnxSeq2SeqLM, resolve_backend
+from dialeval.onnx_backend import OnnxCausalLM, OnnxSeq2SeqLM, require_cpu, resolve_backend
 from dialeval.runtime import (
     ModelNotAvailableError,
     cache_dir,
@@ -232,9 +232,7 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
     backend = resolve_backend(backend, dev, dtype_name)
     if backend == "torch":
         return lm
-    if str(getattr(dev, "type", dev)) != "cpu":
-        raise ValueError(f"`backend`={backend!r} runs FULL's language models on CPU; use backend='torch' (or None) "
-                         f"on {dev}.")
+    require_cpu(backend, dev, "FULL's language models")
     variants = lm.__dict__.setdefault("onnx_variants", {})  # kept with the cached torch LM, evicted with it
     if backend not in variants:
         runner = OnnxSeq2SeqLM if lm.kind == "seq2seq" else OnnxCausalLM

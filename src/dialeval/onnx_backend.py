@@ -97,6 +97,13 @@ def resolve_backend(backend: Any, device: Any = "cpu", dtype_name: str = "fp32")
     return backend
 
 
+def require_cpu(backend: str, device: Any, what: str) -> None:
+    """Refuse an ONNX ``backend`` on a non-CPU ``device`` for a model whose graphs run on CPU only (``what``
+    names it); torch passes everywhere."""
+    if backend != "torch" and _device_type(device) != "cpu":
+        raise ValueError(f"`backend`={backend!r} runs {what} on CPU; use backend='torch' (or None) on {device}.")
+
+
 def weights_digest(module: Any) -> str:
     """SHA-256 over every parameter and buffer of ``module`` (names, dtypes, shapes and bytes)."""
     import torch

@@ -24,7 +24,7 @@ from typing import Any
 from dialeval.dialstory.coherence_data import LABELS, Pair
 from dialeval.encoders import default_encoder_path
 from dialeval.files import atomic_directory, atomic_write_json
-from dialeval.onnx_backend import logits_module, onnx_runner, resolve_backend
+from dialeval.onnx_backend import logits_module, onnx_runner, require_cpu, resolve_backend
 from dialeval.runtime import (
     load_pretrained,
     model_revision,
@@ -135,11 +135,8 @@ def predict_proba(model: Any, tokenizer: Any, texts: Sequence[str], *, max_lengt
     lengths = [len(x) for x in tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]]
 
     def step(batch: list[str]) -> list[float]:
-        if runner is not None:
-            enc = tokenizer(list(batch), truncation=True, max_length=max_length, padding=True, return_tensors="np")
-            logits = torch.from_numpy(runner(dict(enc))[0])
-        else:
-            logits = model(**_batch(tokenizer, batch, max_length, device)).logits
+        enc = _batch(tokenizer, batch, max_length, device)  # on CPU when a runner (ONNX Runtime, CPU only) runs
+        logits = model(**enc).logits if runner is None else torch.from_numpy(runner(dict(enc))[0])
         return logits.float().softmax(-1)[:, 1].tolist()
 
     was_training = model.training
@@ -271,9 +268,7 @@ class CoherenceScorer:
         dev = resolve_device(device)
         self.model.to(dev).eval()
         self.backend = resolve_backend(backend, dev, "fp32")
-        if self.backend != "torch" and str(getattr(dev, "type", dev)) != "cpu":
-            raise ValueError(f"`backend`={self.backend!r} runs the coherence classifier on CPU; use backend='torch' "
-                             f"(or None) on {dev}.")
+        require_cpu(self.backend, dev, "the coherence classifier")
         self.runner = None if self.backend == "torch" else self._onnx_runner(dev)
 
     def _onnx_runner(self, device: Any) -> Any:

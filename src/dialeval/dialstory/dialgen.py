@@ -228,9 +228,10 @@ def coherence_of(stories: Any, predictions: list[list[str]], model: str, device:
             filled.append(fill_masks(story, turns))
         except ValueError as exc:
             raise ValueError(f"`stories[{i}]`: {exc}") from None
-    key = (str(model), str(device), resolve_backend(backend, resolve_device(device), "fp32"))  # what will run
+    ran = resolve_backend(backend, resolve_device(device), "fp32")  # resolved once: the cache key and the scorer's
+    key = (str(model), str(device), ran)
     if key not in _SCORERS:
-        _SCORERS[key] = CoherenceScorer(model, device=device, batch_size=batch_size, backend=backend)
+        _SCORERS[key] = CoherenceScorer(model, device=device, batch_size=batch_size, backend=ran)
     return _SCORERS[key].score(filled), _SCORERS[key].backend
 
 
