@@ -67,13 +67,12 @@ def test_csv_errors_name_the_line_a_record_starts_on(tmp_path, capsys):
     assert "r.csv, line 4: 1 cells" in err  # the header is line 1, the two-line record lines 2-3
 
 
-def test_contest_line_numbers_are_the_record_lines(shared_data, tmp_path):
-    lines = shared_data.joinpath(*CONTEST).read_text(encoding="utf-8").splitlines()
-    header = lines[0]
+def test_contest_short_row_names_its_record_line_and_counts_its_cells(shared_data, tmp_path):
+    header = shared_data.joinpath(*CONTEST).read_text(encoding="utf-8").splitlines()[0]
     n = len(header.split(","))
     path = tmp_path / "c.csv"
     path.write_text(header + "\n" + ",".join(["x"] * (n - 1)) + "\n", encoding="utf-8")
-    with pytest.raises(MalformedDataError, match=r"row 1 \(line 2\)"):
+    with pytest.raises(MalformedDataError, match=rf"row 1 \(line 2\): has {n - 1} cells for {n} columns"):
         read_contest_csv(path)
 
 
