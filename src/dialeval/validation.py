@@ -13,7 +13,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ResultNote(UserWarning):
-    """A caveat about a computed number (e.g. LF is 1.0 by construction); the result carries it as ``note``
+    """A caveat about a computed number (e.g. a value fixed by construction on a tiny input); the result carries it as ``note``
     too, so a caller that shows results (the CLI, the demo) can show it beside the number instead."""
 
 

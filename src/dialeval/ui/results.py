@@ -61,7 +61,7 @@ def result_rows(outcomes: Sequence[MetricOutcome]) -> list[list[Any]]:
         signature = str(o.result.get("signature", ""))
         shown = ", ".join(f"{k}={format_value(o.result[k])}" + (f" {_unit(o.name, k)}" if _unit(o.name, k) else "")
                           for k in settings if o.result.get(k) is not None)
-        if o.result.get("note"):  # a caveat the core attached (e.g. LF is 1.0 by construction): beside the number
+        if o.result.get("note"):  # a caveat the core attached: shown beside the number
             shown = "; ".join(filter(None, [shown, f"note: {o.result['note']}"]))
         for key, value in o.result.items():
             if _is_number(value) and key not in settings:
