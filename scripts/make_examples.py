@@ -1,5 +1,6 @@
 """Regenerate the demo's package data: small example excerpts (src/dialeval/resources/examples/*.json)
-and the default Sem-Ent space fitted on DailyDialog test responses (src/dialeval/resources/semantic_space/).
+and the default Sem-Ent space fitted on DailyDialog *validation* responses (src/dialeval/resources/semantic_space/),
+disjoint from the test split that the README and the cards score.
 
 Reads the original corpora through dialeval's dataset builders (``dialeval.datasets.load``) from the
 folder given by ``--data-dir`` (default ``../shared/data`` next to the checkout); the demo and the Spaces
@@ -19,7 +20,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "src" / "dialeval" / "resources" / "examples"
 SPACE_DIR = REPO / "src" / "dialeval" / "resources" / "semantic_space"
-N_SPACE_RESPONSES = 1000  # DailyDialog test responses the bundled Sem-Ent space is fitted on (≥ 39·k)
+# The bundled Sem-Ent space is fitted on every DailyDialog validation response (7,069: all turns but each
+# dialogue's first, as published, repeats included), the same fit as `benchmarks/sem_ent.py realdata`.
+SPACE_SPLIT = "validation"
 # DialSpk and DialGen read the DialStory sample shipped with the dataset card (datasets_scripts/cards/
 # dialstory/sample): each example gets its own stories for DialSpk (gold speakers vs. the nearest-mention
 # baseline's predictions) and the DialGen story pair (gold turns vs. a copy-the-previous-utterance baseline).
@@ -35,36 +38,39 @@ def clean(text: str) -> str:
     return " ".join(text.split())
 
 
-def dailydialog_responses(data_dir: Path, n: int) -> list[str]:
-    """The first ``n`` distinct DailyDialog test responses (≤ 300 characters), in file order."""
+def dailydialog_pairs(data_dir: Path, split: str):
+    """DailyDialog's ``pairs`` config of ``split`` as published: the release repeats three dialogues
+    (validation 962 = 709; test 203 = 64 and 991 = 769), kept as they are (``allow_duplicates=True``), as the
+    README's real-data table does."""
     from dialeval.datasets import load
 
-    daily = load("dailydialog", "pairs", data_dir=data_dir / "dailydialog")["test"]
-    seen: dict[str, None] = {}
-    for row in daily:
-        text = clean(row["response"])
-        if text and len(text) <= 300:
-            seen.setdefault(text)
-        if len(seen) == n:
-            break
-    return list(seen)
+    return load("dailydialog", "pairs", data_dir=data_dir / "dailydialog", allow_duplicates=True)[split]
 
 
-def fit_space(data_dir: Path) -> None:
+def dailydialog_responses(data_dir: Path, split: str) -> list[str]:
+    """Every non-empty response of DailyDialog ``split`` (stripped), in file order: the same list as
+    ``benchmarks/sem_ent.py``'s reader of the ParlAI JSON."""
+    return [r["response"].strip() for r in dailydialog_pairs(data_dir, split) if r["response"].strip()]
+
+
+def fit_space(data_dir: Path, out: Path = SPACE_DIR) -> None:
     from dialeval.semantic.space import SemanticSpace
 
-    responses = dailydialog_responses(data_dir, N_SPACE_RESPONSES)
+    responses = dailydialog_responses(data_dir, SPACE_SPLIT)
     space = SemanticSpace.fit(responses, device="cpu", progress=True)
-    space.save(SPACE_DIR)
-    (SPACE_DIR / "SOURCE.md").write_text(
+    space.save(out)
+    (out / "SOURCE.md").write_text(
         "# Bundled Sem-Ent space\n\n"
-        f"Fitted by `scripts/make_examples.py` on the first {len(responses)} distinct DailyDialog test "
-        "responses (ParlAI `test.json`, via `dialeval.datasets.load('dailydialog', 'pairs')`), encoder "
+        f"Fitted by `python scripts/make_examples.py` on all {len(responses)} DailyDialog {SPACE_SPLIT} "
+        f"responses (ParlAI `{SPACE_SPLIT}.json`, every turn but each dialogue's first, via "
+        "`dialeval.datasets.load('dailydialog', 'pairs', allow_duplicates=True)`), encoder "
         f"`{space.encoder_revision}`, k={space.k}, fingerprint `{space.fingerprint}`.\n"
+        "The split is disjoint from DailyDialog test, so Sem-Ent of test responses is scored out of sample "
+        "(the space was fitted on 1,000 test responses up to dialeval 0.1.0's fingerprint `556004a094fb`).\n"
         "DailyDialog is CC BY-NC-SA 4.0. The Sem-Ent paper fits on the *training* responses, which are not "
-        "available offline here: numbers from this space are for the demo, not comparable to the paper's.\n",
+        "available offline here: numbers from this space are not comparable to the paper's.\n",
         encoding="utf-8")
-    print(f"wrote {SPACE_DIR.relative_to(REPO)} (k={space.k}, fingerprint {space.fingerprint})")
+    print(f"wrote {out} (k={space.k}, fingerprint {space.fingerprint})")
 
 
 def dialstory_sample(task: str) -> list[dict]:
@@ -122,7 +128,7 @@ def build(data_dir: Path) -> dict[str, dict]:
     dpp_rows = [dpp[i] for i in range(4)]
     dpp_sets = [[clean(x) for x in r["positive_responses"]] for r in dpp_rows]
 
-    daily = load("dailydialog", "pairs", data_dir=data_dir / "dailydialog")["test"]
+    daily = dailydialog_pairs(data_dir, "test")
     tea = next(r for r in daily if r["dialogue_id"] == 3 and len(r["context"]) == 7)  # about tea, 8 turns
     daily_dialogue = [clean(t) for t in [*tea["context"], tea["response"]]]
 
@@ -165,17 +171,21 @@ def build(data_dir: Path) -> dict[str, dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--skip-space", action="store_true", help="only rewrite the example excerpts")
+    parser.add_argument("--examples-out", type=Path, default=OUT, help="folder of the example *.json files "
+                        "(default: the package's resources/examples)")
+    parser.add_argument("--space-out", type=Path, default=SPACE_DIR, help="folder of the fitted space "
+                        "(default: the package's resources/semantic_space)")
     args = parser.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
+    args.examples_out.mkdir(parents=True, exist_ok=True)
     for stem, example in build(args.data_dir).items():
-        path = OUT / f"{stem}.json"
+        path = args.examples_out / f"{stem}.json"
         path.write_text(json.dumps(example, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)} ({path.stat().st_size} bytes)")
+        print(f"wrote {path} ({path.stat().st_size} bytes)")
     if not args.skip_space:
-        fit_space(args.data_dir)
+        fit_space(args.data_dir, args.space_out)
 
 
 if __name__ == "__main__":

@@ -172,10 +172,31 @@ def test_dress_weights_by_hand():
 
 
 def test_head_cluster_flags_by_hand():
-    assert head_clusters([0.1, 0.15, 0.75]) == [1, 2]  # strictly above 0.1
+    # the reference code's rule: strictly above 0.1
+    assert head_clusters([0.1, 0.15, 0.75], "share>0.1") == [1, 2]
     labels = [0] * 8 + [1, 2]  # shares 0.8, 0.1, 0.1
-    assert negative_flags(labels, 3).tolist() == [-1.0] * 8 + [0.0, 0.0]
-    assert negative_flags(labels, 3, threshold=0.05).tolist() == [-1.0] * 10
+    assert negative_flags(labels, 3, "share>0.1").tolist() == [-1.0] * 8 + [0.0, 0.0]
+    assert negative_flags(labels, 3, "share>0.05").tolist() == [-1.0] * 10
+
+
+def test_head_top5_is_the_papers_five_most_frequent_clusters():
+    # shares of 8 clusters, by hand: the five largest are 0 (0.3), 2 (0.2), then three of the four 0.1s by index
+    p = [0.3, 0.0, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1]
+    assert head_clusters(p) == head_clusters(p, "top5") == [0, 2, 3, 4, 5]
+    assert head_clusters(p, "top2") == [0, 2]
+    assert head_clusters([0.5, 0.5, 0.0]) == [0, 1]  # an empty cluster is never a head
+    # flat shares below 0.1 (like DailyDialog's 20 clusters): share>0.1 flags nothing, top5 flags 5 of 20 clusters
+    flat = [0.05] * 20
+    assert head_clusters(flat, "share>0.1") == []
+    labels = [j for j in range(20) for _ in range(3)]
+    assert negative_flags(labels, 20).tolist() == [-1.0] * 15 + [0.0] * 45
+
+
+@pytest.mark.parametrize("bad", ["top0", "top", "share>1", "share>1.5", "share>-0.1", "share", "top5 ", "5", 5, None,
+                                 True])
+def test_head_rule_refused_in_one_line(bad):
+    with pytest.raises(ValueError, match=r"head=.*top5.*share>0\.1"):
+        head_clusters([0.5, 0.5], bad)
 
 
 def test_kmeans_keeps_faiss_subsampling_of_256_points_per_centroid():

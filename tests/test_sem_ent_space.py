@@ -101,13 +101,18 @@ def test_evaluate_module_output(space, gpt2_dir, tmp_path):
 
 
 def test_dress_from_space(space):
-    res = dress_from_space(space, generated_responses=PREDS, gamma=30)
+    res = dress_from_space(space, generated_responses=PREDS, gamma=30, head="share>0.1")
     p = space.reference_distribution
     assert res["training_weights"] == pytest.approx([(1 - p[c]) ** 30 for c in space.reference_labels])
     gen = space.assign(PREDS)
     share = cluster_distribution(gen, 4)
+    assert res["head"] == "share>0.1"
     assert res["head_clusters"] == [j for j in range(4) if share[j] > 0.1]
     assert res["generated_weights"] == [-1.0 if share[c] > 0.1 else 0.0 for c in gen]
+    top2 = dress_from_space(space, generated_responses=PREDS, head="top2")
+    order = sorted((j for j in range(4) if share[j] > 0), key=lambda j: (-share[j], j))[:2]
+    assert top2["head_clusters"] == sorted(order)
+    assert top2["generated_weights"] == [-1.0 if c in order else 0.0 for c in gen]
 
 
 def test_cli_fit_space_and_dress_weights(gpt2_dir, tmp_path, capsys):
@@ -129,6 +134,17 @@ def test_cli_fit_space_and_dress_weights(gpt2_dir, tmp_path, capsys):
     p = space.reference_distribution
     assert [r["weight"] for r in train] == pytest.approx([(1 - p[c]) ** 30 for c in space.reference_labels])
     assert {r["weight"] for r in generated} <= {0.0, -1.0}
+    capsys.readouterr()
+    # the reference code's rule, spelled both ways, flags the same rows; a bad rule is one line, exit 2
+    for i, flag in enumerate((["--head", "share>0.1"], ["--threshold", "0.1"])):
+        assert main(["dress-weights", "--space", str(tmp_path / "sp"), "--generated", str(gen), "--field", "response",
+                     *flag, "--out", str(tmp_path / f"s{i}.jsonl")]) == 0
+        assert "head clusters (share>0.1)" in capsys.readouterr().out
+    assert (tmp_path / "s0.jsonl").read_bytes() == (tmp_path / "s1.jsonl").read_bytes()
+    assert main(["dress-weights", "--space", str(tmp_path / "sp"), "--generated", str(gen), "--field", "response",
+                 "--head", "top0", "--out", str(tmp_path / "bad.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "head='top0'" in err and not (tmp_path / "bad.jsonl").exists()
     # k too large: a clear error on stderr, exit status 2
     assert main(["fit-space", "--reference", str(ref), "--encoder", str(gpt2_dir), "--k", "50",
                  "--out", str(tmp_path / "x")]) == 2

@@ -17,7 +17,7 @@ from dialeval.distributed import engine
 from dialeval.distributed.columns import default_config, input_kind, resolve_columns
 from dialeval.distributed.states import finish_mean, mean_state, merge_means
 from dialeval.encoders import BATCH_SIZE
-from dialeval.semantic.dress import _check_gamma, head_clusters
+from dialeval.semantic.dress import HEAD_RULE, _check_gamma, check_head, head_clusters
 from dialeval.semantic.scale_out import SemanticLabeler, cluster_state, head_flags, merge_clusters
 from dialeval.semantic.space import SemanticSpace
 
@@ -243,17 +243,19 @@ def _user_error(exc: Exception) -> Exception:
 
 
 def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train", output: str | os.PathLike,
-                  column: str = "text", gamma: float = 30.0, threshold: float = 0.1, address: str | None = None,
+                  column: str = "text", gamma: float = 30.0, head: str = HEAD_RULE, address: str | None = None,
                   concurrency: int | None = None, num_gpus: float | None = None, rows_per_batch: int | None = None,
                   device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE,
                   actor_info_dir: str | None = None) -> dict[str, Any]:
     """DRESS on Ray: ``split="train"`` adds ``cluster`` and ``weight`` = (1 − p_ref(c))^γ to every row;
-    ``split="generated"`` adds ``cluster`` and ``weight`` = −1.0 for responses in head clusters (share of the
-    generated set > ``threshold``), else 0.0 — one pass to label and count, one to flag. Written to ``output``."""
+    ``split="generated"`` adds ``cluster`` and ``weight`` = −1.0 for responses in the head clusters of the generated
+    set (rule ``head``, :func:`dialeval.semantic.dress.head_clusters`), else 0.0 — one pass to label and count, one
+    to flag. Written to ``output``."""
 
     if split not in ("train", "generated"):
         raise ValueError(f"`split` must be 'train' or 'generated', got {split!r}.")
     gamma = _check_gamma(gamma)
+    check_head(head)
     engine.check_output(output, inputs=(dataset, space))
     engine.connect(address)
     ds = engine.read(dataset)
@@ -277,10 +279,10 @@ def dress_weights(dataset: Any, space: str | os.PathLike, *, split: str = "train
                                                                 "k": sp.k, "per_cluster": 0}, rows=engine.CORPUS_ROWS)
             counts = engine.reduce(engine.iter_tables(states), merge_clusters).column("count").to_pylist()
             dist = np.asarray(counts, dtype=np.float64) / sum(counts)  # = cluster_distribution(labels)
-            heads = head_clusters(dist, threshold)
+            heads = head_clusters(dist, head)
             labeled = engine.task_stage(labeled, head_flags, {"label_column": "cluster", "heads": heads,
                                                               "output": "weight"}, rows=rows)
-            out.update(threshold=float(threshold), head_clusters=heads, generated_distribution=dist.tolist(),
+            out.update(head=head, head_clusters=heads, generated_distribution=dist.tolist(),
                        flagged=sum(counts[j] for j in heads), num_rows=sum(counts))
         out["output"] = engine.write_parquet(labeled, output)
         return out

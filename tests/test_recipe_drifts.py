@@ -1,0 +1,45 @@
+"""Recipe drifts found by independent checks: the bundled Sem-Ent space is fitted out of sample (DailyDialog
+validation, disjoint from the test split the cards score) and its documented rebuild command runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dialeval.resources import examples_dir, semantic_space_dir
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _responses(path) -> list[str]:
+    """Every non-empty turn but each dialogue's first, read straight from the ParlAI JSON."""
+    dialogues = json.loads(path.read_text(encoding="utf-8"))
+    return [t["text"].strip() for d in dialogues for t in d["dialogue"][1:] if t["text"].strip()]
+
+
+def test_bundled_space_is_fitted_on_validation_not_test(shared_data):
+    config = json.loads((semantic_space_dir() / "space.json").read_text(encoding="utf-8"))["config"]
+    validation = _responses(shared_data / "dailydialog" / "validation.json")
+    test = _responses(shared_data / "dailydialog" / "test.json")
+    assert (len(validation), len(set(validation))) == (7069, 6694)
+    assert (config["n_reference"], config["n_distinct_reference"]) == (len(validation), len(set(validation)))
+    assert (config["n_reference"], config["n_distinct_reference"]) != (len(test), len(set(test)))
+    source = (semantic_space_dir() / "SOURCE.md").read_text(encoding="utf-8")
+    assert "7069 DailyDialog validation responses" in source and "disjoint from DailyDialog test" in source
+
+
+def test_make_examples_rebuilds_the_bundled_examples_as_documented(shared_data, tmp_path):
+    """SOURCE.md names `scripts/make_examples.py`; it runs on the published DailyDialog (whose release repeats
+    three dialogues) and writes the bundled examples byte for byte."""
+    env = {**os.environ, "DIALEVAL_PROGRESS": "0"}
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "make_examples.py"), "--data-dir", str(shared_data),
+                           "--skip-space", "--examples-out", str(tmp_path)], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    bundled = sorted(p.name for p in examples_dir().glob("*.json"))
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == bundled and len(bundled) == 3
+    for name in bundled:
+        assert (tmp_path / name).read_bytes() == (examples_dir() / name).read_bytes(), name
