@@ -6,8 +6,11 @@ subjects" around it. Neither model is public, so this module does both with rule
 - :func:`find_characters` combines five kinds of evidence: jieba person tags (``nr``/``nrt``/``nrfg``);
   surname + kinship or title (张婶, 李叔, 王老师); 小/老/阿 + name (小红, 老王, 阿强); role titles (村长, 医生,
   国王); and the subject of a clause that leads into or follows a quote with a speech verb (``X说：“…”``,
-  ``“…”X说``). A candidate is kept when it is the subject of a speech at least once or is mentioned at least
-  ``min_mentions`` times (person tags: tagged that often), unless it only ever occurs inside a longer kept
+  ``“…”X说``). A name pattern (surname + kinship/title, 小/老/阿 + name) is kept from a single mention in the
+  narration, as the paper counts every distinct name its NER finds (a name met only inside quotes is often a
+  vocative alias, 王爷爷 for 老王); other candidates are kept when they are the subject of a speech at least once
+  or are mentioned at least ``min_mentions`` times (person tags: tagged that often; jieba's single person tags
+  are too noisy to count alone: 金黄, 张开), unless a candidate only ever occurs inside a longer kept
   name (小雨 in 林小雨) or is a bare title that a kept name ends with (老师 beside 李老师).
 - :func:`annotate_speakers` gives each quoted turn the nearest subject: the first character named in the
   clause (else the sentence) that leads into the quote; a leading 他/她 is resolved to the latest character
@@ -203,7 +206,8 @@ def _tagged_names(text: str) -> dict[str, int]:
 
 def find_characters(text: str, *, min_mentions: int = 2) -> list[str]:
     """A story's characters from person tags, name patterns, role titles and speech subjects (module doc),
-    in order of first mention. A strong pattern counts after one speech or ``min_mentions`` mentions; a
+    in order of first mention. A name pattern counts from one mention in the narration; a role title after
+    one speech or ``min_mentions`` mentions; a
     surname-initial word tagged as a person ``min_mentions`` times (a tag right after 班长, 同桌 … counts
     twice) counts; anything else (a guessed clause subject, a reduplication, another tagged word) needs a
     speech and ``min_mentions`` mentions."""
@@ -215,7 +219,7 @@ def find_characters(text: str, *, min_mentions: int = 2) -> list[str]:
     for name in (strong | weak | set(tagged) | set(speakers)) - set(PRONOUNS) - NOT_NAMES:
         place = len(name) >= 3 and name.endswith(_PLACE_SUFFIX)
         spoke, mentions = speakers.get(name, 0) > 0, text.count(name)
-        if name in strong and (spoke or mentions >= min_mentions):
+        if name in strong and (spoke or mentions >= min_mentions or (name not in ROLES and name in narr)):
             kept.add(name)
         elif tagged.get(name, 0) >= min_mentions and name[0] in SURNAMES and not place:
             kept.add(name)
