@@ -124,6 +124,7 @@ def test_train_coherence_cli_and_dialgen_scoring(tiny_encoder, tmp_path, capsys)
     meta = json.loads((out / "coherence.json").read_text(encoding="utf-8"))
     assert meta["train_pairs"] == 18 and meta["val_pairs"] == 6 and meta["majority_accuracy"] == 0.5
     assert meta["sep"] == " </s> " and meta["signature"].startswith("coherence|encoder:")
+    assert meta["max_length"] == 64 and meta["window"] == "head-64" and "|window:head-64|" in meta["signature"]
     assert 0 <= meta["test_accuracy"] <= 1 and meta["steps"] >= 1
     # seeded: a second run writes the same weights
     assert main(args[:6] + [str(tmp_path / "coh2")] + args[7:]) == 0
@@ -133,11 +134,12 @@ def test_train_coherence_cli_and_dialgen_scoring(tiny_encoder, tmp_path, capsys)
     assert all(torch.equal(a[k], b[k]) for k in a)
     # DialStory stories: the quoted turns are shuffled in place; the tokenizer's separator is not used
     stories_out = tmp_path / "coh_zh"
+    # no --max-length: the encoder's full window (70 positions, two reserved by RoBERTa: 68), not a fixed 256
     assert main(["train-coherence", "--data", str(SAMPLE / "raw" / "stories.jsonl"), "--encoder", str(tiny_encoder),
-                 "--out", str(stories_out), "--epochs", "1", "--max-length", "64", "--val-fraction", "0.25",
-                 "--no-progress"]) == 0
+                 "--out", str(stories_out), "--epochs", "1", "--val-fraction", "0.25", "--no-progress"]) == 0
     zh = json.loads((stories_out / "coherence.json").read_text(encoding="utf-8"))
     assert zh["kind"] == "story" and zh["train_pairs"] == 6 and zh["val_pairs"] == 2 and zh["sep"] == "\n"
+    assert zh["max_length"] == 68 and zh["window"] == "head-68"
     capsys.readouterr()
 
     # dialgen's coherence = mean P(original) of the filled stories, checked by a direct forward pass
@@ -160,10 +162,25 @@ def test_train_coherence_cli_and_dialgen_scoring(tiny_encoder, tmp_path, capsys)
         default = "onnx"
     except ImportError:
         default = "torch"
-    assert f"coherence:{out}" in res["signature"] and f"|backend:{default}|" in res["signature"]
+    assert f"coherence:{out}" in res["signature"] and f"|backend:{default}|window:head-64|" in res["signature"]
     ref = dialeval.load("dialgen").compute(predictions=preds, references=refs, stories=stories,
                                            coherence_model=str(out), backend="torch")
     assert ref["story_coherence"] == pytest.approx(expected, abs=1e-6) and "|backend:torch|" in ref["signature"]
     with pytest.raises(ValueError, match=r"stories\[0\]"):
         dialeval.load("dialgen").compute(predictions=[["a", "b"]], references=[["a", "b"]],
                                          stories=["只有“[MASK1]”"], coherence_model=str(out))
+
+
+def test_encoder_window_is_the_full_window_up_to_512():
+    from types import SimpleNamespace
+
+    from dialeval.dialstory.coherence import TrainConfig, encoder_window
+
+    assert TrainConfig().max_length == 512  # DialStory's stories average ~454 tokens: 256 never saw the later turns
+    bert = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=512, model_type="bert"))
+    roberta = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=514, model_type="roberta"))
+    unbounded = SimpleNamespace(model_max_length=int(1e30))
+    assert encoder_window(unbounded, bert) == 512 and encoder_window(unbounded, roberta) == 512
+    assert encoder_window(SimpleNamespace(model_max_length=128), bert) == 128
+    longformer = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=4096, model_type="longformer"))
+    assert encoder_window(unbounded, longformer) == 512

