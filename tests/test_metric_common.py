@@ -113,19 +113,21 @@ def test_evaluate_load_from_the_checkout_root_for_every_metric(tmp_path):
         "sem_ent": {"space": str(semantic_space_dir())},
         "nli_diversity": {"model": str(tiny_nli_model(tmp_path / "nli")), "device": "cpu"},
         "full_followup": {"model": str(build_tiny_causal_lm(tmp_path / "lm")), "device": "cpu"},
+        "llm_judge": {"model": str(tmp_path / "lm"), "device": "cpu"},
     }
     code = """
 import json, sys, evaluate
-examples, options = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+examples, options, configs = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
 out = {}
 for name, example in examples.items():
-    config = "dialog" if name == "full_followup" else None
-    module = evaluate.load("metrics/" + name, config, **options.get(name, {}))
+    module = evaluate.load("metrics/" + name, configs[name], **options.get(name, {}))
     out[name] = module.compute(**example)["signature"]
 print(json.dumps(out))
 """
     examples = {n: DECLS[n].example for n in NAMES}
-    proc = subprocess.run([sys.executable, "-c", code, json.dumps(examples), json.dumps(options)], cwd=REPO,
+    configs = {n: DECLS[n].ui_config for n in NAMES}  # the config whose inputs the declared example holds
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(examples), json.dumps(options), json.dumps(configs)],
+                          cwd=REPO,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     signatures = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -157,7 +159,7 @@ def test_core_equals_the_module_on_the_declared_example(name):
     assert from_core == from_module
 
 
-FAMILIES = ("lexical", "semantic", "nli", "full", "dialstory", "similarity")
+FAMILIES = ("lexical", "semantic", "nli", "full", "dialstory", "similarity", "judge")
 
 
 def test_no_file_outside_the_metric_cores_names_a_metric():

@@ -198,6 +198,18 @@ def _convert_gguf(gguf: Path, target: Path, dist: str, name_or_path: str) -> Pat
     return target
 
 
+def position_limit(model: Any, tokenizer: Any, default: int = 1024) -> int:
+    """The longest input the model takes: the smaller of its position embeddings (``max_position_embeddings``
+    or ``n_positions``) and its tokenizer's ``model_max_length`` (when set), else ``default``."""
+    cfg = model.config
+    limits = [getattr(cfg, k, None) for k in ("max_position_embeddings", "n_positions")]
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if tok_max and tok_max < 1_000_000:
+        limits.append(tok_max)
+    limits = [v for v in limits if isinstance(v, int) and v > 0]
+    return min(limits) if limits else default
+
+
 def detect_kind(config: Any) -> str:
     """``"seq2seq"`` for encoder-decoder configs (BlenderBot, BART, T5), else ``"causal"`` (GPT-2, Llama)."""
     return "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"

@@ -296,7 +296,8 @@ def onnx_runner(name: str, kind: str, module: Any, inputs: dict[str, Any], outpu
 # --------------------------------------------------------------------------------------------------
 
 def causal_modules(model: Any) -> tuple[Any, Any]:
-    """(prefix, continuation) modules of a transformers causal LM with a ``DynamicCache``."""
+    """(prefix, continuation, last-position continuation) modules of a transformers causal LM with a
+    ``DynamicCache``."""
     import torch
     from transformers import DynamicCache
 
@@ -314,18 +315,19 @@ def causal_modules(model: Any) -> tuple[Any, Any]:
             return (out.logits[:, -1], *[t for layer in cache.layers for t in (layer.keys, layer.values)])
 
     class Continuation(torch.nn.Module):
-        def __init__(self) -> None:
+        def __init__(self, last_only: bool = False) -> None:
             super().__init__()
             self.model = model
+            self.keep = 1 if last_only else 0  # 1: only the last position's logits (the LLM judge)
 
         def forward(self, input_ids: Any, attention_mask: Any, position_ids: Any, *past: Any) -> Any:
             cache = DynamicCache(config=self.model.config)
             for i in range(layers):
                 cache.update(past[2 * i], past[2 * i + 1], i)
             return self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                              cache=cache, use_cache=True).logits
+                              cache=cache, use_cache=True, logits_to_keep=self.keep).logits
 
-    return Prefix().eval(), Continuation().eval()
+    return Prefix().eval(), Continuation().eval(), Continuation(last_only=True).eval()
 
 
 class OnnxCausalLM:
@@ -335,7 +337,8 @@ class OnnxCausalLM:
     def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
         import torch
 
-        prefix, cont = causal_modules(model)
+        prefix, cont, self._last_module = causal_modules(model)
+        self._name, self._backend, self._device, self._last = name, backend, device, None
         ids = torch.tensor([[5, 6, 7], [0, 8, 9]])
         mask = torch.tensor([[1, 1, 1], [0, 1, 1]])
         sample = {"input_ids": ids, "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
@@ -348,6 +351,7 @@ class OnnxCausalLM:
             past = prefix(*sample.values())[1:]
         cont_sample = {"input_ids": ids[:, :2], "attention_mask": torch.cat([mask, mask[:, :2]], 1),
                        "position_ids": sample["position_ids"][:, :2] + 3, **dict(zip(self.past_names, past))}
+        self._cont_sample = cont_sample
         self.continuation = onnx_runner(name, "causal-lm-continuation", cont, cont_sample, ["logits"],
                                         backend=backend, device=device,
                                         output_axes={"logits": {0: "batch", 1: "input_ids_length"}})
@@ -362,6 +366,18 @@ class OnnxCausalLM:
         feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
         feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
         return self.continuation(feed)[0]
+
+    def run_continuation_last(self, past: list[np.ndarray], repeats: int, input_ids: Any, attention_mask: Any,
+                              position_ids: Any) -> np.ndarray:
+        """The last position's logits ``[batch, vocab]`` after ``past`` (rows repeated as in
+        :meth:`run_continuation`); its graph is exported on first use."""
+        if self._last is None:
+            self._last = onnx_runner(self._name, "causal-lm-continuation-last", self._last_module, self._cont_sample,
+                                     ["logits"], backend=self._backend, device=self._device,
+                                     output_axes={"logits": {0: "batch"}})
+        feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
+        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+        return self._last(feed)[0][:, -1]
 
 
 # --------------------------------------------------------------------------------------------------

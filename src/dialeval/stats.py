@@ -175,3 +175,17 @@ def paired_bootstrap(statistic: Callable[[np.ndarray, np.ndarray], float], a: Se
     low, high = np.quantile(d, [alpha, 1.0 - alpha])
     return {"difference": float(observed), "p_value": float(p), "ci_low": float(low), "ci_high": float(high),
             "resamples": int(len(d))}
+
+
+def mean_interval(values: Sequence[float], *, n_resamples: int = 1000, seed: int = 0,
+                  confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (rows drawn with replacement, seeded):
+    ``scipy.stats.bootstrap``; a constant sample gives its value at both ends."""
+    from scipy.stats import bootstrap
+
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2 or np.all(x == x[0]):
+        return float(x.mean()), float(x.mean())
+    res = bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="percentile",
+                    rng=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)

@@ -32,6 +32,7 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
+from dialeval.lm import position_limit
 from dialeval.runtime import load_pretrained, run_batched
 
 # --------------------------------------------------------------------------------------------------
@@ -83,13 +84,7 @@ class FollowupScorer:
     # ---- limits and encoding -------------------------------------------------------------------
 
     def _model_limit(self) -> int:
-        cfg = self.model.config
-        limits = [getattr(cfg, k, None) for k in ("max_position_embeddings", "n_positions")]
-        tok_max = getattr(self.tokenizer, "model_max_length", None)
-        if tok_max and tok_max < 1_000_000:
-            limits.append(tok_max)
-        limits = [v for v in limits if isinstance(v, int) and v > 0]
-        limit = min(limits) if limits else 1024
+        limit = position_limit(self.model, self.tokenizer)
         cap = self.defaults["max_length"]
         return limit if cap is None else min(limit, cap)
 

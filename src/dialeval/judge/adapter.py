@@ -1,0 +1,35 @@
+"""The LLM judge on human-judged dataset rows (declared as ``meta_adapter``): FED rows at their level (turn:
+context + response; dialog: the conversation) and DailyDialog++ rows (context + one response), speakers
+stripped as FULL's adapter does, so both metrics read the same texts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dialeval.judge.llm_judge import compute_llm_judge
+from dialeval.registry import Adapter
+from dialeval.registry import get as get_declaration
+
+
+def _texts(turns: list[Any]) -> list[str]:
+    """Turn texts of a FED context (``{"speaker", "text"}`` turns) or a DailyDialog++ one (plain strings)."""
+    return [t if isinstance(t, str) else t["text"] for t in turns]
+
+
+def judge_adapter(options: dict[str, Any], config: str) -> Adapter:
+    """``score(rows) -> {"scores", "signature"}`` for ``config`` (turn, dialog, or DailyDialog++'s default)."""
+    level = "turn" if config == "default" else config
+    known = {o.name for o in get_declaration("llm_judge").options}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; known: {sorted(known)}.")
+
+    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        if level == "turn":
+            res = compute_llm_judge([_texts(r["context"]) for r in rows], [r["response"] for r in rows],
+                                    config="turn", **options)
+        else:
+            res = compute_llm_judge(dialogues=[_texts(r["context"]) for r in rows], config="dialog", **options)
+        return {"scores": list(res["scores"]), "signature": res["signature"]}
+
+    return score

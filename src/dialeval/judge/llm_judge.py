@@ -1,0 +1,174 @@
+"""The LLM judge's core (G-Eval, Liu et al. 2023; Prometheus 2, Kim et al. 2024), evaluate-free.
+
+Pointwise: score(item) = E[r] = Σ_{r=1..5} r·p(r | prompt) / Σ p(r | prompt), the next-token probabilities of
+the rating digits after a rubric prompt (:mod:`dialeval.judge.rubrics`), with the argmax rating; config ``turn``
+rates a response after its context, ``dialog`` a whole conversation. Pairwise (:func:`compare`): responses A
+and B to one context judged in both orders, P(A better) averaged over the orders to cancel position bias; the
+win rate of A with a bootstrap interval and the position-consistency rate. The LM runtime, its cache and the
+ONNX Runtime route are FULL's (:func:`dialeval.lm.load_lm`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dialeval.full.texts import check_dialogues, check_turn_inputs
+from dialeval.judge.rubrics import (
+    PROMPT_VERSION,
+    item_text,
+    prompt_parts,
+    resolve_rubric,
+    rubric_hash,
+)
+from dialeval.judge.scorer import JudgeScorer, rating_tokens
+from dialeval.lm import load_lm, position_limit
+from dialeval.registry import MAX_LENGTH
+from dialeval.signature import make_signature
+from dialeval.stats import mean_interval
+
+CONFIGS = ("turn", "dialog")
+ITEM_MARK = "\u0000ITEM\u0000"
+DEFAULT_MAX_LENGTH = 2048
+
+
+def uses_chat_template(tokenizer: Any, chat_template: bool | None) -> bool:
+    """``chat_template=None``: the tokenizer's template when it has one (instruction-tuned models)."""
+    has = bool(getattr(tokenizer, "chat_template", None))
+    if chat_template and not has:
+        raise ValueError("chat_template=True but this model's tokenizer has no chat template; use chat_template=None "
+                         "(automatic) or False (plain text prompt).")
+    return has if chat_template is None else bool(chat_template)
+
+
+def prompt_frame(tokenizer: Any, head: str, tail: str, answer: str, chat: bool) -> tuple[list[int], str, str]:
+    """(prefix token ids, text between the item and the answer, answer text): the user message
+    ``head + item + tail`` through the chat template (``chat``) or as plain text, then ``answer``."""
+    if chat:
+        text = tokenizer.apply_chat_template([{"role": "user", "content": head + ITEM_MARK + tail}], tokenize=False,
+                                             add_generation_prompt=True)
+        before, after = text.split(ITEM_MARK)
+        return tokenizer(before, add_special_tokens=False)["input_ids"], after, answer
+    return tokenizer(head)["input_ids"], tail + "\n", answer
+
+
+def item_ids(tokenizer: Any, render: Callable[[list[str]], str], context: list[str], after: str,
+             budget: int) -> list[int]:
+    """Token ids of one item (``render(turns)``) and the text after it, dropping the oldest turns until they fit
+    ``budget`` (then keeping the last ``budget`` tokens)."""
+    turns = list(context)
+    while True:
+        ids = tokenizer(render(turns) + after, add_special_tokens=False)["input_ids"]
+        if len(ids) <= budget or len(turns) <= 1:
+            return ids[-budget:]
+        turns = turns[1:]
+
+
+def _checked_items(config: str, contexts: Any, predictions: Any, dialogues: Any) -> list[tuple[list[str], str | None]]:
+    if config not in CONFIGS:
+        raise ValueError(f"llm_judge has configs {CONFIGS}; got {config!r}.")
+    if config == "turn":
+        if dialogues is not None:
+            raise ValueError("config 'turn' takes contexts= and predictions=; for whole conversations use config "
+                             "'dialog' with dialogues=.")
+        contexts, predictions = check_turn_inputs(contexts, predictions)
+        return [(list(c), p) for c, p in zip(contexts, predictions)]
+    if contexts is not None or predictions is not None:
+        raise ValueError("config 'dialog' takes dialogues=; to rate responses use config 'turn' with contexts= and "
+                         "predictions=.")
+    return [(list(d), None) for d in check_dialogues(dialogues)]
+
+
+def _check_max_length(max_length: Any) -> int:
+    if max_length is None:
+        return DEFAULT_MAX_LENGTH
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or not 64 <= max_length <= MAX_LENGTH:
+        raise ValueError(f"max_length={max_length!r}: use an integer 64 ≤ max_length ≤ {MAX_LENGTH:,} (prompt tokens).")
+    return max_length
+
+
+def compute_llm_judge(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *, config: str = "turn",
+                      quality: str = "overall", rubric: str | None = None, model: Any = None,
+                      chat_template: bool | None = None, max_length: int | None = None, share_prefix: bool = True,
+                      batch_size: int = 8, max_tokens: int | None = 4096, dtype: Any = None, device: Any = None,
+                      backend: str | None = None, progress: bool | None = None) -> dict[str, Any]:
+    """Expected 1–5 rating of every item on ``quality`` (G-Eval weighting), their mean, the argmax ratings and the
+    rating mass, with a signature. Inputs are checked here, once."""
+    items = _checked_items(config, contexts, predictions, dialogues)
+    label, text = resolve_rubric(config, quality, rubric)
+    requested = _check_max_length(max_length)
+    lm = load_lm(model, dtype=dtype, device=device, backend=backend)
+    budget_total = min(requested, position_limit(lm.model, lm.tokenizer))
+    scorer = JudgeScorer(lm)
+    tok = lm.tokenizer
+    chat = uses_chat_template(tok, chat_template)
+    answer, rating_ids = rating_tokens(tok)
+    head, tail = prompt_parts(config, text)
+    prefix, after, answer = prompt_frame(tok, head, tail, answer, chat)
+    answer_ids = tok(answer, add_special_tokens=False)["input_ids"]
+    budget = budget_total - len(prefix) - len(answer_ids)
+    if budget < 16:
+        raise ValueError(f"max_length={budget_total} leaves {budget} tokens for the item after the rubric prompt; "
+                         "raise max_length or shorten the rubric.")
+    encoded = [item_ids(tok, lambda turns, r=r: item_text(config, turns, r), c, after, budget) + answer_ids
+               for c, r in items]
+    expected, argmax, mass = scorer.score(prefix, encoded, rating_ids, share_prefix=share_prefix,
+                                          batch_size=batch_size, max_tokens=max_tokens, progress=progress)
+    return {"llm_judge": float(np.mean(expected)), "scores": expected.tolist(), "ratings": argmax.tolist(),
+            "rating_mass_mean": float(np.mean(mass)), "quality": label,
+            "signature": judge_signature(lm, config, label, text, chat, budget_total)}
+
+
+def judge_signature(lm: Any, config: str, quality: str, rubric: str, chat: bool, max_length: int,
+                    mode: str = "expected-1-5") -> str:
+    return make_signature("llm_judge", model=lm.name, backend=lm.backend, level=config, quality=quality.replace(" ", "_"),
+                          rubric=rubric_hash(rubric), prompt=PROMPT_VERSION, chat="yes" if chat else "no",
+                          weighting=mode, max_len=max_length)
+
+
+def compare(contexts: Any, predictions_a: Any, predictions_b: Any, *, quality: str = "overall",
+            rubric: str | None = None, model: Any = None, chat_template: bool | None = None,
+            max_length: int | None = None, batch_size: int = 8, n_resamples: int = 1000, seed: int = 0,
+            backend: str | None = None, progress: bool | None = None) -> dict[str, Any]:
+    """Pairwise judgement of ``predictions_a`` against ``predictions_b`` (one each per context), both orders.
+
+    p₁ = P(A | a shown first, b second), p₂ = P(B | b first, a second), each renormalised over {A, B};
+    P(a better) = (p₁ + p₂)/2. ``win_rate_a`` = mean over items of 1[P > ½] + ½·1[P = ½] with a seeded
+    percentile bootstrap interval over items; ``position_consistency`` = share of items whose two verdicts pick
+    the same response."""
+    ctx_a, preds_a = check_turn_inputs(contexts, predictions_a)
+    _, preds_b = check_turn_inputs(contexts, predictions_b)
+    label, text = resolve_rubric("turn", quality, rubric)
+    lm = load_lm(model, backend=backend)
+    scorer, tok = JudgeScorer(lm), lm.tokenizer
+    chat = uses_chat_template(tok, chat_template)
+    answer, ab_ids = rating_tokens(tok, "Better response:", ("A", "B"))
+    head = (f"You will be shown a conversation and two candidate responses, A and B. Following the rubric, say which "
+            f"response is better. Answer with A or B.\n\nRubric: {text}\n\n")
+    prefix, after, answer = prompt_frame(tok, head, "\n\nWhich response is better, A or B?", answer, chat)
+    answer_ids = tok(answer, add_special_tokens=False)["input_ids"]
+    total = min(_check_max_length(max_length), position_limit(lm.model, tok))
+    budget = total - len(prefix) - len(answer_ids)
+
+    def pair(c: list[str], first: str, second: str) -> list[int]:
+        def render(turns: list[str]) -> str:
+            return item_text("dialog", turns, None) + f"\n\nResponse (A): {first}\nResponse (B): {second}"
+        return item_ids(tok, render, c, after, budget) + answer_ids
+
+    prompts = [pair(c, a, b) for c, a, b in zip(ctx_a, preds_a, preds_b)]
+    prompts += [pair(c, b, a) for c, a, b in zip(ctx_a, preds_a, preds_b)]
+    p_first, _, _ = scorer.score(prefix, prompts, ab_ids, batch_size=batch_size, progress=progress)
+    n = len(preds_a)
+    # expected_rating over labels (A=1, B=2): P(A) = 2 − E
+    p_a_first = 2.0 - p_first[:n]
+    p_a_second = p_first[n:] - 1.0  # a is B in the swapped order
+    prob = (p_a_first + p_a_second) / 2
+    wins = np.where(prob > 0.5, 1.0, np.where(prob == 0.5, 0.5, 0.0))
+    low, high = mean_interval(wins, n_resamples=n_resamples, seed=seed)
+    consistent = (p_a_first > 0.5) == (p_a_second > 0.5)
+    return {"win_rate_a": float(wins.mean()), "win_rate_a_ci": [low, high],
+            "position_consistency": float(consistent.mean()), "p_a_better": prob.tolist(),
+            "p_a_first": p_a_first.tolist(), "p_a_second": p_a_second.tolist(), "quality": label,
+            "signature": judge_signature(lm, "turn", label, text, chat, total, mode="pairwise-both-orders")}

@@ -1,0 +1,143 @@
+"""The LLM judge's model side: G-Eval's probability-weighted rating (Liu et al. 2023) from one forward pass.
+
+For a prompt x, p(r | x) is the next-token probability of rating token r ∈ {1…5} after the answer prefix; the
+score is the expectation E[r] = Σ r·p(r | x) / Σ p(r | x) (no sampling), with the argmax rating and the mass
+Σ p(r | x) the model put on valid ratings. Every prompt of one quality starts with the same tokens (rubric and
+instructions): that prefix runs once, and each item runs on a copy of its key/value cache
+(``share_prefix=True``, the default); ``share_prefix=False`` runs every prompt from scratch (same numbers to
+float rounding, the benchmark's reference). Torch and ONNX Runtime (:mod:`dialeval.onnx_backend`) share the
+batching (:func:`dialeval.runtime.run_batched`, left padding, one logit row per item).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
+from dialeval.runtime import run_batched
+
+
+def expected_rating(logits: np.ndarray, rating_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(E[r], argmax r, Σ p(r)) per row of next-token ``logits`` ``[n, vocab]``; ``rating_ids[r-1]`` is the
+    token of rating r. The softmax is over the whole vocabulary (in float64), then renormalised over the ratings."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=-1, keepdims=True)
+    pr = p[:, list(rating_ids)]
+    mass = pr.sum(axis=-1)
+    values = np.arange(1, len(rating_ids) + 1, dtype=np.float64)
+    return (pr * values).sum(axis=-1) / mass, pr.argmax(axis=-1) + 1, mass
+
+
+def rating_tokens(tokenizer: Any, prefix: str = ANSWER_PREFIX, labels: Sequence[str] = RATINGS) -> tuple[str, list[int]]:
+    """(answer text ending the prompt, token id of each label): ``"Rating:"`` when the tokenizer writes
+    ``" 4"`` as one token (GPT-2 style), ``"Rating: "`` when it writes the space apart (SmolLM2, Llama)."""
+    def enc(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    for answer, sep in ((prefix, " "), (prefix + " ", "")):
+        head = enc(answer)
+        ids = []
+        for label in labels:
+            full = enc(answer + sep + label)
+            if full[:len(head)] != head or len(full) != len(head) + 1:
+                break
+            ids.append(full[-1])
+        if len(ids) == len(labels) and len(set(ids)) == len(labels):
+            return answer, ids
+    raise ValueError(f"this tokenizer does not write each of {list(labels)} as one token after {prefix!r}; the LLM "
+                     "judge reads one next-token distribution, so use a model whose tokenizer does (e.g. SmolLM2, "
+                     "Llama, Qwen, Gemma).")
+
+
+class JudgeScorer:
+    """Scores token-id prompts ``prefix + item`` of a loaded causal LM (:class:`dialeval.lm.LoadedLM`)."""
+
+    def __init__(self, lm: Any) -> None:
+        if lm.kind != "causal":
+            raise ValueError(f"{lm.name!r} is a {lm.kind} model; the LLM judge needs a causal (decoder-only) chat "
+                             "LM, e.g. the offline SmolLM2-135M-Instruct (model=None).")
+        self.lm, self.model = lm, lm.model
+        cfg = self.model.config
+        eos = cfg.eos_token_id[0] if isinstance(cfg.eos_token_id, list) else cfg.eos_token_id
+        self.pad = cfg.pad_token_id if cfg.pad_token_id is not None else (eos if isinstance(eos, int) else 0)
+
+    def score(self, prefix: list[int], items: list[list[int]], rating_ids: Sequence[int], *, share_prefix: bool = True,
+              batch_size: int = 8, max_tokens: int | None = 4096,
+              progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``expected_rating`` of ``prefix + item`` for every item."""
+        if share_prefix and prefix:
+            past = self._prefix_cache(prefix)
+
+            def step(batch: list[list[int]]) -> list[np.ndarray]:
+                return list(self._continue(past, len(prefix), batch))
+        else:
+            def step(batch: list[list[int]]) -> list[np.ndarray]:
+                return list(self._from_scratch([prefix + ids for ids in batch]))
+        lengths = [len(ids) + (0 if share_prefix else len(prefix)) for ids in items]
+        rows = run_batched(items, step, lengths=lengths, batch_size=batch_size, max_tokens=max_tokens,
+                           desc="llm_judge", progress=progress)
+        return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
+
+    def _left_padded(self, batch: list[list[int]]) -> tuple[Any, Any]:
+        import torch
+
+        width = max(len(ids) for ids in batch)
+        input_ids = torch.full((len(batch), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for b, ids in enumerate(batch):
+            input_ids[b, width - len(ids):] = torch.tensor(ids)
+            mask[b, width - len(ids):] = 1
+        return input_ids, mask
+
+    def _from_scratch(self, batch: list[list[int]]) -> np.ndarray:
+        input_ids, mask = self._left_padded(batch)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        if self.lm.onnx is not None:
+            return self.lm.onnx.run_prefix(input_ids.numpy(), mask.numpy(), positions.numpy())[0]
+        dev = self.model.device
+        out = self.model(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
+                         logits_to_keep=1)
+        return out.logits[:, -1].float().cpu().numpy()
+
+    def _prefix_cache(self, prefix: list[int]) -> list[Any]:
+        """The prefix's keys and values (one row), as numpy arrays (ONNX) or tensors (torch)."""
+        import torch
+
+        ids = torch.tensor([prefix])
+        mask = torch.ones_like(ids)
+        positions = torch.arange(len(prefix)).unsqueeze(0)
+        if self.lm.onnx is not None:
+            return self.lm.onnx.run_prefix(ids.numpy(), mask.numpy(), positions.numpy())[1]
+        dev = self.model.device
+        with torch.inference_mode():
+            out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
+                             use_cache=True, logits_to_keep=1)
+        cache = getattr(out, "cache", None) or out.past_key_values
+        return [t for layer in cache.layers for t in (layer.keys, layer.values)]
+
+    def _continue(self, past: list[Any], n_prefix: int, batch: list[list[int]]) -> np.ndarray:
+        """Last-position logits of each item after the shared prefix (left-padded between prefix and item)."""
+        import torch
+
+        input_ids, mask = self._left_padded(batch)
+        n, width = input_ids.shape
+        lengths = mask.sum(-1, keepdim=True)
+        positions = (n_prefix + torch.arange(width).unsqueeze(0) - (width - lengths)).clamp(min=n_prefix)
+        full_mask = torch.cat([torch.ones((n, n_prefix), dtype=torch.long), mask], dim=1)
+        if self.lm.onnx is not None:
+            return self.lm.onnx.run_continuation_last(past, n, input_ids.numpy(), full_mask.numpy(), positions.numpy())
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        for i in range(len(past) // 2):
+            cache.update(past[2 * i].expand(n, -1, -1, -1).contiguous(),
+                         past[2 * i + 1].expand(n, -1, -1, -1).contiguous(), i)
+        dev = self.model.device
+        out = self.model(input_ids=input_ids.to(dev), attention_mask=full_mask.to(dev), position_ids=positions.to(dev),
+                         cache=cache, use_cache=True, logits_to_keep=1)
+        return out.logits[:, -1].float().cpu().numpy()
