@@ -100,25 +100,33 @@ def compute_llm_judge(contexts: Any = None, predictions: Any = None, dialogues: 
     label, text = resolve_rubric(config, quality, rubric)
     requested = _check_max_length(max_length)
     lm = load_lm(model, dtype=dtype, device=device, backend=backend)
-    budget_total = min(requested, position_limit(lm.model, lm.tokenizer))
     scorer = JudgeScorer(lm)
-    tok = lm.tokenizer
+    prompts = judge_prompts(lm.tokenizer, config, items, text, chat_template,
+                            min(requested, position_limit(lm.model, lm.tokenizer)))
+    expected, argmax, mass = scorer.score(prompts["prefix"], prompts["items"], prompts["rating_ids"],
+                                          share_prefix=share_prefix, batch_size=batch_size, max_tokens=max_tokens,
+                                          progress=progress)
+    return {"llm_judge": float(np.mean(expected)), "scores": expected.tolist(), "ratings": argmax.tolist(),
+            "rating_mass_mean": float(np.mean(mass)), "quality": label,
+            "signature": judge_signature(lm, config, label, text, prompts["chat"], prompts["max_length"])}
+
+
+def judge_prompts(tok: Any, config: str, items: list[tuple[list[str], str | None]], rubric: str,
+                  chat_template: bool | None, max_length: int) -> dict[str, Any]:
+    """The token ids every route scores: ``prefix`` (shared by all items), ``items`` (each item, the text after
+    it and the answer prefix), ``rating_ids`` (the tokens of 1…5), ``chat`` and ``max_length``."""
     chat = uses_chat_template(tok, chat_template)
     answer, rating_ids = rating_tokens(tok)
-    head, tail = prompt_parts(config, text)
+    head, tail = prompt_parts(config, rubric)
     prefix, after, answer = prompt_frame(tok, head, tail, answer, chat)
     answer_ids = tok(answer, add_special_tokens=False)["input_ids"]
-    budget = budget_total - len(prefix) - len(answer_ids)
+    budget = max_length - len(prefix) - len(answer_ids)
     if budget < 16:
-        raise ValueError(f"max_length={budget_total} leaves {budget} tokens for the item after the rubric prompt; "
+        raise ValueError(f"max_length={max_length} leaves {budget} tokens for the item after the rubric prompt; "
                          "raise max_length or shorten the rubric.")
     encoded = [item_ids(tok, lambda turns, r=r: item_text(config, turns, r), c, after, budget) + answer_ids
                for c, r in items]
-    expected, argmax, mass = scorer.score(prefix, encoded, rating_ids, share_prefix=share_prefix,
-                                          batch_size=batch_size, max_tokens=max_tokens, progress=progress)
-    return {"llm_judge": float(np.mean(expected)), "scores": expected.tolist(), "ratings": argmax.tolist(),
-            "rating_mass_mean": float(np.mean(mass)), "quality": label,
-            "signature": judge_signature(lm, config, label, text, chat, budget_total)}
+    return {"prefix": prefix, "items": encoded, "rating_ids": rating_ids, "chat": chat, "max_length": max_length}
 
 
 def judge_signature(lm: Any, config: str, quality: str, rubric: str, chat: bool, max_length: int,
