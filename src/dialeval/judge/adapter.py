@@ -1,6 +1,7 @@
 """The LLM judge on human-judged dataset rows (declared as ``meta_adapter``): FED rows at their level (turn:
 context + response; dialog: the conversation) and DailyDialog++ rows (context + one response), speakers
-stripped as FULL's adapter does, so both metrics read the same texts."""
+stripped as FULL's adapter does, so both metrics read the same texts; a turn-level row without context is rated
+as a one-turn conversation."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def judge_adapter(options: dict[str, Any], config: str) -> Adapter:
         raise ValueError(f"unknown option(s) {unknown}; known: {sorted(known)}.")
 
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        if level == "turn":
+        if level == "turn" and rows and all(not r["context"] for r in rows):  # a response rated alone (fluency)
+            res = compute_llm_judge(dialogues=[[r["response"]] for r in rows], config="dialog", **options)
+        elif level == "turn":
             res = compute_llm_judge([_texts(r["context"]) for r in rows], [r["response"] for r in rows],
                                     config="turn", **options)
         else:
