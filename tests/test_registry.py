@@ -179,7 +179,7 @@ def test_meta_evaluation_reads_the_declarations(toy_package):
     assert {n: d.meta_datasets for n, d in registry.meta_evaluable().items()} == {
         "distinct_n": ("contest",), "ent_n": ("contest",), "full_followup": ("fed", "dailydialog_plusplus"),
         "sem_ent": ("contest",), "nli_diversity": ("contest",), "sent_bert_diversity": ("contest",),
-        "vendi_score": ("contest",), "llm_judge": ("fed", "dailydialog_plusplus")}
+        "vendi_score": ("contest",), "llm_judge": ("fed",)}
     assert list(registry.meta_evaluable("fed")) == ["full_followup", "llm_judge"]
     with pytest.raises(ValueError, match=r"toy_words is corpus-level .* covers \['distinct_n', 'ent_n'"):
         make_adapter(TOY, "contest", "c")
