@@ -41,3 +41,71 @@ def test_vendi_fine_q_grid_is_monotone_and_bounded():
         assert hill_number(p, q) == pytest.approx(_renyi_direct(p, q), rel=1e-10)
     assert hill_number(p, 1000.0) == pytest.approx(1 / p.max(), rel=1e-2)
     assert hill_number(p, math.inf) == pytest.approx(1 / p.max(), rel=1e-15)
+
+
+# ------------------------------------------------------------------- 36.2 incomplete or mismatched encoder folders
+
+@pytest.fixture(scope="module")
+def tiny_st(tmp_path_factory):
+    from dialeval.testing.hub_cache import build_tiny_sentence_encoder
+
+    return build_tiny_sentence_encoder(tmp_path_factory.mktemp("st") / "enc", dim=32)
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    from dialeval.testing.gpt2 import build_tiny_gpt2
+
+    return build_tiny_gpt2(tmp_path_factory.mktemp("gpt2"))
+
+
+def _copy_without(src, dst, drop=()):
+    import shutil
+
+    shutil.copytree(src, dst, ignore=lambda d, names: [n for n in names if n in drop])
+    return dst
+
+
+def test_encoder_folder_without_tokenizer_files_is_refused(tiny_st, tmp_path, capsys):
+    from dialeval.cli import main
+    from dialeval.encoders import TOKENIZER_FILES, get_encoder
+    from dialeval.runtime import ModelNotAvailableError
+
+    bare = _copy_without(tiny_st, tmp_path / "bare", drop=TOKENIZER_FILES + ("merges.txt",))
+    with pytest.raises(ModelNotAvailableError, match="has no tokenizer files") as info:
+        get_encoder(str(bare), backend="torch")
+    assert "\n" not in str(info.value) and str(bare) in str(info.value)
+    texts = tmp_path / "r.jsonl"
+    texts.write_text('{"predictions": ["hello there", "how are you"]}\n', encoding="utf-8")
+    rc = main(["score", "--metric", "sent_bert_diversity", "--input", str(texts), "--metric-arg", f"encoder={bare}"])
+    err = capsys.readouterr().err
+    assert rc == 2 and [ln for ln in err.splitlines() if ln.startswith("dialeval ")][0].count("tokenizer files") == 1
+
+
+def test_encoder_whose_config_does_not_match_its_weights_is_refused(tiny_gpt2, tmp_path):
+    import json
+
+    from dialeval.encoders import get_encoder
+    from dialeval.runtime import ModelNotAvailableError
+
+    bad = _copy_without(tiny_gpt2, tmp_path / "bad")
+    config = json.loads((bad / "config.json").read_text(encoding="utf-8"))
+    config["n_embd"] *= 2
+    (bad / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelNotAvailableError, match="config.json does not match its weights") as info:
+        get_encoder(str(bad), backend="torch")
+    assert "\n" not in str(info.value)
+
+
+def test_encoder_with_a_foreign_tokenizer_is_refused(tiny_gpt2, tmp_path):
+    from dialeval.encoders import default_encoder_path, get_encoder
+    from dialeval.runtime import ModelNotAvailableError
+
+    mixed = _copy_without(tiny_gpt2, tmp_path / "mixed", drop=("tokenizer.json", "vocab.json", "merges.txt",
+                                                                "tokenizer_config.json", "special_tokens_map.json"))
+    import shutil
+
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(default_encoder_path() / name, mixed / name)  # MiniLM's 30,522-token vocabulary
+    with pytest.raises(ModelNotAvailableError, match="does not belong to these weights"):
+        get_encoder(str(mixed), backend="torch")
