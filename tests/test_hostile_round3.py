@@ -68,7 +68,8 @@ def _copy_without(src, dst, drop=()):
 
 def test_encoder_folder_without_tokenizer_files_is_refused(tiny_st, tmp_path, capsys):
     from dialeval.cli import main
-    from dialeval.encoders import TOKENIZER_FILES, get_encoder
+    from dialeval.encoders import get_encoder
+    from dialeval.model_folders import TOKENIZER_FILES
     from dialeval.runtime import ModelNotAvailableError
 
     bare = _copy_without(tiny_st, tmp_path / "bare", drop=TOKENIZER_FILES + ("merges.txt",))
