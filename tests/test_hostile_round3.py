@@ -110,3 +110,40 @@ def test_encoder_with_a_foreign_tokenizer_is_refused(tiny_gpt2, tmp_path):
         shutil.copy(default_encoder_path() / name, mixed / name)  # MiniLM's 30,522-token vocabulary
     with pytest.raises(ModelNotAvailableError, match="does not belong to these weights"):
         get_encoder(str(mixed), backend="torch")
+
+
+# ----------------------------------------------------------------------------- 36.3 repeated CSV header columns
+
+def test_contest_csv_with_a_repeated_header_column_is_refused(shared_data, tmp_path):
+    import csv
+
+    from dialeval.datasets import MalformedDataError
+    from dialeval.datasets.contest import read_contest_csv
+
+    src = shared_data / "diversity_eval" / "with_metrics" / "conTest" / "con_test_200_with_hds_resp_gen.csv"
+    with open(src, encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.reader(f))
+    flipped = tmp_path / "flipped.csv"
+    col = rows[0].index("label_value")
+    with open(flipped, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([*rows[0], "label_value"])
+        w.writerows([*r, str(1 - float(r[col]))] for r in rows[1:])
+    with pytest.raises(MalformedDataError, match=r"repeats column\(s\) \['label_value'\]") as info:
+        read_contest_csv(flipped)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_every_csv_reader_refuses_a_repeated_header(tmp_path, suffix):
+    from dialeval.io import MalformedDataError, read_records
+    from dialeval.ui.inputs import InputError
+    from dialeval.ui.uploads import read_upload
+
+    sep = "," if suffix == ".csv" else "\t"
+    path = tmp_path / f"r{suffix}"
+    path.write_text(sep.join(["response", "response"]) + "\n" + sep.join(["a", "b"]) + "\n", encoding="utf-8")
+    with pytest.raises(MalformedDataError, match="repeats column"):
+        read_records(path)
+    with pytest.raises(InputError, match="repeats column"):
+        read_upload(path)

@@ -149,6 +149,7 @@ def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> l
             if header is None:
                 return []
             _refuse_other_delimiter(header, name, delimiter)
+            refuse_repeated_columns(header, name)
             rows = []
             start = reader.line_num + 1  # the line a row starts on (a quoted cell may span lines)
             for row in reader:
@@ -167,10 +168,15 @@ def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> l
             elif "unexpected end of data" in msg:
                 msg = "a quoted cell is never closed (unterminated quote)"
             raise ValueError(f"{name}, line {reader.line_num}: malformed CSV: {msg}.") from None
+    return rows
+
+
+def refuse_repeated_columns(header: Sequence[str], name: str) -> None:
+    """A CSV header naming a column twice is refused: a dict reader keeps the last one, so a second, different
+    column of the same name would silently replace the first (every CSV reader calls this)."""
     if len(set(header)) != len(header):
         dup = sorted({h for h in header if header.count(h) > 1})
-        raise ValueError(f"{name}: the header repeats column(s) {dup}; give each column its own name.")
-    return rows
+        raise MalformedDataError(f"{name}: the header repeats column(s) {dup}; give each column its own name.")
 
 
 def _refuse_other_delimiter(header: list[str], name: str, delimiter: str) -> None:
