@@ -147,3 +147,72 @@ def test_every_csv_reader_refuses_a_repeated_header(tmp_path, suffix):
         read_records(path)
     with pytest.raises(InputError, match="repeats column"):
         read_upload(path)
+
+
+# --------------------------------------- 36.4 / 33.9 / 33.10: FED, DailyDialog, DailyDialog++ records the readers drop
+
+def _one_error(capsys, rc):
+    err = capsys.readouterr().err.strip()
+    lines = [ln for ln in err.splitlines() if ln.startswith("dialeval ")]
+    assert rc == 2 and "Traceback" not in err and len(lines) == 1, err
+    return lines[0]
+
+
+def _fed_folder(shared_data, tmp_path, edit):
+    import json
+
+    data = json.loads((shared_data / "fed" / "fed_data.json").read_text(encoding="utf-8"))
+    folder = tmp_path / "fed"
+    folder.mkdir()
+    (folder / "fed_data.json").write_text(edit(data), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(("name", "edit", "message"), [
+    ("null entry", lambda d: __import__("json").dumps(d[:10] + [None] + d[10:]), "entry 10 (0-based): expected an object"),
+    ("list entry", lambda d: __import__("json").dumps(d[:10] + [[1, 2]] + d[10:]), "entry 10 (0-based): expected an object"),
+    ("turn entry without response", lambda d: __import__("json").dumps(
+        [{k: v for k, v in e.items() if k != "response"} if i == 4 else e for i, e in enumerate(d)]),
+     "entry 4 (0-based): has turn-level annotations but no 'response'"),
+    ("5,000-digit integer", lambda d: __import__("json").dumps(d).replace('"Interesting": [', '"Interesting": [' + "7" * 5000 + ", ", 1),
+     "more than 4,300 digits"),
+    ("repeated key", lambda d: __import__("json").dumps(d).replace('"system": ', '"system": "Human", "system": ', 1),
+     "repeats the key 'system'"),
+])
+@pytest.mark.parametrize("command", ["export", "meta-eval"])
+def test_fed_turn_config_refuses_entries_it_used_to_drop(shared_data, tmp_path, capsys, name, edit, message, command):
+    folder = _fed_folder(shared_data, tmp_path, edit)
+    if command == "export":
+        argv = ["datasets", "export", "fed", "--config", "turn", "--data-dir", str(folder), "--out", str(tmp_path / "o"),
+                "--cache-dir", str(tmp_path / "c")]
+    else:
+        argv = ["meta-eval", "fed", "--config", "turn", "--metric", "column:x", "--data-dir", str(folder),
+                "--cache-dir", str(tmp_path / "c")]
+    from dialeval.cli import main
+
+    line = _one_error(capsys, main(argv))
+    assert message in line and "fed_data.json" in line
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("dataset", "file", "edit", "message"), [
+    ("dailydialog", "test.json", lambda t: t.replace('"topic": ', '"topic": "politics", "topic": ', 1),
+     "repeats the key 'topic'"),
+    ("dailydialog", "test.json", lambda t: "[null, " + t[1:], "dialogue 0 (0-based): expected an object"),
+    ("dailydialog_plusplus", "dev.json", lambda t: t.replace('{"id": 0,', '{"id": ' + "1" * 5000 + ",", 1),
+     "more than 4,300 digits"),
+    ("dailydialog_plusplus", "dev.json", lambda t: t.replace('{"id": 0,', '{"id": 0, "id": 0,', 1),
+     "repeats the key 'id'"),
+])
+def test_dailydialog_readers_refuse_repeated_keys_and_huge_integers(shared_data, tmp_path, capsys, dataset, file,
+                                                                     edit, message):
+    import shutil
+
+    from dialeval.cli import main
+
+    folder = tmp_path / dataset
+    shutil.copytree(shared_data / dataset, folder)
+    (folder / file).write_text(edit((folder / file).read_text(encoding="utf-8")), encoding="utf-8")
+    line = _one_error(capsys, main(["datasets", "export", dataset, "--data-dir", str(folder), "--out",
+                                    str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"), "--allow-duplicates"]))
+    assert message in line and file in line

@@ -71,17 +71,41 @@ def _no_constant(name: str) -> Any:
     raise json.JSONDecodeError(f"{name} is not a number in standard JSON", name, 0)
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _RepeatedKey(key)
+    return obj
+
+
 def parse_json(text: str, name: str | os.PathLike, line: int | None = None, *, strict_numbers: bool = False) -> Any:
     """``json.loads`` with one-line errors naming the file and line (``line``: where ``text`` starts in a
-    JSON Lines file; ``None``: ``text`` is the whole file). ``strict_numbers`` refuses NaN/Infinity."""
+    JSON Lines file; ``None``: ``text`` is the whole file). ``strict_numbers`` refuses NaN/Infinity. An object
+    naming a key twice (``json`` would keep the last silently) and an integer literal too long for Python's
+    int conversion (over 4,300 digits) are refused too."""
     try:
-        return json.loads(text, parse_constant=_no_constant if strict_numbers else None)
+        return json.loads(text, parse_constant=_no_constant if strict_numbers else None,
+                          object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         loc = where(name, line if line is not None else exc.lineno)
         raise MalformedDataError(f"{loc}: invalid JSON ({exc.msg}, column {exc.colno}).") from None
+    except _RepeatedKey as exc:
+        raise MalformedDataError(f"{where(name, line)}: a JSON object repeats the key {str(exc)[:60]!r} (a reader "
+                                 "would keep only the last); give each key once.") from None
     except RecursionError:
         raise MalformedDataError(f"{where(name, line)}: JSON nested too deeply to read; records must be flat "
                                  "objects or strings.") from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        if "digits" not in str(exc):
+            raise
+        raise MalformedDataError(f"{where(name, line)}: a JSON number has more than 4,300 digits, which is no "
+                                 "valid value here; fix the number.") from None
 
 
 def read_json(path: str | os.PathLike) -> Any:
