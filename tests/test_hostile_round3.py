@@ -216,3 +216,117 @@ def test_dailydialog_readers_refuse_repeated_keys_and_huge_integers(shared_data,
     line = _one_error(capsys, main(["datasets", "export", dataset, "--data-dir", str(folder), "--out",
                                     str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"), "--allow-duplicates"]))
     assert message in line and file in line
+
+
+# ------------------------------------------------- 36.5 / 33.7: one output policy over every path option of a command
+
+def _text_file(tmp_path, name="r.txt"):
+    path = tmp_path / name
+    path.write_text("a b\nc d\n", encoding="utf-8")
+    return path
+
+
+def test_score_refuses_an_existing_output_file_and_a_symlink_to_one(tmp_path, capsys):
+    from dialeval.cli import main
+
+    texts = _text_file(tmp_path)
+    mine = tmp_path / "results.json"
+    mine.write_text("precious", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(mine)
+    for out in (mine, link):
+        line = _one_error(capsys, main(["score", "--metric", "distinct_n", "--input", str(texts), "--output", str(out)]))
+        assert "is an existing file" in line and "--overwrite" in line
+    assert mine.read_text(encoding="utf-8") == "precious"
+    assert main(["score", "--metric", "distinct_n", "--input", str(texts), "--output", str(mine), "--overwrite"]) == 0
+    assert '"distinct_n"' in mine.read_text(encoding="utf-8")
+
+
+def test_abbreviated_options_are_refused_in_every_command(tmp_path, capsys):
+    import argparse
+
+    from dialeval.cli import build_parser, main
+
+    texts = _text_file(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(["score", "--metric", "distinct_n", "--input", str(texts), "--out", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and "unrecognized arguments: --out" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "o.json").exists()
+
+    def parsers(p):
+        yield p
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for child in a.choices.values():
+                    yield from parsers(child)
+
+    assert all(not p.allow_abbrev for p in parsers(build_parser()))
+
+
+def test_an_output_inside_a_metric_argument_folder_is_refused(tmp_path, capsys):
+    from dialeval.cli import main
+
+    texts = _text_file(tmp_path)
+    space = tmp_path / "space"
+    space.mkdir()
+    (space / "space.json").write_text("{}", encoding="utf-8")
+    link = tmp_path / "via"
+    link.symlink_to(space)
+    for out in (space / "results.json", link / "results.json"):
+        line = _one_error(capsys, main(["score", "--metric", "sem_ent", "--input", str(texts), "--metric-arg",
+                                        f"space={space}", "--output", str(out)]))
+        assert "lies inside the input" in line
+    assert sorted(p.name for p in space.iterdir()) == ["space.json"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--out", "-", "--plot", "-"], "both write to stdout"),
+    (["--out", "{t}/same", "--plot", "{t}/same"], "is --plot"),
+    (["--out", "{t}/dir", "--plot", "{t}/dir/p.png"], "contains --plot"),
+])
+def test_meta_eval_outputs_may_not_collide(shared_data, tmp_path, capsys, extra, message):
+    from dialeval.cli import main
+
+    argv = ["meta-eval", "fed", "--metric", "column:x", "--data-dir", str(shared_data / "fed"),
+            *[e.format(t=tmp_path) for e in extra]]
+    assert message in _one_error(capsys, main(argv))
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_fit_space_never_replaces_what_it_did_not_write(tmp_path, capsys, monkeypatch):
+    from dialeval.cli import main
+    from dialeval.semantic.space import SemanticSpace
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the fit ran although --out was unusable")
+
+    monkeypatch.setattr(SemanticSpace, "fit", classmethod(no_fit))
+    ref = _text_file(tmp_path, "ref.txt")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "space.json").write_text("unrelated", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    encoder = tmp_path / "enc"
+    encoder.mkdir()
+    (encoder / "config.json").write_text("{}", encoding="utf-8")
+    for out, message in (("~", "non-empty folder this command did not create"),
+                         (str(encoder), "is the input"), (str(encoder / "sub"), "lies inside the input")):
+        line = _one_error(capsys, main(["fit-space", "--reference", str(ref), "--encoder", str(encoder),
+                                        "--out", out]))
+        assert message in line
+    assert (home / "space.json").read_text(encoding="utf-8") == "unrelated"
+    assert sorted(p.name for p in encoder.iterdir()) == ["config.json"]
+
+
+def test_hub_build_out_inside_the_leaderboard_folder_is_refused(tmp_path, capsys):
+    from dialeval.cli import main
+
+    lb = tmp_path / "lb"
+    (lb / "cache").mkdir(parents=True)
+    (lb / "leaderboard.json").write_text("{}", encoding="utf-8")
+    for out in (lb / "sub", lb / "cache"):
+        line = _one_error(capsys, main(["hub", "build", "--org", "a", "--out", str(out), "--leaderboard", str(lb),
+                                        "--from-index", "--no-datasets", "--overwrite"]))
+        assert "lies inside the input" in line
+    assert sorted(p.name for p in lb.iterdir()) == ["cache", "leaderboard.json"]
