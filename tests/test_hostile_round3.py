@@ -330,3 +330,53 @@ def test_hub_build_out_inside_the_leaderboard_folder_is_refused(tmp_path, capsys
                                         "--from-index", "--no-datasets", "--overwrite"]))
         assert "lies inside the input" in line
     assert sorted(p.name for p in lb.iterdir()) == ["cache", "leaderboard.json"]
+
+
+# ------------------------------------------------------- 36.6 the per-client limit keys on what the proxy appends
+
+class _Req:
+    def __init__(self, forwarded: str | None, peer: str = "10.9.9.9", session: str = "s") -> None:
+        self.client = type("C", (), {"host": peer})()
+        self.session_hash = session
+        self.headers = {} if forwarded is None else {"x-forwarded-for": forwarded}
+
+
+def test_client_id_ignores_the_entries_a_client_writes(monkeypatch):
+    from dialeval.ui.serving import client_id
+
+    monkeypatch.setenv("SPACE_ID", "org/demo")
+    monkeypatch.delenv("DIALEVAL_TRUSTED_PROXIES", raising=False)
+    rotated = {client_id(_Req(f"198.51.100.{i}, 203.0.113.7")) for i in range(57)}
+    assert rotated == {"203.0.113.7"}  # the last hop, appended by the Space's proxy
+    assert client_id(_Req(None)) == "10.9.9.9"
+    monkeypatch.setenv("DIALEVAL_TRUSTED_PROXIES", "2")
+    assert client_id(_Req("1.2.3.4, 203.0.113.7, 10.0.0.5")) == "203.0.113.7"
+    assert client_id(_Req("203.0.113.7")) == "10.9.9.9"  # fewer entries than trusted proxies: the socket peer
+    monkeypatch.setenv("DIALEVAL_TRUSTED_PROXIES", "0")
+    assert client_id(_Req("203.0.113.7")) == "10.9.9.9"
+    monkeypatch.delenv("SPACE_ID")
+    monkeypatch.delenv("DIALEVAL_TRUSTED_PROXIES")
+    assert client_id(_Req("203.0.113.7")) == "10.9.9.9"  # no proxy is trusted off a Space
+
+
+def test_rotating_x_forwarded_for_does_not_lift_the_limit(monkeypatch):
+    import asyncio
+    import threading
+
+    from dialeval.ui.inputs import InputError
+    from dialeval.ui.serving import RequestGate
+
+    monkeypatch.setenv("SPACE_ID", "org/demo")
+    gate = RequestGate(concurrency=2, max_jobs_per_client=2)
+    release = threading.Event()
+
+    async def scenario():
+        held = [asyncio.create_task(gate.run(release.wait, 10, request=_Req(f"1.1.1.{i}, 203.0.113.7", session=f"s{i}")))
+                for i in range(2)]
+        await asyncio.sleep(0.3)
+        with pytest.raises(InputError, match="already has 2 requests waiting or running"):
+            await gate.run(lambda: None, request=_Req("9.9.9.9, 203.0.113.7", session="s3"))
+        release.set()
+        assert await asyncio.gather(*held) == [True, True]
+
+    asyncio.run(scenario())
