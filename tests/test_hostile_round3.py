@@ -380,3 +380,89 @@ def test_rotating_x_forwarded_for_does_not_lift_the_limit(monkeypatch):
         assert await asyncio.gather(*held) == [True, True]
 
     asyncio.run(scenario())
+
+
+# ------------------------------------------------------------------- 36.7 unbounded options and odd outputs
+
+@pytest.mark.parametrize("command", [["meta-eval", "fed", "--metric", "column:x"], ["leaderboard", "--out", "{t}/lb"]])
+def test_resamples_has_a_declared_maximum(shared_data, tmp_path, capsys, command):
+    from dialeval.cli import main
+
+    argv = [c.format(t=tmp_path) for c in command] + ["--data-dir", str(shared_data / "fed"), "--resamples",
+                                                      "100000000"]
+    assert "--resamples must be an integer from 1 to 100,000" in _one_error(capsys, main(argv))
+    assert not (tmp_path / "lb").exists()
+
+
+def _nan_copy(src, dst):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(src, dst)
+    weights = dst / "model.safetensors"
+    tensors = load_file(weights)
+    first = next(k for k, v in tensors.items() if v.is_floating_point())
+    tensors[first] = tensors[first].clone().fill_(float("nan"))
+    save_file(tensors, weights, metadata={"format": "pt"})
+    return dst
+
+
+def test_non_finite_model_weights_are_refused(tiny_gpt2, tmp_path):
+    from dialeval.encoders import get_encoder
+    from dialeval.runtime import ModelNotAvailableError
+
+    bad = _nan_copy(tiny_gpt2, tmp_path / "nan")
+    with pytest.raises(ModelNotAvailableError, match="NaN or infinite") as info:
+        get_encoder(str(bad), backend="torch")
+    assert "\n" not in str(info.value)
+
+
+def test_json_output_is_strict_json(tmp_path, capsys):
+    from dialeval.cli import main
+    from dialeval.files import atomic_write_json, json_text
+
+    assert json_text({"a": float("nan"), "b": [float("inf"), 1.5]}, indent=None) == '{"a": null, "b": [null, 1.5]}'
+    atomic_write_json(tmp_path / "x.json", {"v": float("-inf")})
+    assert (tmp_path / "x.json").read_text(encoding="utf-8") == '{\n  "v": null\n}\n'
+    texts = _text_file(tmp_path)
+    assert main(["score", "--metric", "distinct_n", "--input", str(texts), "--json"]) == 0
+    import json
+
+    def refuse(name):
+        raise AssertionError(f"bare {name} in --json output")
+
+    assert json.loads(capsys.readouterr().out, parse_constant=refuse)["distinct_n"]["distinct_1"] == 1.0
+
+
+def test_check_model_refuses_a_huge_model_name():
+    from dialeval.ui.inputs import InputError
+    from dialeval.ui.scoring import availability
+    from dialeval.ui.serving import ServerPolicy
+
+    for policy in (ServerPolicy(public=False, allow_local_models=True), ServerPolicy(public=True)):
+        with pytest.raises(InputError, match="holds 100,000 characters"):
+            policy.check_model("nli_diversity", "x" * 100_000)
+    ok, reason = availability("nli_diversity", "a/" + "b" * 300)  # one folder name over 255 bytes
+    assert not ok and "255 bytes per folder name" in reason
+
+
+@pytest.mark.parametrize(("host", "message"), [("not a host", "neither an IP address nor a host name"),
+                                              ("192.0.2.1", "is not an address of this machine")])
+def test_demo_bad_host_exits_at_once(capsys, host, message):
+    import time
+
+    from dialeval.cli import main
+
+    start = time.monotonic()
+    line = _one_error(capsys, main(["demo", "--host", host]))
+    assert message in line and time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("cache", ["/proc/self", "/sys/kernel", "/dev/shm/../null"])
+def test_cache_dir_in_a_pseudo_filesystem_is_refused(shared_data, tmp_path, capsys, cache):
+    from dialeval.cli import main
+
+    line = _one_error(capsys, main(["datasets", "export", "fed", "--data-dir", str(shared_data / "fed"), "--out",
+                                    str(tmp_path / "o"), "--cache-dir", cache]))
+    assert "kernel pseudo-filesystem" in line

@@ -28,7 +28,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dialeval.model_folders import check_tokenizer, check_tokenizer_files, load_matching
+from dialeval.model_folders import (
+    check_finite_weights,
+    check_tokenizer,
+    check_tokenizer_files,
+    load_matching,
+)
 from dialeval.onnx_backend import last_hidden_runner, resolve_backend, sentence_embedding_runner
 from dialeval.runtime import (
     cached_model,
@@ -205,6 +210,7 @@ class LastTokenEncoder:
         self.model = load_matching(lambda: load_pretrained(AutoModel, name_or_path, what="encoder model",
                                                            dtype=self.dtype), name_or_path)
         check_tokenizer(self.tokenizer, self.model, name_or_path)
+        check_finite_weights(self.model, name_or_path)
         self.model.to(self.device).eval()
         self.name = f"{LAST_TOKEN}:{name_or_path}"
         self.revision = model_revision(self.model)
@@ -293,6 +299,7 @@ class SentenceTransformerEncoder:
         check_tokenizer_files(name_or_path)
         self.model = load_matching(lambda: load_pretrained(_Loader, name_or_path, what="sentence-transformers encoder"),
                                    name_or_path)
+        check_finite_weights(self.model, name_or_path)
         if self.dtype is not _float32():
             self.model.to(self.dtype)
         self.model.eval()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -96,13 +97,29 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return _write_via_temp(path, lambda f: f.write(text), binary=False)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` as strict JSON data: NaN and infinities as ``null``, numpy numbers as Python numbers, tuples
+    as lists (the one converter behind every JSON dialeval writes or prints)."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "shape", None) == ():
+        value = value.item()  # a numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def json_text(obj: Any, *, indent: int | None = 2) -> str:
-    """JSON with non-ASCII kept readable; a lone surrogate (not encodable as UTF-8) is written escaped."""
-    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=True)
+    """Strict JSON (:func:`json_safe`: never a bare NaN) with non-ASCII kept readable; a lone surrogate (not
+    encodable as UTF-8) is written escaped."""
+    obj = json_safe(obj)
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(obj, indent=indent, ensure_ascii=True, allow_nan=True)
+        text = json.dumps(obj, indent=indent, ensure_ascii=True, allow_nan=False)
     return text
 
 
@@ -286,6 +303,28 @@ def _names_an_input(text: str, dest: str) -> bool:
         return False
 
 
+#: Kernel pseudo-filesystems: a cache or output there is never a real folder (``/proc/self`` hung an export).
+PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
+
+
+def check_cache_dir(path: str | os.PathLike, option: str = "--cache-dir") -> Path:
+    """A cache folder (written and read back by a command): not inside a kernel pseudo-filesystem, not a file,
+    writable where it exists (else its nearest existing parent must be)."""
+    out = Path(path).expanduser()
+    real = os.path.realpath(out)
+    pseudo = next((root for root in PSEUDO_FILESYSTEMS if _inside(real, root)), None)
+    if pseudo is not None:
+        raise ValueError(f"{option} {str(out)!r} is inside {pseudo}, a kernel pseudo-filesystem, not a folder for "
+                         "files; give a cache folder on disk.")
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"{option} {str(out)!r} is a file; give a folder (new or existing).")
+    existing = next((p for p in [out, *out.parents] if p.exists()), None)
+    if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
+        raise PermissionError(f"{option} {str(out)!r} cannot be written ({str(existing)!r} is "
+                              + ("not a folder)." if not existing.is_dir() else "not writable)."))
+    return out
+
+
 def check_command_paths(options: dict[str, Any], *, overwrite: bool = False) -> None:
     """The output policy across one command's options (``vars(args)``), before any work: every string option
     that names a path (an existing file or folder, a ``*-dir`` option, a ``KEY=PATH`` metric argument) is an
@@ -293,6 +332,8 @@ def check_command_paths(options: dict[str, Any], *, overwrite: bool = False) -> 
     two outputs may not be one path, one inside the other, or both stdout; and an existing output file (or a
     symlink to one) is refused unless ``overwrite``. Folder outputs keep their own rule in the command (an
     earlier output of the same command is replaced; see :func:`check_output_path`)."""
+    if isinstance(cache := options.get("cache_dir"), (str, os.PathLike)):
+        check_cache_dir(cache)
     outputs = [(_option_name(d), v) for d in OUTPUT_OPTIONS if isinstance(v := options.get(d), (str, os.PathLike))]
     inputs = [text for dest, value in options.items() if dest not in OUTPUT_OPTIONS and not dest.startswith("_")
               for text in _path_strings(dest, value) if _names_an_input(text, dest)]

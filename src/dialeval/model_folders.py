@@ -62,3 +62,20 @@ def load_matching(load: Any, name_or_path: str | os.PathLike) -> Any:
         raise ModelNotAvailableError(
             f"encoder {str(name_or_path)!r} cannot be loaded: its config.json does not match its weights ({first}). "
             "Pass a folder saved with save_pretrained from one model.") from None
+
+
+def check_finite_weights(model: Any, name_or_path: str | os.PathLike) -> None:
+    """Refuse loaded weights holding NaN or infinities: every score computed with them would be NaN (or a number
+    from garbage), with nothing to say so."""
+    import torch
+
+    params = getattr(model, "parameters", None)
+    if not callable(params):
+        return
+    with torch.no_grad():
+        for tensor in params():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                raise ModelNotAvailableError(
+                    f"model {str(name_or_path)!r} has weights that are NaN or infinite; every score would be NaN. "
+                    "Re-download or re-save the model (its safetensors file is damaged or was saved after a "
+                    "diverged training run).")

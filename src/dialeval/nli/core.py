@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dialeval.model_folders import check_finite_weights
 from dialeval.onnx_backend import logits_module, onnx_runner, resolve_backend
 from dialeval.runtime import (
     cached_model,
@@ -326,6 +327,7 @@ class NLIClassifier:
 
         model = load_pretrained(AutoModelForSequenceClassification, name_or_path, what="NLI model")
         tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="NLI tokenizer")
+        check_finite_weights(model, name_or_path)
         if tokenizer.pad_token is None and tokenizer.eos_token is not None:
             tokenizer.pad_token = tokenizer.eos_token  # batches need padding; the attention mask hides it
         return cls(model, tokenizer, **kwargs)

@@ -43,6 +43,8 @@ from dialeval.ui.file_cache import start_sweeper
 from dialeval.ui.inputs import InputError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+#: The longest model field accepted (a Hub id is at most 96 characters; a local path rarely over a few hundred).
+MAX_MODEL_NAME = 1024
 
 
 def is_loopback(host: str | None) -> bool:
@@ -104,6 +106,10 @@ class ServerPolicy:
         name = model.strip()
         if not name:
             return None
+        longest = max(len(part.encode("utf-8", "surrogatepass")) for part in name.split("/"))
+        if len(name) > MAX_MODEL_NAME or longest > 255 or "\0" in name:
+            raise InputError(f"{metric}: the model field holds {len(name):,} characters; a Hub id or local path has "
+                             f"at most {MAX_MODEL_NAME:,} (255 bytes per folder name) and no NUL. Give a model id.")
         if self.restricts_models:
             offered = registry.get(metric).models
             if name not in offered:
