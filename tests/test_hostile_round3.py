@@ -466,3 +466,47 @@ def test_cache_dir_in_a_pseudo_filesystem_is_refused(shared_data, tmp_path, caps
     line = _one_error(capsys, main(["datasets", "export", "fed", "--data-dir", str(shared_data / "fed"), "--out",
                                     str(tmp_path / "o"), "--cache-dir", cache]))
     assert "kernel pseudo-filesystem" in line
+
+
+# ------------------------------------------------------ 33.11 NLI Diversity work per item is bounded by max tokens
+
+@pytest.fixture(scope="module")
+def tiny_nli(tmp_path_factory):
+    from dialeval.testing.roberta import tiny_nli_model
+
+    return str(tiny_nli_model(tmp_path_factory.mktemp("nli"), max_length=64))
+
+
+def test_nli_diversity_on_a_1mb_response_is_bounded_and_unchanged(tiny_nli):
+    import time
+
+    from transformers import AutoTokenizer
+
+    import dialeval
+    from dialeval.nli.core import NLIClassifier
+
+    words = "the tea was warm and the garden quiet ".split()
+    huge = " ".join(words[i % len(words)] for i in range(220_000))  # about 1 MB
+    assert len(huge) > 1_000_000
+    short = ["i like green tea", "the weather is cold today"]
+    clf = NLIClassifier.from_pretrained(tiny_nli, backend="torch")
+    tok = AutoTokenizer.from_pretrained(tiny_nli)
+    expected = tok([huge[:20_000]], [short[0]], truncation="longest_first", max_length=clf.max_length)["input_ids"][0]
+    assert clf.encode([(huge, short[0])])[0]["input_ids"] == expected
+    seen, real = [], clf.tokenizer.__class__.__call__
+
+    def spy(self, text, *args, **kwargs):
+        seen.extend(len(t) for t in ([text] if isinstance(text, str) else text) + list(args[:1] and (
+            [args[0]] if isinstance(args[0], str) else args[0])))
+        return real(self, text, *args, **kwargs)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(clf.tokenizer.__class__, "__call__", spy):
+        clf([(huge, short[0]), (short[1], huge)])
+    assert seen and max(seen) < 50_000  # never the whole megabyte
+    start = time.monotonic()
+    got = dialeval.load("nli_diversity").compute(predictions=[[huge, *short]], model=tiny_nli, backend="torch")
+    assert time.monotonic() - start < 20
+    ref = dialeval.load("nli_diversity").compute(predictions=[[huge[:20_000], *short]], model=tiny_nli, backend="torch")
+    assert got["nli_diversity"] == pytest.approx(ref["nli_diversity"], abs=1e-12)
