@@ -510,3 +510,73 @@ def test_nli_diversity_on_a_1mb_response_is_bounded_and_unchanged(tiny_nli):
     assert time.monotonic() - start < 20
     ref = dialeval.load("nli_diversity").compute(predictions=[[huge[:20_000], *short]], model=tiny_nli, backend="torch")
     assert got["nli_diversity"] == pytest.approx(ref["nli_diversity"], abs=1e-12)
+
+
+# ------------------------------------- 33.9 a full disk is one line and leaves no partial output (ENOSPC simulated by
+# monkeypatching the write call, which is portable; scripts/hostile_tally.py uses a real 1 MB tmpfs where it can)
+
+def _enospc(*args, **kwargs):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("command", ["export", "meta-eval"])
+def test_full_disk_while_writing_the_arrow_cache_is_one_line(shared_data, tmp_path, capsys, monkeypatch, command):
+    from datasets.arrow_writer import ArrowWriter
+
+    from dialeval.cli import main
+
+    monkeypatch.setattr(ArrowWriter, "write", _enospc)
+    if command == "export":
+        argv = ["datasets", "export", "dailydialog", "--data-dir", str(shared_data / "dailydialog"), "--out",
+                str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"), "--allow-duplicates"]
+    else:
+        argv = ["meta-eval", "fed", "--metric", "column:x", "--data-dir", str(shared_data / "fed"), "--cache-dir",
+                str(tmp_path / "c")]
+    line = _one_error(capsys, main(argv))
+    assert "No space left on device" in line and "could not write the datasets cache" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_full_disk_in_the_hub_wheel_step_is_one_line(tmp_path, capsys, monkeypatch):
+    import subprocess
+
+    from dialeval.cli import main
+
+    def pip(argv, **kwargs):
+        return subprocess.CompletedProcess(argv, 1, "", "ERROR: Could not build wheels\nOSError: [Errno 28] No space "
+                                                        "left on device: '/tmp/x'\n")
+
+    monkeypatch.setattr(subprocess, "run", pip)
+    line = _one_error(capsys, main(["hub", "build", "--org", "a", "--out", str(tmp_path / "o"), "--no-datasets",
+                                    "--only", "distinct_n"]))
+    assert "building the wheel failed: no space left on device" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_full_disk_during_fit_space_leaves_no_folder(tiny_gpt2, tmp_path, capsys, monkeypatch):
+    import dialeval.semantic.space as space_module
+    from dialeval.cli import main
+    from dialeval.testing import TRAINING_TEXTS
+
+    ref = tmp_path / "ref.txt"
+    ref.write_text("\n".join(TRAINING_TEXTS), encoding="utf-8")
+    real = space_module.atomic_write_json
+    monkeypatch.setattr(space_module, "atomic_write_json", lambda *a, **k: _enospc())  # space.json, written last
+    line = _one_error(capsys, main(["fit-space", "--reference", str(ref), "--encoder", str(tiny_gpt2), "--k", "4",
+                                    "--out", str(tmp_path / "sp")]))
+    assert "No space left on device" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.txt"]  # neither sp nor a temporary sibling
+    monkeypatch.setattr(space_module, "atomic_write_json", real)
+
+
+def test_full_disk_during_leaderboard_removes_the_folder_it_created(shared_data, tmp_path, capsys, monkeypatch):
+    import dialeval.leaderboard as lb
+    from dialeval.cli import main
+
+    monkeypatch.setattr(lb, "atomic_write_json", _enospc)
+    line = _one_error(capsys, main(["leaderboard", "--data-dir", str(shared_data), "--dataset", "contest",
+                                    "--metric", "distinct_n", "--resamples", "10", "--max-rows", "contest=20",
+                                    "--out", str(tmp_path / "lb")]))
+    assert "No space left on device" in line and not (tmp_path / "lb").exists()

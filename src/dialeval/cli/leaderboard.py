@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 from dialeval.registry import META_DATASETS
@@ -42,9 +45,16 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.leaderboard import build
 
     check_resamples(args.resamples)
-    report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
-                   max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
-                   seed=args.seed, log=lambda line: print(line, file=sys.stderr))
+    out = Path(args.out).expanduser()
+    created = not os.path.lexists(out)
+    try:
+        report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
+                       max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
+                       seed=args.seed, log=lambda line: print(line, file=sys.stderr))
+    except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
+        if created and out.is_dir() and not out.is_symlink():
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     print(f"{len(report['rows'])} rows, {len(report['pairs'])} paired tests, {report['wall_seconds']} s: "
           f"{args.out}/leaderboard.json, leaderboard.md, leaderboard.png")
     for s in report["skipped"]:
