@@ -580,3 +580,35 @@ def test_full_disk_during_leaderboard_removes_the_folder_it_created(shared_data,
                                     "--metric", "distinct_n", "--resamples", "10", "--max-rows", "contest=20",
                                     "--out", str(tmp_path / "lb")]))
     assert "No space left on device" in line and not (tmp_path / "lb").exists()
+
+
+# ------------------------------------------- 33.10 train-coherence reads DailyDialog labels as the builder does
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace('"act": "directive"', '"act": "shouting"', 1), "act 'shouting' is not one of"),
+    (lambda t: t.replace('"emotion": "surprise"', '"emotion": 7', 1), "emotion 7 is not one of"),
+    (lambda t: t.replace('"topic": "politics"', '"topic": "gossip"', 1), "topic 'gossip' is not one of"),
+])
+def test_train_coherence_refuses_labels_outside_the_class_names(shared_data, tmp_path, capsys, edit, message):
+    from dialeval.cli import main
+
+    folder = tmp_path / "dd"
+    folder.mkdir()
+    text = (shared_data / "dailydialog" / "test.json").read_text(encoding="utf-8")
+    (folder / "test.json").write_text(edit(text), encoding="utf-8")
+    line = _one_error(capsys, main(["train-coherence", "--data", str(folder), "--split", "test", "--encoder", "x",
+                                    "--out", str(tmp_path / "clf")]))
+    assert message in line and "dialogue 0 (0-based)" in line and not (tmp_path / "clf").exists()
+
+
+def test_dress_weights_reader_refuses_repeated_keys_and_null_or_list_records(tmp_path):
+    # read_texts is what dress-weights reads --train/--generated with
+    from dialeval.io import MalformedDataError, read_texts
+
+    for content, message in (('{"response": "a", "response": "b"}\n', "line 1: a JSON object repeats the key 'response'"),
+                             ('{"response": "a"}\nnull\n', "record 2: expected an object or a string, got NoneType"),
+                             ('[{"response": "a"}, ["b"]]', "record 2: expected an object or a string, got list")):
+        gen = tmp_path / ("gen.json" if content.startswith("[") else "gen.jsonl")
+        gen.write_text(content, encoding="utf-8")
+        with pytest.raises((MalformedDataError, ValueError), match=message.replace("(", r"\(")):
+            read_texts(gen, "response")
