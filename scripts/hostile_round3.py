@@ -99,9 +99,17 @@ def _full_disk(root: Path) -> tuple[Path, str]:
     mount.mkdir()
     if os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
                                             capture_output=True).returncode == 0:
-        atexit.register(lambda: subprocess.run(["umount", "-l", str(mount)], capture_output=True))
+        atexit.register(_unmount, mount)
         return mount, "real 1 MB tmpfs"
     return mount, "simulated ENOSPC"
+
+
+def _unmount(mount: Path) -> None:
+    """At exit (the tally has removed its temporary folder but for the busy mount point): unmount, then remove
+    the mount point and the folders left empty above it."""
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+    with contextlib.suppress(OSError):
+        os.removedirs(mount)
 
 
 def _fill(mount: Path, free: int) -> None:
