@@ -326,20 +326,16 @@ def _output_attempts(root: Path, data: Path, txt: Path, cli: Classify, run_cli: 
     existing.write_text("precious", encoding="utf-8")
     link = root / "link.json"
     link.symlink_to(existing)
-    space = root / "space"
-    space.mkdir()
-    (space / "space.json").write_text("{}", encoding="utf-8")
+    def folder(name: str, file: str, text: str) -> Path:
+        (root / name).mkdir(parents=True)
+        (root / name / file).write_text(text, encoding="utf-8")
+        return root / name
+
+    space, home = folder("space", "space.json", "{}"), folder("home", "space.json", "unrelated")
+    encoder, lb = folder("enc-folder", "config.json", "{}"), folder("lb", "leaderboard.json", "{}")
+    (lb / "cache").mkdir()
     via = root / "via-space"
     via.symlink_to(space)
-    home = root / "home"
-    home.mkdir()
-    (home / "space.json").write_text("unrelated", encoding="utf-8")
-    encoder = root / "enc-folder"
-    encoder.mkdir()
-    (encoder / "config.json").write_text("{}", encoding="utf-8")
-    lb = root / "lb"
-    (lb / "cache").mkdir(parents=True)
-    (lb / "leaderboard.json").write_text("{}", encoding="utf-8")
     gold = root / "gold.jsonl"
     shutil.copy(Path(__file__).resolve().parents[1] / "datasets_scripts" / "cards" / "dialstory" / "sample" / "dialspk"
                 / "test.jsonl", gold)
