@@ -176,6 +176,9 @@ def load(name: str, config: str | None = None, *, data_dir: str | os.PathLike | 
         cause = exc.__cause__
         if isinstance(cause, (MalformedDataError, FileNotFoundError)):
             raise cause from None
+        if isinstance(cause, OSError):  # disk full (ENOSPC), quota, permissions while writing the Arrow cache
+            raise OSError(cause.errno, f"could not write the datasets cache under {builder.cache_dir!r} "
+                          f"({cause.strerror or cause}); free space there or pass another --cache-dir") from None
         if isinstance(cause, UnicodeError):  # a builder that reads text without naming the file
             raise MalformedDataError(f"{builder.config.data_dir or data_files}: text that is not valid Unicode "
                                      f"({cause.reason}); save the files as UTF-8.") from None

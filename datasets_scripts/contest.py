@@ -19,7 +19,7 @@ from typing import Any
 import datasets
 
 from dialeval.datasets._common import STRINGS, find_file, parse_float, resolve_data_dir
-from dialeval.io import MalformedDataError, csv_field_limit, where
+from dialeval.io import MalformedDataError, csv_field_limit, refuse_repeated_columns, where
 
 CITATION = """@inproceedings{tevet-berant-2021-evaluating,
   title = {Evaluating the Evaluation of Diversity in Natural Language Generation},
@@ -103,6 +103,7 @@ def read_contest_csv(path: str | os.PathLike) -> list[dict[str, Any]]:
 def _contest_rows(reader: csv.DictReader, path: str | os.PathLike) -> list[dict[str, Any]]:
     rows = []
     header = list(reader.fieldnames or [])
+    refuse_repeated_columns(header, str(path))
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise MalformedDataError(f"{path}: missing column(s) {missing} in the header {header}.")

@@ -106,14 +106,24 @@ def parse_fed_entry(obj: Any, index: int, level: str, path: str | Path) -> dict[
 
 
 def fed_rows(data: Any, level: str, path: str | Path) -> list[dict[str, Any]]:
-    """The ``level`` rows of a parsed ``fed_data.json`` (entries with ``response`` are turn level)."""
+    """The ``level`` rows of a parsed ``fed_data.json`` (entries with ``response`` are turn level). Every entry
+    is checked, whichever level is asked for: a null or list entry, or a turn-level entry without its
+    ``response``, belongs to neither level and would otherwise be dropped silently."""
     if not isinstance(data, list):
         raise MalformedDataError(f"{path}: expected a JSON array of annotated dialogues, got {type(data).__name__}.")
     rows = []
     for i, obj in enumerate(data):
-        is_turn = isinstance(obj, dict) and "response" in obj
-        if is_turn == (level == "turn"):
-            rows.append(parse_fed_entry(obj, i, level, path))
+        loc = f"{path}, entry {i} (0-based)"
+        if not isinstance(obj, dict):
+            raise MalformedDataError(f"{loc}: expected an object, got {type(obj).__name__}; remove the entry.")
+        entry_level = "turn" if "response" in obj else "dialog"
+        ann = obj.get("annotations")
+        if entry_level == "dialog" and isinstance(ann, dict) and ann and \
+                set(ann) <= set(QUALITIES["turn"]) and not set(ann) <= set(QUALITIES["dialog"]):
+            raise MalformedDataError(f"{loc}: has turn-level annotations but no 'response'; add the response.")
+        row = parse_fed_entry(obj, i, entry_level, path)
+        if entry_level == level:
+            rows.append(row)
     return rows
 
 

@@ -1,7 +1,8 @@
 """Generated hostile input files for ``scripts/hostile_tally.py``: every command that reads a file × the file formats
 it reads × hostile contents (empty, blank, binary, undecodable, lone surrogate, BOM, CRLF, duplicate ids, an exact
 duplicate record, a missing field, NaN/int/list/null/object in a text field, a multi-line record, a truncated or
-garbage line, a semicolon or tab CSV, a header-only or ragged CSV).
+garbage line, a semicolon or tab CSV, a header-only or ragged CSV, a repeated JSON key or CSV header column, a
+5,000-digit integer literal, a null or list record).
 
 Each content says what is due: ``refuse`` (a one-line error; accepted = ``silent``) or ``same`` (refused in one line,
 or accepted with the result of the intended records: for ``score`` and the demo upload computed independently through
@@ -131,6 +132,36 @@ def _header_only(rs: list, fmt: str, fld: str) -> bytes | None:
     return render(rs, fmt, fld).split(b"\n")[0] + b"\n" if fmt == "csv" else None
 
 
+def _marked(rs: list, fmt: str, fld: str, replacement: Callable[[str], bytes]) -> bytes | None:
+    """Record 2's text field replaced in the rendered JSON by raw bytes no encoder writes (JSON only)."""
+    if fmt not in ("jsonl", "json"):
+        return None
+    return render(_set(rs, fld, "XMARKX"), fmt, fld).replace(b'"XMARKX"', replacement(fld), 1)
+
+
+def _repeated_key(rs: list, fmt: str, fld: str) -> bytes | None:  # json keeps the last value silently
+    return _marked(rs, fmt, fld, lambda f: b'"first", "' + f.encode() + b'": "second"')
+
+
+def _huge_int(rs: list, fmt: str, fld: str) -> bytes | None:  # over Python's 4,300-digit int conversion limit
+    return _marked(rs, fmt, fld, lambda f: b"9" * 5000)
+
+
+def _record(value: Any) -> Callable[..., bytes | None]:
+    """A record that is not an object (null, a list) inserted as record 2 (JSON only)."""
+    def make(rs: list, fmt: str, fld: str) -> bytes | None:
+        return render([rs[0], value, *rs[1:]], fmt, fld) if fmt in ("jsonl", "json") else None
+
+    return make
+
+
+def _repeated_header(rs: list, fmt: str, fld: str) -> bytes | None:  # a dict reader keeps the last column
+    if fmt != "csv" or any("," in str(v) for r in rs for v in r.values()):
+        return None
+    lines = render(rs, fmt, fld).decode().splitlines()
+    return ("\n".join([lines[0] + "," + fld] + [line + ",flipped" for line in lines[1:]]) + "\n").encode()
+
+
 def contents() -> list[Content]:
     """The hostile contents (each applied where its format allows)."""
     return [
@@ -157,6 +188,11 @@ def contents() -> list[Content]:
         Content("tab-separated .csv", "same", _tabs),
         Content("header-only CSV", "refuse", _header_only),
         Content("_ragged CSV row", "refuse", _ragged),
+        Content("repeated JSON key", "refuse", _repeated_key),
+        Content("5,000-digit integer literal", "refuse", _huge_int),
+        Content("null record", "refuse", _record(None)),
+        Content("list record", "refuse", _record([1, 2])),
+        Content("repeated CSV header column", "refuse", _repeated_header),
     ]
 
 

@@ -2,7 +2,8 @@
 each classified as a one-line error, a crash (a traceback or an unexpected exception type) or a silent result
 (exit 0 / no error where one is due); an input that may be accepted and was, with the right result, is ``accepted``.
 Besides the issue's own cases, two generated families: every metric × option × bad value in the library and the CLI
-(``hostile_options.py``), and every command that reads a file × format × hostile content (``hostile_files.py``).
+(``hostile_options.py``), every command that reads a file × format × hostile content (``hostile_files.py``), and the
+categories of issues 36 and 33 (``hostile_round3.py``: a real 1 MB tmpfs for the full-disk cases when run as root).
 Inputs are written into a temporary folder; after each attempt their size and modification time are compared, and
 their SHA-256 at the end; a changed input counts as a destroyed one.
 
@@ -217,13 +218,15 @@ def attempts(tmp: Path, data: Path) -> list[tuple[str, str, Callable[[], tuple[s
     """The issue's cases, then the generated option values and file contents."""
     import hostile_files
     import hostile_options
+    import hostile_round3
 
     issue = [("issue cases", name, run) for name, run in cases(tmp, data)]
     models = hostile_options.tiny_models(tmp / "models")
     (tmp / "option-inputs").mkdir()
     options = hostile_options.option_attempts(tmp / "option-inputs", models, run_cli)
     files = hostile_files.file_attempts(tmp / "file-inputs", data, models, run_cli)
-    return issue + options + files
+    round3 = hostile_round3.round3_attempts(tmp / "round3-inputs", data, models, cli, lib, run_cli)
+    return issue + options + files + round3
 
 
 def main() -> int:

@@ -337,7 +337,7 @@ def test_export_round_trip_jsonl_cli(shared_data, cache, tmp_path, capsys):
 
 
 def test_export_cli_error_is_one_line(tmp_path, capsys):
-    rc = main(["datasets", "export", "nope", "--out", str(tmp_path / "x"), "--data-dir", str(tmp_path)])
+    rc = main(["datasets", "export", "nope", "--out", str(tmp_path / "x"), "--data-dir", str(tmp_path / "data")])
     assert rc == 2
     assert "unknown dataset 'nope'" in capsys.readouterr().err
 
@@ -508,7 +508,7 @@ def test_dialstory_make_cli_rebuilds_the_sample(tmp_path, capsys):
         assert len(ex["characters"]) >= 5
     # the hand-listed characters instead of jieba's: the same stories pass
     rc = main(["datasets", "dialstory-make", "--input", str(SAMPLE / "raw" / "stories.jsonl"), "--out", str(out),
-               "--characters", "given"])
+               "--characters", "given", "--overwrite"])  # an existing output file is replaced only with --overwrite
     assert rc == 0 and "1 of 4 stories written" in capsys.readouterr().out
 
 

@@ -28,6 +28,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from dialeval.model_folders import (
+    check_finite_weights,
+    check_tokenizer,
+    check_tokenizer_files,
+    load_matching,
+)
 from dialeval.onnx_backend import last_hidden_runner, resolve_backend, sentence_embedding_runner
 from dialeval.runtime import (
     cached_model,
@@ -198,9 +204,13 @@ class LastTokenEncoder:
         self.dtype = resolve_dtype(dtype, self.device)
         self.dtype_name = _dtype_name(self.dtype)
         self.max_length = max_length
+        check_tokenizer_files(name_or_path)
         self.tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="tokenizer of the encoder")
         # AutoModel gives the base transformer of a causal-LM checkpoint: no LM head is built or run.
-        self.model = load_pretrained(AutoModel, name_or_path, what="encoder model", dtype=self.dtype)
+        self.model = load_matching(lambda: load_pretrained(AutoModel, name_or_path, what="encoder model",
+                                                           dtype=self.dtype), name_or_path)
+        check_tokenizer(self.tokenizer, self.model, name_or_path)
+        check_finite_weights(self.model, name_or_path)
         self.model.to(self.device).eval()
         self.name = f"{LAST_TOKEN}:{name_or_path}"
         self.revision = model_revision(self.model)
@@ -286,13 +296,18 @@ class SentenceTransformerEncoder:
             def from_pretrained(path: str, **kw: Any) -> Any:
                 return SentenceTransformer(path, device=str(self.device), **kw)
 
-        self.model = load_pretrained(_Loader, name_or_path, what="sentence-transformers encoder")
+        check_tokenizer_files(name_or_path)
+        self.model = load_matching(lambda: load_pretrained(_Loader, name_or_path, what="sentence-transformers encoder"),
+                                   name_or_path)
+        check_finite_weights(self.model, name_or_path)
         if self.dtype is not _float32():
             self.model.to(self.dtype)
         self.model.eval()
         self.name = name or f"{SENTENCE_TRANSFORMERS}:{name_or_path}"
         first = self.model[0]
         inner = getattr(first, "auto_model", None) or getattr(first, "model", None)
+        if inner is not None and getattr(first, "tokenizer", None) is not None:
+            check_tokenizer(first.tokenizer, inner, name_or_path)
         self.revision = revision or (model_revision(inner) if inner is not None else str(name_or_path))
         dim = getattr(self.model, "get_embedding_dimension", None) or getattr(
             self.model, "get_sentence_embedding_dimension", None)

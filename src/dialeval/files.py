@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -96,13 +97,29 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return _write_via_temp(path, lambda f: f.write(text), binary=False)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` as strict JSON data: NaN and infinities as ``null``, numpy numbers as Python numbers, tuples
+    as lists (the one converter behind every JSON dialeval writes or prints)."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "shape", None) == ():
+        value = value.item()  # a numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def json_text(obj: Any, *, indent: int | None = 2) -> str:
-    """JSON with non-ASCII kept readable; a lone surrogate (not encodable as UTF-8) is written escaped."""
-    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=True)
+    """Strict JSON (:func:`json_safe`: never a bare NaN) with non-ASCII kept readable; a lone surrogate (not
+    encodable as UTF-8) is written escaped."""
+    obj = json_safe(obj)
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(obj, indent=indent, ensure_ascii=True, allow_nan=True)
+        text = json.dumps(obj, indent=indent, ensure_ascii=True, allow_nan=False)
     return text
 
 
@@ -227,13 +244,14 @@ def check_output_path(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
         if _same(out, src):
             raise ValueError(f"{option} {str(out)!r} is the input {str(src)!r}; writing there would destroy it. "
                              "Choose another output path.")
-    if kind == "file" and out.is_dir():
+    if kind == "file" and out.is_dir():  # kind="any": either (the command checks which it wants)
         raise IsADirectoryError(f"{option} {str(out)!r} is a directory; give a file name, e.g. "
                                 f"{str(out / 'results.json')!r}.")
     for src in sources:
         real_src = os.path.realpath(src)
         if _inside(real_out, real_src) or _inside(real_src, real_out):
-            how = "lies inside" if _inside(real_out, real_src) else "contains"
+            how = "lies inside" if _inside(real_out, real_src) else \
+                "is a directory that contains" if out.is_dir() else "contains"
             raise ValueError(f"{option} {str(out)!r} {how} the input {str(src)!r}; writing there could destroy "
                              "it. Choose an output outside every input and data folder.")
     _refuse_special(out, option)
@@ -241,9 +259,97 @@ def check_output_path(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
         raise FileExistsError(f"{option} {str(out)!r} is an existing file; give a folder (new or existing).")
     if kind == "dir" and owned is not None:
         _refuse_foreign_folder(out, option, overwrite, owned)
-    parent = out.parent if kind == "file" or not out.exists() else out
+    parent = out if kind != "file" and out.is_dir() else out.parent
     existing = next((p for p in [parent, *parent.parents] if p.exists()), None)
     if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
         raise PermissionError(f"{option} {str(out)!r} cannot be written: {str(existing)!r} is "
                               + ("not a folder." if not existing.is_dir() else "not writable."))
     return out
+
+
+#: The argparse destinations that name an output of a ``dialeval`` command; every other string option is an input.
+OUTPUT_OPTIONS = ("output", "out", "plot", "dialspk_out")
+
+
+def _option_name(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _path_strings(dest: str, value: Any) -> list[str]:
+    """The strings of one parsed option that may name a path: the value, list items, VALUE of KEY=VALUE
+    (``--metric-arg space=DIR``: a saved space, a model folder, a classifier) and PATH of KIND:PATH
+    (``--encoder hf-last-token:DIR``)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, os.PathLike):
+            item = os.fspath(item)
+        if not isinstance(item, str) or not item or is_stdout(item) or "://" in item or "\0" in item:
+            continue
+        out.append(item)
+        for sep in ("=", ":"):
+            rest = item.partition(sep)[2]
+            if rest and not is_stdout(rest):
+                out.append(rest)
+    return out
+
+
+def _names_an_input(text: str, dest: str) -> bool:
+    """A string that exists on disk, or the value of a folder option (``--cache-dir``, ``--data-dir``) that a
+    command may create."""
+    try:
+        return os.path.lexists(os.path.expanduser(text)) or dest.endswith("dir")
+    except (OSError, ValueError):
+        return False
+
+
+#: Kernel pseudo-filesystems: a cache or output there is never a real folder (``/proc/self`` hung an export).
+PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
+
+
+def check_cache_dir(path: str | os.PathLike, option: str = "--cache-dir") -> Path:
+    """A cache folder (written and read back by a command): not inside a kernel pseudo-filesystem, not a file,
+    writable where it exists (else its nearest existing parent must be)."""
+    out = Path(path).expanduser()
+    real = os.path.realpath(out)
+    pseudo = next((root for root in PSEUDO_FILESYSTEMS if _inside(real, root)), None)
+    if pseudo is not None:
+        raise ValueError(f"{option} {str(out)!r} is inside {pseudo}, a kernel pseudo-filesystem, not a folder for "
+                         "files; give a cache folder on disk.")
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"{option} {str(out)!r} is a file; give a folder (new or existing).")
+    existing = next((p for p in [out, *out.parents] if p.exists()), None)
+    if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
+        raise PermissionError(f"{option} {str(out)!r} cannot be written ({str(existing)!r} is "
+                              + ("not a folder)." if not existing.is_dir() else "not writable)."))
+    return out
+
+
+def check_command_paths(options: dict[str, Any], *, overwrite: bool = False) -> None:
+    """The output policy across one command's options (``vars(args)``), before any work: every string option
+    that names a path (an existing file or folder, a ``*-dir`` option, a ``KEY=PATH`` metric argument) is an
+    input; an output (:data:`OUTPUT_OPTIONS`) may not equal, contain or lie inside one, even through a symlink;
+    two outputs may not be one path, one inside the other, or both stdout; and an existing output file (or a
+    symlink to one) is refused unless ``overwrite``. Folder outputs keep their own rule in the command (an
+    earlier output of the same command is replaced; see :func:`check_output_path`)."""
+    if isinstance(cache := options.get("cache_dir"), (str, os.PathLike)):
+        check_cache_dir(cache)
+    outputs = [(_option_name(d), v) for d in OUTPUT_OPTIONS if isinstance(v := options.get(d), (str, os.PathLike))]
+    inputs = [text for dest, value in options.items() if dest not in OUTPUT_OPTIONS and not dest.startswith("_")
+              for text in _path_strings(dest, value) if _names_an_input(text, dest)]
+    stdout = [name for name, value in outputs if is_stdout(value)]
+    if len(stdout) > 1:
+        raise ValueError(f"{' and '.join(stdout)} both write to stdout (-); give at most one of them as -.")
+    files = [(name, Path(value).expanduser()) for name, value in outputs if not is_stdout(value)]
+    for i, (name, path) in enumerate(files):
+        for other_name, other in files[i + 1:]:
+            a, b = os.path.realpath(path), os.path.realpath(other)
+            if _inside(a, b) or _inside(b, a):
+                how = "is" if a == b else "lies inside" if _inside(a, b) else "contains"
+                raise ValueError(f"{name} {str(path)!r} {how} {other_name} {str(other)!r}; one output would replace "
+                                 "the other. Give each output its own path.")
+        check_output_path(path, inputs=inputs, kind="any", option=name)
+        if not overwrite and os.path.lexists(path) and not os.path.isdir(path):
+            raise FileExistsError(f"{name} {str(path)!r} is an existing file" + (" (through a symlink)" if
+                                  os.path.islink(path) else "") + "; dialeval does not replace a file it did not "
+                                  "create. Choose a new path, or pass --overwrite (a file output is then replaced).")

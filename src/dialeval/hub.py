@@ -22,6 +22,7 @@ folder beside it and renamed into place.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import shlex
@@ -146,6 +147,9 @@ def build_wheel(dest: str | Path, source: str | Path | None = None) -> Path:
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                                "-w", str(dest), str(copy)], capture_output=True, text=True)
         if proc.returncode != 0:
+            if "No space left on device" in proc.stdout + proc.stderr:
+                raise OSError(errno.ENOSPC, f"building the wheel failed: no space left on device (under {str(dest)!r} "
+                              f"or {tempfile.gettempdir()!r}); free space, or pass --wheel PATH or --from-index")
             raise RuntimeError(f"building the wheel failed:\n{proc.stdout}\n{proc.stderr}")
     wheels = sorted(dest.glob(f"dialeval-{__version__}-*.whl"))
     if not wheels:

@@ -71,17 +71,41 @@ def _no_constant(name: str) -> Any:
     raise json.JSONDecodeError(f"{name} is not a number in standard JSON", name, 0)
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _RepeatedKey(key)
+    return obj
+
+
 def parse_json(text: str, name: str | os.PathLike, line: int | None = None, *, strict_numbers: bool = False) -> Any:
     """``json.loads`` with one-line errors naming the file and line (``line``: where ``text`` starts in a
-    JSON Lines file; ``None``: ``text`` is the whole file). ``strict_numbers`` refuses NaN/Infinity."""
+    JSON Lines file; ``None``: ``text`` is the whole file). ``strict_numbers`` refuses NaN/Infinity. An object
+    naming a key twice (``json`` would keep the last silently) and an integer literal too long for Python's
+    int conversion (over 4,300 digits) are refused too."""
     try:
-        return json.loads(text, parse_constant=_no_constant if strict_numbers else None)
+        return json.loads(text, parse_constant=_no_constant if strict_numbers else None,
+                          object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         loc = where(name, line if line is not None else exc.lineno)
         raise MalformedDataError(f"{loc}: invalid JSON ({exc.msg}, column {exc.colno}).") from None
+    except _RepeatedKey as exc:
+        raise MalformedDataError(f"{where(name, line)}: a JSON object repeats the key {str(exc)[:60]!r} (a reader "
+                                 "would keep only the last); give each key once.") from None
     except RecursionError:
         raise MalformedDataError(f"{where(name, line)}: JSON nested too deeply to read; records must be flat "
                                  "objects or strings.") from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        if "digits" not in str(exc):
+            raise
+        raise MalformedDataError(f"{where(name, line)}: a JSON number has more than 4,300 digits, which is no "
+                                 "valid value here; fix the number.") from None
 
 
 def read_json(path: str | os.PathLike) -> Any:
@@ -149,6 +173,7 @@ def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> l
             if header is None:
                 return []
             _refuse_other_delimiter(header, name, delimiter)
+            refuse_repeated_columns(header, name)
             rows = []
             start = reader.line_num + 1  # the line a row starts on (a quoted cell may span lines)
             for row in reader:
@@ -167,10 +192,15 @@ def read_csv_stream(stream: Iterable[str], name: str, delimiter: str = ",") -> l
             elif "unexpected end of data" in msg:
                 msg = "a quoted cell is never closed (unterminated quote)"
             raise ValueError(f"{name}, line {reader.line_num}: malformed CSV: {msg}.") from None
+    return rows
+
+
+def refuse_repeated_columns(header: Sequence[str], name: str) -> None:
+    """A CSV header naming a column twice is refused: a dict reader keeps the last one, so a second, different
+    column of the same name would silently replace the first (every CSV reader calls this)."""
     if len(set(header)) != len(header):
         dup = sorted({h for h in header if header.count(h) > 1})
-        raise ValueError(f"{name}: the header repeats column(s) {dup}; give each column its own name.")
-    return rows
+        raise MalformedDataError(f"{name}: the header repeats column(s) {dup}; give each column its own name.")
 
 
 def _refuse_other_delimiter(header: list[str], name: str, delimiter: str) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from dialeval._version import __version__
-from dialeval.files import remove_temporaries_on_sigterm
+from dialeval.files import OUTPUT_OPTIONS, check_command_paths, remove_temporaries_on_sigterm
 from dialeval.runtime import Cancelled
 
 # One module per sub-command family (each defines ``register(subparsers)``): the generic commands here, a
@@ -22,7 +22,12 @@ COMMANDS = ("dialeval.cli.score", "dialeval.cli.demo", "dialeval.semantic.cli_fi
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse with its errors as one line and exit code 2, like every other dialeval error (no usage block;
-    ``--help`` still prints it)."""
+    ``--help`` still prints it). Abbreviated options are off in every command (a typo such as ``--out`` for
+    ``--output`` is an error, never a prefix match); sub-command parsers inherit this class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
@@ -34,7 +39,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
+    _add_overwrite(parser)
     return parser
+
+
+def _add_overwrite(parser: argparse.ArgumentParser) -> None:
+    """Every command that writes an output file gets ``--overwrite`` (an existing output file is refused
+    without it, :func:`dialeval.files.check_command_paths`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _add_overwrite(child)
+    dests = {a.dest for a in parser._actions}
+    if dests & set(OUTPUT_OPTIONS) and "overwrite" not in dests:
+        parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
 
 
 #: What a user can fix: bad input, options, files, models. Anything else is a bug and keeps its traceback.
@@ -76,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     remove_temporaries_on_sigterm()  # SIGTERM runs the cleanups (temporary outputs) that Ctrl-C runs
     try:
+        check_command_paths(vars(args), overwrite=bool(getattr(args, "overwrite", False)))
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"dialeval {args.command}: interrupted", file=sys.stderr)

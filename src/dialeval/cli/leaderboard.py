@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 from dialeval.registry import META_DATASETS
+from dialeval.validation import MAX_RESAMPLES, check_resamples
 
 
 def register(sub: Any) -> None:
@@ -20,7 +24,8 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="output folder (new, empty, or one an earlier run wrote: it resumes)")
     p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",
                    help="score only the first N source rows of DATASET (e.g. dailydialog_plusplus=200 contexts)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each interval resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(func=run)
@@ -39,11 +44,17 @@ def _max_rows(pairs: list[str]) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     from dialeval.leaderboard import build
 
-    if args.resamples < 1:
-        raise ValueError(f"--resamples must be ≥ 1, got {args.resamples}.")
-    report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
-                   max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
-                   seed=args.seed, log=lambda line: print(line, file=sys.stderr))
+    check_resamples(args.resamples)
+    out = Path(args.out).expanduser()
+    created = not os.path.lexists(out)
+    try:
+        report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
+                       max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
+                       seed=args.seed, log=lambda line: print(line, file=sys.stderr))
+    except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
+        if created and out.is_dir() and not out.is_symlink():
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     print(f"{len(report['rows'])} rows, {len(report['pairs'])} paired tests, {report['wall_seconds']} s: "
           f"{args.out}/leaderboard.json, leaderboard.md, leaderboard.png")
     for s in report["skipped"]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
 from dialeval.files import atomic_write_json, check_output_path, is_stdout
 from dialeval.metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
 from dialeval.registry import META_DATASETS, meta_evaluable
+from dialeval.validation import MAX_RESAMPLES, check_resamples
 
 
 def register(sub: Any) -> None:
@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]; fed follows the FULL "
                         "paper's protocol (speaker tags stripped), speaker_prefix=true restores 'User: '/'System: '")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--round", default="auto",
@@ -33,16 +34,6 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default=None, help="write the report as JSON to this file (- for stdout)")
     p.add_argument("--plot", default=None, help="write a bar plot with the interval whiskers (PNG)")
     p.set_defaults(func=run)
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _parse_round(value: str) -> int | None | str:
@@ -60,6 +51,7 @@ def _parse_round(value: str) -> int | None | str:
 def run(args: argparse.Namespace) -> int:
     out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir],
                                    option=f"--{option}") if getattr(args, option) else None for option in ("out", "plot"))
+    check_resamples(args.resamples)
     config: Any = args.config
     if config and len(config) == 1:
         config = config[0]
@@ -70,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(format_report(report), file=sys.stderr if is_stdout(out) else sys.stdout)
     if out is not None:
-        atomic_write_json(out, _json_safe(report))
+        atomic_write_json(out, report)  # strict JSON: NaN as null
     if plot is not None:
         plot_report(report, plot)
     return 0

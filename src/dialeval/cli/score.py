@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import registry
-from dialeval.files import atomic_write_json, check_output_path, is_stdout
+from dialeval.files import atomic_write_json, check_output_path, is_stdout, json_text
 from dialeval.io import check_duplicate_rows, read_rows
 from dialeval.validation import ResultNote, inputs_checked
 
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     if output is not None:
         atomic_write_json(output, results)
     if not is_stdout(output):
-        print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
+        print(json_text(results) if args.json else format_table(results))
     return 0
 
 
@@ -277,7 +277,7 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
         print(f"dialeval score: error: {payload['error']}{see}", file=sys.stderr)
         return 2
     results = payload["results"]
-    print(json.dumps(results, indent=2, ensure_ascii=False) if args.json else format_table(results))
+    print(json_text(results) if args.json else format_table(results))
     return 0
 
 

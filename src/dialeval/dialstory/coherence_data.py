@@ -176,12 +176,11 @@ def _read_jsonl_sources(path: Path) -> tuple[str, list[Any]]:
 
 
 def _read_parlai_dialogues(path: Path) -> list[list[str]]:
-    from dialeval.datasets.dailydialog import dialogue_texts
+    """The turn texts of a ParlAI DailyDialog file, read by the DailyDialog builder's own rows: every record is
+    checked as the builder checks it, its topic/act/emotion labels among the ClassLabel names included."""
+    from dialeval.datasets.dailydialog import dialogue_rows
 
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise MalformedDataError(f"{path}: expected a JSON array of dialogues, got {type(data).__name__}.")
-    return [dialogue_texts(dialog, f"{path}, dialogue {d} (0-based)") for d, dialog in enumerate(data)]
+    return [row["dialog"] for row in dialogue_rows(read_json(path), path)]
 
 
 def build_pairs(kind: str, items: Sequence[Any], seed: int = 0, sep: str = DIALOGUE_SEP) -> tuple[list[Pair], int]:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dialeval.model_folders import check_finite_weights
 from dialeval.onnx_backend import logits_module, onnx_runner, resolve_backend
 from dialeval.runtime import (
     cached_model,
@@ -275,6 +276,11 @@ def _dtype_name(dtype: Any) -> str:
     return "fp32" if str(dtype) == "torch.float32" else str(dtype).replace("torch.", "")
 
 
+#: Tokens beyond ``max_length`` a cut prefix must still hold, so that the cut (which can split the last word
+#: differently) never reaches the tokens truncation keeps.
+BOUND_MARGIN_TOKENS = 64
+
+
 class NLIClassifier:
     """A transformers sequence-classification NLI model as a :class:`PairClassifier`.
 
@@ -326,6 +332,7 @@ class NLIClassifier:
 
         model = load_pretrained(AutoModelForSequenceClassification, name_or_path, what="NLI model")
         tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="NLI tokenizer")
+        check_finite_weights(model, name_or_path)
         if tokenizer.pad_token is None and tokenizer.eos_token is not None:
             tokenizer.pad_token = tokenizer.eos_token  # batches need padding; the attention mask hides it
         return cls(model, tokenizer, **kwargs)
@@ -334,8 +341,25 @@ class NLIClassifier:
     def identity(self) -> str:
         return model_revision(self.model)
 
+    def bounded(self, text: str) -> str:
+        """``text`` cut to a prefix that still holds the first ``max_length`` tokens (plus a margin) of the whole
+        text, so the pair's truncated ids are unchanged while a 1 MB response costs a few kilobytes of
+        tokenizing per pair. The prefix grows ×4 from ``16 · (max_length + margin)`` characters until its own
+        tokenization is long enough (text of long tokens, or that the normaliser shrinks, takes more)."""
+        need = self.max_length + BOUND_MARGIN_TOKENS
+        size = 16 * need
+        while size < len(text):
+            cut = text[:size]
+            if len(self.tokenizer(cut, add_special_tokens=False)["input_ids"]) >= need:
+                return cut
+            size *= 4
+        return text
+
     def encode(self, pairs: Sequence[Pair]) -> list[dict[str, list[int]]]:
-        """Token ids (and type ids / masks) of each pair, truncated longest-first, unpadded."""
+        """Token ids (and type ids / masks) of each pair, truncated longest-first, unpadded; each text is first
+        cut by :meth:`bounded` (once per distinct text)."""
+        cut = {t: self.bounded(t) for pair in pairs for t in pair if len(t) > 16 * self.max_length}
+        pairs = [(cut.get(p, p), cut.get(h, h)) for p, h in pairs]
         enc = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation="longest_first",
                              max_length=self.max_length, padding=False)
         keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 from dialeval.encoders import BATCH_SIZE
-from dialeval.files import atomic_write_bytes, check_output_path
+from dialeval.files import atomic_directory, atomic_write_bytes, check_output_path
 from dialeval.io import read_texts
-from dialeval.semantic.space import SemanticSpace
+from dialeval.semantic.space import ARRAYS_FILE, META_FILE, SemanticSpace
 
 
 def register(sub: Any) -> None:
@@ -27,6 +29,7 @@ def register(sub: Any) -> None:
     p.add_argument("--batch-size", type=int, default=BATCH_SIZE,
                    help=f"encoder batch size in texts (default {BATCH_SIZE}; on CPU also at most 1,024 padded tokens)")
     p.add_argument("--plot", action="store_true", help="also write reference_distribution.png")
+    p.add_argument("--overwrite", action="store_true", help="replace --out even when it holds files no fit-space wrote")
     p.set_defaults(func=run)
 
 
@@ -60,20 +63,37 @@ def plot_distribution(distribution: Any, path: Any, title: str, other: Any = Non
     atomic_write_bytes(path, buf.getvalue())
 
 
+PLOT_FILE = "reference_distribution.png"
+
+
+def is_saved_space(folder: Path) -> bool:
+    """True for a folder an earlier ``fit-space`` wrote: its space files (and plot) only, ``space.json`` ours."""
+    names = {p.name for p in folder.iterdir()}
+    if not names <= {META_FILE, ARRAYS_FILE, PLOT_FILE} or META_FILE not in names:
+        return False
+    try:
+        return json.loads((folder / META_FILE).read_text(encoding="utf-8")).get("format") == "dialeval-semantic-space"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
-    # --out is checked before the (long) fit: a folder, new or existing, that is not the input.
-    target = check_output_path(args.out, inputs=[args.reference], kind="dir", option="--out")
+    # --out is checked before the (long) fit: a new or empty folder, or an earlier fit-space output, outside every
+    # input (the reference file; a local --encoder folder: dialeval.cli's check of every path option); written as a whole (a failure leaves no folder).
+    target = check_output_path(args.out, inputs=[args.reference], kind="dir", option="--out",
+                               overwrite=args.overwrite, owned=is_saved_space)
     texts = read_texts(args.reference, args.field)
     space = SemanticSpace.fit(texts, encoder=args.encoder, k=args.k, device=args.device, dtype=args.dtype,
                               batch_size=args.batch_size)
-    out = space.save(target)
+    with atomic_directory(target, overwrite=args.overwrite, owned=is_saved_space) as tmp:
+        if args.plot:
+            plot_distribution(space.reference_distribution, tmp / PLOT_FILE,
+                              f"reference cluster distribution (k={space.k})")
+        space.save(tmp)  # space.json last
     cfg = space.config
     print(f"fitted {space.k} clusters on {cfg['n_reference']} reference responses with {space.encoder_revision}")
     print(f"PCA: {cfg['kept_components']} of {cfg['dim']} components (≥ {cfg['variance']:g} variance); "
           f"k-means trained on {cfg['kmeans_training_points']} points")
     print(f"reference Sem-Ent: {space.reference_sem_ent:.4f} nats (max ln k = {__import__('math').log(space.k):.4f})")
-    if args.plot:
-        plot_distribution(space.reference_distribution, out / "reference_distribution.png",
-                          f"reference cluster distribution (k={space.k})")
-    print(f"saved to {out}")
+    print(f"saved to {target}")
     return 0

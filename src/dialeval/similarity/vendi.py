@@ -62,13 +62,30 @@ def kernel_eigenvalues(z: np.ndarray) -> np.ndarray:
 
 
 def hill_number(p: np.ndarray, q: float) -> float:
-    """``exp(H_q(p))`` of a probability vector (zeros ignored): Shannon at q = 1, 1/max p at q = ∞."""
+    """``exp(H_q(p))`` of the eigenvalues ``p`` (zeros ignored): Shannon at q = 1, 1/max p at q = ∞.
+
+    Computed stably for every q. With s = Σ p, X = −ln p and r = 1 − q, ln Σ p^q = ln s + ln(Σ p·e^{rX} / s):
+    for |r| < 1/2 the second term is ``log1p(Σ p·expm1(rX) / s)`` (no cancellation near q = 1; r = 0 is the
+    Shannon limit), else a log-sum-exp of q·ln p (no underflow of p^q at large q). A sum that is 1 up to rounding
+    is taken as 1, so ln s / r cannot turn rounding into a wrong number near q = 1; a kernel whose diagonal is not
+    all 1 (a response without features) keeps the reference's unnormalised formula."""
+    p = np.asarray(p, dtype=np.float64)
     p = p[p > 0]
-    if q == 1.0:
-        return math.exp(-float(np.sum(p * np.log(p))))
+    total = math.fsum(p)
+    if abs(total - 1.0) <= 64 * len(p) * np.finfo(np.float64).eps:
+        p, total = p / total, 1.0
+    logp = np.log(p)
     if math.isinf(q):
         return 1.0 / float(p.max())
-    return math.exp(math.log(float(np.sum(p ** q))) / (1.0 - q))
+    r = 1.0 - q
+    if r == 0.0:
+        return math.exp(-math.fsum(p * logp))
+    if abs(r) < 0.5:
+        log_sum = math.log(total) + math.log1p(math.fsum(p * np.expm1(-r * logp)) / total)
+    else:
+        top = float(logp.max())
+        log_sum = q * top + math.log(math.fsum(np.exp(q * (logp - top))))
+    return math.exp(log_sum / r)
 
 
 def vendi_from_features(z: np.ndarray, q: float = 1.0) -> float:

@@ -43,6 +43,8 @@ from dialeval.ui.file_cache import start_sweeper
 from dialeval.ui.inputs import InputError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+#: The longest model field accepted (a Hub id is at most 96 characters; a local path rarely over a few hundred).
+MAX_MODEL_NAME = 1024
 
 
 def is_loopback(host: str | None) -> bool:
@@ -104,6 +106,10 @@ class ServerPolicy:
         name = model.strip()
         if not name:
             return None
+        longest = max(len(part.encode("utf-8", "surrogatepass")) for part in name.split("/"))
+        if len(name) > MAX_MODEL_NAME or longest > 255 or "\0" in name:
+            raise InputError(f"{metric}: the model field holds {len(name):,} characters; a Hub id or local path has "
+                             f"at most {MAX_MODEL_NAME:,} (255 bytes per folder name) and no NUL. Give a model id.")
         if self.restricts_models:
             offered = registry.get(metric).models
             if name not in offered:
@@ -120,14 +126,29 @@ class ServerPolicy:
 # Work: slots held until the computation stops, cancellation, per-client limits
 
 
+#: How many reverse proxies in front of the server append to ``X-Forwarded-For`` (default: 1 on a Space, 0 else).
+TRUSTED_PROXIES_ENV = "DIALEVAL_TRUSTED_PROXIES"
+
+
+def trusted_proxies() -> int:
+    """``$DIALEVAL_TRUSTED_PROXIES``: the proxies whose ``X-Forwarded-For`` entries are trusted (1 on a Space:
+    its proxy; 0 elsewhere: the socket peer is the client)."""
+    return int(env_int(TRUSTED_PROXIES_ENV, 1 if os.environ.get("SPACE_ID") else 0, minimum=0) or 0)
+
+
 def client_id(request: Any) -> str:
-    """Who is asking: on a Space the first ``X-Forwarded-For`` address (set by its proxy), else the socket
-    peer; the session hash when neither is known."""
+    """Who is asking, for the per-client limits. Behind ``n`` trusted proxies (:func:`trusted_proxies`) it is
+    the ``n``-th ``X-Forwarded-For`` entry from the end: the address the outermost trusted proxy saw and
+    appended. Entries before it are whatever the client sent (rotating them must not make a new client), so
+    they are never used. Without trusted proxies, or when the header has fewer entries than proxies, it is the
+    socket peer (Gradio's ``request.client``); the session hash when that is unknown too."""
     headers = getattr(request, "headers", None) or {}
-    if os.environ.get("SPACE_ID"):
+    hops_behind = trusted_proxies()
+    if hops_behind:
         forwarded = headers.get("x-forwarded-for", "") if hasattr(headers, "get") else ""
-        if forwarded.strip():
-            return forwarded.split(",")[0].strip()
+        hops = [hop.strip() for hop in str(forwarded).split(",") if hop.strip()]
+        if len(hops) >= hops_behind:
+            return hops[-hops_behind][:64]
     client = getattr(request, "client", None)
     host = getattr(client, "host", None)
     return str(host or getattr(request, "session_hash", None) or "anonymous")
