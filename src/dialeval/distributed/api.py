@@ -115,12 +115,7 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
     settings = settings or Settings()
     columns, outputs, configs = columns or {}, outputs or {}, configs or {}
     for name, opts in metrics.items():
-        decl = registry.get(name)
-        if name not in supported():
-            raise ValueError(f"metric {name!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
-        unknown = sorted(set(opts) - set(decl.option_defaults()))
-        if unknown:
-            raise ValueError(f"{name} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
+        check_plan_options(registry.get(name), opts)
     for output in outputs.values():
         if output is not None:
             engine.check_output(output, filesystem=settings.filesystem, overwrite=settings.overwrite,
@@ -155,6 +150,30 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
         return {name: results[name] for name in metrics}
     except Exception as exc:
         raise _user_error(exc) from exc
+
+
+def plan_options(decl: registry.MetricDeclaration) -> tuple[str, ...]:
+    """The options ``decl``'s Ray plan reads (its hook's ``options``: a tuple, or one per metric of a family)."""
+    hooks = decl.scale_out_hooks() or {}
+    names = hooks.get("options", ())
+    return tuple(names.get(decl.name, ()) if isinstance(names, dict) else names)
+
+
+def check_plan_options(decl: registry.MetricDeclaration, options: dict[str, Any]) -> None:
+    """Refuse, before Ray starts, a metric without a plan, an option it does not declare or a value out of its
+    range, and an option set to other than its default that the plan does not read (it would be dropped
+    silently and give one process's numbers for other settings)."""
+    if not decl.scale_out:
+        raise ValueError(f"metric {decl.name!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
+    unknown = sorted(set(options) - set(decl.option_defaults()))
+    if unknown:
+        raise ValueError(f"{decl.name} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
+    registry.check_options(decl, options)
+    read = plan_options(decl)
+    dropped = sorted(k for k, v in options.items() if k not in read and v != decl.option(k).default)
+    if dropped:
+        raise ValueError(f"{decl.name} on Ray does not read the option {dropped[0]!r} (its plan reads "
+                         f"{sorted(read)}); run it in one process (no --engine ray).")
 
 
 def _corpus_hooks(decl: registry.MetricDeclaration) -> dict[str, Any] | None:

@@ -96,7 +96,15 @@ def finish(table: pa.Table | Any, plan: LexicalPlan) -> dict[str, Any]:
 lexical_result = finish  # the name tests and older callers use
 
 
+#: The options each lexical plan reads (``num_workers``: local processes, the same numbers; not used on Ray).
+PLAN_OPTIONS = {
+    "distinct_n": ("n", "tokenizer", "level", "vocab_size", "num_workers"),
+    "ent_n": ("n", "tokenizer", "base", "num_workers"),
+    "low_frequency": ("threshold", "tokenizer", "reference_counts", "reference_texts", "num_workers"),
+}
+
+
 def scale_out() -> dict[str, Any]:
     """The ``scale_out`` hook of the lexical declarations: how the Ray engine runs them."""
     return {"kind": "corpus", "plan": lexical_plan, "state_kwargs": state_kwargs, "state": chunk_state,
-            "merge": merge_states, "finish": finish}
+            "merge": merge_states, "finish": finish, "options": PLAN_OPTIONS}
