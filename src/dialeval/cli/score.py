@@ -58,10 +58,15 @@ def register(sub: Any) -> None:
                      help="seconds to wait for the cluster (and for a lost one) before failing (default: 30)")
     ray.add_argument("--runtime-env", default=None, metavar="JSON",
                      help='Ray runtime_env for the workers, JSON or a .json file, e.g. \'{"pip": ["dialeval"]}\'')
+    ray.add_argument("--setup-timeout", type=float, default=600.0,
+                     help="seconds the --runtime-env may take to set up on the workers (pip, conda) before the job "
+                          "fails in one line (default: 600, Ray's own)")
     ray.add_argument("--concurrency", type=int, default=None, help="model actors (default: one per GPU, else CPUs/2)")
     ray.add_argument("--rows-per-batch", type=int, default=None,
                      help="rows per Ray batch (default: from the data, about two chunks per CPU for corpus metrics)")
-    ray.add_argument("--overwrite", action="store_true", help="replace what is in a non-empty --output folder/prefix")
+    ray.add_argument("--overwrite", action="store_true",
+                     help="write into a non-empty --output folder/prefix: replaces OUTPUT/<metric>/ and "
+                          "OUTPUT/results.json, keeps every other file there")
     ray.add_argument("--actor-info-dir", default=None, metavar="DIR",
                      help="each model actor writes <pid>.json (host, device, batches done) here, for operators")
     ray.add_argument("--partition-by", action="append", default=[], metavar="COLUMN",
@@ -263,7 +268,7 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
                 "runtime_env": _runtime_env(args.runtime_env), "concurrency": args.concurrency,
                 "rows": args.rows_per_batch, "dataset_config": args.dataset_config, "split": args.split,
                 "overwrite": args.overwrite, "partition_by": args.partition_by or None,
-                "info_dir": args.actor_info_dir}
+                "info_dir": args.actor_info_dir, "setup_timeout": args.setup_timeout}
     request = {"input": args.input, "metrics": options, "columns": metric_columns, "configs": configs,
                "output": args.output, "settings": settings}
     code, payload, log = _drive(request, args.connect_timeout)
