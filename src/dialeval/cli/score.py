@@ -205,10 +205,13 @@ def run(args: argparse.Namespace) -> int:
         config = args.metric_config if args.metric_config in decl.configs else default_config(decl, columns, available)
         plans.append((decl, config, input_kind(decl, config)))
     _check_roles(columns, [kind for _, _, kind in plans])
+    inputs = {decl.name: local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
+              for decl, config, kind in plans}
+    shared = compute_shared(inputs, options)  # lexical metrics on the same responses: one tokenization and count
     results: dict[str, dict[str, Any]] = {}
-    for decl, config, kind in plans:
-        inputs = local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
-        results[decl.name] = compute_locally(decl, config, inputs, options[decl.name])
+    for decl, config, _ in plans:
+        results[decl.name] = shared.get(decl.name) or compute_locally(decl, config, inputs[decl.name],
+                                                                      options[decl.name])
     if output is not None:
         atomic_write_json(output, results)
     if not is_stdout(output):
@@ -235,6 +238,25 @@ def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs
     if isinstance(result, dict) and result.get("note"):
         print(f"dialeval score: note: {decl.name}: {result['note']}", file=sys.stderr)
     return result
+
+
+def compute_shared(inputs: dict[str, dict[str, Any]], options: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The lexical metrics that read the same responses, computed together
+    (:func:`dialeval.lexical.shared.compute_many`); ``{}`` when fewer than two can share."""
+    from dialeval.lexical.shared import compute_many, shares_counts
+
+    names = [n for n in inputs if shares_counts(n, options[n]) and set(inputs[n]) == {"predictions"}]
+    names = [n for n in names if inputs[n]["predictions"] == inputs[names[0]]["predictions"]]
+    if len(names) < 2:
+        return {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultNote)  # shown as one line below, from the result's note
+        with inputs_checked():
+            results = compute_many(inputs[names[0]]["predictions"], {n: options[n] for n in names})
+    for name, result in results.items():
+        if result.get("note"):
+            print(f"dialeval score: note: {name}: {result['note']}", file=sys.stderr)
+    return results
 
 
 def _check_config(config: str | None, decls: list[registry.MetricDeclaration]) -> None:
