@@ -93,3 +93,18 @@ def test_two_custom_tokenizers_with_one_name_are_counted_apart():
                                          "ent_n": {"tokenizer": second, "n": [1]}})
     assert got["distinct_n"]["distinct_1"] == 2 / 3  # ab, cd, ab
     assert got["ent_n"] == compute_ent(["ab cd", "ab"], tokenizer=second, n=[1])
+
+
+def test_casual_chunks_equal_nltk_on_texts_with_digits():
+    """The casual tokenizer splits at spaces unless a pattern may span one; with fewer than 7 digits nltk's
+    phone-number pattern (3 + 4 digits) cannot match, so such texts are split too: token-for-token equal."""
+    import random
+
+    from nltk.tokenize.casual import casual_tokenize
+
+    rnd = random.Random(0)
+    pieces = ["5", "12", "555", "1234", "-", "(", ")", "+1", "at", "pm", ".", "3.5", "10:30", "7/8", "#", ":)", " "]
+    tokenize = dtext.get_tokenizer("casual")
+    for _ in range(3000):
+        text = " ".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 8)))
+        assert tokenize(text) == casual_tokenize(text), text

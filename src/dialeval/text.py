@@ -32,9 +32,10 @@ def normalize_text(text: str, *, form: str = "NFC", strip: bool = True) -> str:
 
 
 _CASUAL = None
-# A space-separated chunk can be tokenised on its own unless a casual pattern may span a space:
-# phone numbers (digits), spaced ellipses (". ."), and HTML entities (which can decode to digits).
-_SPANS_SPACES = re.compile(r"[\d&]|\.\s+\.")
+# A space-separated chunk can be tokenised on its own unless a casual pattern may span a space: phone
+# numbers (nltk's needs at least 7 digits: 3 + 4), spaced ellipses (". ."), and HTML entities (which can
+# decode to digits).
+_SPANS_SPACES = re.compile(r"&|\.\s+\.|\d(?:\D*\d){6}")
 class _ChunkCache(dict):
     """chunk → its casual tokens; a missing chunk is tokenised on lookup, so a text's chunks are looked up
     (and their tokens chained) in C."""
