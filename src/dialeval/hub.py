@@ -306,6 +306,14 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     return HubRepo(repo_id, "space", folder)
 
 
+def demo_client_arguments() -> dict[str, Any]:
+    """The demo card's ``/evaluate`` example: responses and the model-free metrics that read them, ticked
+    (every other parameter keeps its default: empty boxes, unticked metrics), so it answers in seconds."""
+    readers = [d.name for d in registry.by_input("responses") if not d.needs_model]
+    return {"responses": "i like tea .\ni like coffee .\nno thanks", **{f"use_{name}": True for name in readers},
+            "draw_plots": False}
+
+
 def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     """The demo Space: every metric at once (``dialeval.demo.build_demo``)."""
     repo_id = f"{org}/{DEMO_NAME}"
@@ -314,10 +322,8 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
                       for d in registry.declarations().values())
     card = space_template("demo", "README.md").read_text(encoding="utf-8")
     models = "".join(f"\n  - {repo}" for repo in preload(registry.declarations().values()))
-    example = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\n\nsure\nsure thing",
-               **{f"use_{d.name}": False for d in registry.declarations().values() if d.needs_model},
-               "draw_plots": False}  # the example runs the model-free metrics: an answer in seconds
-    client = "\n".join(client_example(repo_id, "/evaluate", example, "status, table, *plots, download"))
+    client = "\n".join(client_example(repo_id, "/evaluate", demo_client_arguments(),
+                                      "status, table, *plots, download"))
     for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
                        "__PRELOAD__": models, "__CLIENT_EXAMPLE__": client,
                        "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links}.items():
