@@ -90,11 +90,13 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
         folder = built / "spaces" / name
         # the module script, its dialeval imports marked with where evaluate.load should say to install it from
         script = (folder / f"{name}.py").read_text(encoding="utf-8")
-        assert script.replace(f"  # From: {url}", "") == (decl.script_dir / f"{name}.py").read_text(encoding="utf-8")
-        assert f"from dialeval import evaluate_module  # From: {url}" in script
-        # what evaluate.load reads: where dialeval is missing it says `pip install <url>`
+        # the hint keeps the extras evaluate.load needs (issue 34.7: it said the bare wheel URL)
+        hint = f'"dialeval[models] @ {url}"' if decl.needs_model or "models" in decl.extras else f'"dialeval @ {url}"'
+        assert script.replace(f"  # From: {hint}", "") == (decl.script_dir / f"{name}.py").read_text(encoding="utf-8")
+        assert f"from dialeval import evaluate_module  # From: {hint}" in script
+        # what evaluate.load reads: where dialeval is missing it says `pip install "<requirement>"`
         assert {i for i in get_imports(str(folder / f"{name}.py")) if i[1] == "dialeval"} == {
-            ("library", "dialeval", url, None)}
+            ("library", "dialeval", hint, None)}
         assert (folder / WHEEL).is_file()
         extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
         assert (folder / "requirements.txt").read_text().splitlines() == [f"dialeval{extras} @ {url}"]
