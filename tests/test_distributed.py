@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ray_helpers import LOOPBACK, cli, printed_json, start_cluster, stop_cluster
+from ray_helpers import LOOPBACK, cli, moto_s3, printed_json, shared_cluster
 
 os.environ.update(LOOPBACK)  # before ray is imported
 
@@ -34,16 +34,9 @@ SPACE = Path(dialeval.__file__).parent / "resources" / "semantic_space"
 
 
 @pytest.fixture(scope="session")
-def cluster():
+def cluster(request):
     """A 2-CPU Ray cluster on loopback, started as separate processes; stopped (by pid) after the session."""
-    import ray
-
-    address, temp_dir = start_cluster(2)
-    try:
-        yield address
-    finally:
-        ray.shutdown()
-        stop_cluster(temp_dir)
+    return shared_cluster(request.config)
 
 
 def dd_responses(path: Path) -> list[str]:
@@ -301,25 +294,7 @@ def test_local_score_loads_no_engine(tmp_path):
 
 @pytest.fixture()
 def s3(monkeypatch):
-    """A real S3-compatible server (moto) on 127.0.0.1 in this process, stopped after the test; yields a pyarrow
-    filesystem on it and the environment that points clients at it."""
-    import pyarrow.fs as pafs
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": f"http://{host}:{port}"}
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    fs = pafs.S3FileSystem(endpoint_override=f"http://{host}:{port}", access_key="testing", secret_key="testing",
-                           region="us-east-1", allow_bucket_creation=True)
-    fs.create_dir("bench")
-    try:
-        yield fs, env
-    finally:
-        server.stop()
+    yield from moto_s3(monkeypatch)
 
 
 def test_s3_input_and_output_equal_local_files(cluster, dailydialog, s3, tmp_path):

@@ -36,7 +36,9 @@ def test_every_event_with_a_python_function_is_a_public_documented_endpoint():
                 assert not fn.api_name.startswith(("false", "js_fn", "unnamed")), (app_name, fn.api_name)
             # the browser-only steps (button state, scroll) have no Python function at all
             assert all(fn.js for fn in app.fns.values() if fn.fn is None), app_name
-            assert not [fn for fn in app.fns.values() if any(t[1] == "load" for t in fn.targets)], app_name
+            # a page-load step may only run in the browser (the demo's first example, issue 34.2)
+            assert not [fn for fn in app.fns.values() if fn.fn is not None and any(t[1] == "load" for t in fn.targets)], \
+                app_name
     finally:
         serving._ACTIVE.clear()
 
@@ -56,8 +58,10 @@ def test_endpoint_names_per_app():
         serving._ACTIVE.clear()
 
 
-def test_demo_opens_on_the_first_example_without_a_page_load_event():
-    from dialeval.demo import build_demo
+def test_demo_opens_on_the_first_example_in_the_browser_only():
+    """The page shows the first example (a js-only page-load step, no Python), while the components' values, the
+    API defaults of /evaluate, stay empty and unticked (issue 34.2)."""
+    from dialeval.demo import build_demo, example_texts
 
     first = json.loads(sorted(examples_dir().glob("*.json"))[0].read_text(encoding="utf-8"))
     try:
@@ -65,11 +69,15 @@ def test_demo_opens_on_the_first_example_without_a_page_load_event():
     finally:
         serving._ACTIVE.clear()
     values = {b.elem_id: b.value for b in demo.blocks.values() if getattr(b, "elem_id", None)}
-    assert values["responses"] == "\n".join(first["responses"])
-    assert values["sets"] == "\n\n".join("\n".join(s) for s in first["sets"])
-    assert values["dialogue"].splitlines() == first["dialogue"] or values["dialogue"].split("\n\n") == first["dialogue"]
+    assert values["responses"] == values["sets"] == values["dialogue"] == values["status"] == ""
+    assert not any(values[f"use-{name}"] for name in registry.declarations())
     assert values["example"] == first["title"]
-    assert values["status"].startswith(f"**Example loaded:** {first['title']}.")
+    [load] = [fn for fn in demo.fns.values() if any(t[1] == "load" for t in fn.targets)]
+    assert load.fn is None and load.js
+    shown = json.loads(load.js.removeprefix("() => "))
+    texts = example_texts(first)
+    assert shown[:len(texts)] == texts and shown[0] == "\n".join(first["responses"])
+    assert shown[-1].startswith(f"**Example loaded:** {first['title']}.")
 
 
 @pytest.fixture(scope="module")

@@ -90,11 +90,13 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
         folder = built / "spaces" / name
         # the module script, its dialeval imports marked with where evaluate.load should say to install it from
         script = (folder / f"{name}.py").read_text(encoding="utf-8")
-        assert script.replace(f"  # From: {url}", "") == (decl.script_dir / f"{name}.py").read_text(encoding="utf-8")
-        assert f"from dialeval import evaluate_module  # From: {url}" in script
-        # what evaluate.load reads: where dialeval is missing it says `pip install <url>`
+        # the hint keeps the extras evaluate.load needs (issue 34.7: it said the bare wheel URL)
+        hint = f'"dialeval[models] @ {url}"' if decl.needs_model or "models" in decl.extras else f'"dialeval @ {url}"'
+        assert script.replace(f"  # From: {hint}", "") == (decl.script_dir / f"{name}.py").read_text(encoding="utf-8")
+        assert f"from dialeval import evaluate_module  # From: {hint}" in script
+        # what evaluate.load reads: where dialeval is missing it says `pip install "<requirement>"`
         assert {i for i in get_imports(str(folder / f"{name}.py")) if i[1] == "dialeval"} == {
-            ("library", "dialeval", url, None)}
+            ("library", "dialeval", hint, None)}
         assert (folder / WHEEL).is_file()
         extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
         assert (folder / "requirements.txt").read_text().splitlines() == [f"dialeval{extras} @ {url}"]
@@ -347,8 +349,8 @@ def test_rehearsal_demo(built, tmp_path):
         params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/evaluate"]["parameters"]
         assert [p["parameter_name"] for p in params][:len(INPUT_ORDER)] == list(INPUT_ORDER)
         assert all(p["parameter_has_default"] for p in params)
-        unticked = {f"use_{name}": False for name in registry.declarations() if name != "distinct_n"}
-        result = client.predict(responses="\n".join(RESPONSES), **unticked, draw_plots=False, api_name="/evaluate")
+        result = client.predict(responses="\n".join(RESPONSES), use_distinct_n=True, draw_plots=False,
+                                api_name="/evaluate")  # every other metric is unticked by default
         card = card_client_call(folder, f"http://127.0.0.1:{space.port}/")
     assert card["status"].startswith("**"), card["status"]
     card_rows = {(r[0], r[1]): r[2] for r in card["table"]["data"]}

@@ -238,17 +238,37 @@ def test_pick_precision_prefers_cuda_bf16(monkeypatch):
     monkeypatch.delenv("DIALEVAL_DTYPE", raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: (8, 0))  # an A100
     assert ui.pick_precision() == ("cuda", "bf16")
     # NLI Diversity declares device/dtype options, so it gets them; DialSpk does not
     assert ui.device_options("nli_diversity") == {"device": "cuda", "dtype": "bf16"}
     assert ui.device_options("dialspk") == {}
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: (7, 0))  # a V100
     assert ui.pick_precision() == ("cuda", "fp16")
     monkeypatch.setenv("DIALEVAL_DTYPE", "fp32")
     assert ui.pick_precision() == ("cuda", "fp32")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.delenv("DIALEVAL_DTYPE")
     assert ui.pick_precision() == ("cpu", None)
+
+
+def test_pick_precision_on_a_t4_is_fp16_although_torch_says_bf16_works(monkeypatch):
+    """Issue 34.5: a T4 (sm_75) runs bf16 only through emulation, which is_bf16_supported() counts as support;
+    the Space and the Ray workers pick fp16 there."""
+    import torch
+
+    from dialeval.distributed.workers import worker_device
+
+    monkeypatch.delenv("DIALEVAL_DEVICE", raising=False)
+    monkeypatch.delenv("DIALEVAL_DTYPE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)  # what torch answers on a T4
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: (7, 5))
+    assert ui.pick_precision() == ("cuda", "fp16")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # a Ray worker with a T4 assigned
+    assert worker_device(None, None) == ("cuda", "fp16")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: (8, 9))  # an L4
+    assert ui.pick_precision() == ("cuda", "bf16") and worker_device(None, None) == ("cuda", "bf16")
 
 
 def test_module_cache_loads_once_under_concurrent_requests(monkeypatch):
@@ -489,6 +509,37 @@ def test_api_evaluate_matches_direct_compute(app, tiny_nli):
     assert saved["dialeval"]["models"] == {"nli_diversity": tiny_nli}
 
 
+def test_api_defaults_are_empty_and_unticked(app):
+    """Issue 34.2: the API defaults of /evaluate are the components' initial values: empty boxes, no metric
+    ticked (the browser's first example is set in the page, by a js-only load)."""
+    params = app.view_api(return_format="dict", print_info=False)["named_endpoints"]["/evaluate"]["parameters"]
+    defaults = {p["parameter_name"]: p["parameter_default"] for p in params}
+    assert {box: defaults[box] for box in INPUT_ORDER} == dict.fromkeys(INPUT_ORDER, "")
+    assert {n: defaults[f"use_{n}"] for n in registry.declarations()} == dict.fromkeys(registry.declarations(), False)
+
+
+def test_api_evaluate_scores_only_what_was_sent(app):
+    """One box and one tick: only that metric runs (DialSpk/DialGen are not scored on an example's speakers)."""
+    result = app.predict(responses="a b\nb c", use_distinct_n=True, api_name="/evaluate")
+    rows = table(result)
+    assert {metric for metric, _ in rows} == {"distinct_n"}
+    assert rows[("distinct_n", "distinct_1")][0] == 3 / 4 and rows[("distinct_n", "distinct_2")][0] == 2 / 2
+    assert "1 of 1 metrics computed" in result[0]
+
+
+def test_the_demo_cards_client_example_runs_the_response_metrics_only(app):
+    from dialeval.hub import demo_client_arguments
+
+    arguments = demo_client_arguments()
+    result = app.predict(**arguments, api_name="/evaluate")
+    rows = table(result)
+    responses = arguments["responses"].split("\n")
+    assert {metric for metric, _ in rows} == {"distinct_n", "ent_n", "low_frequency"}
+    for name in ("distinct_n", "ent_n", "low_frequency"):
+        direct = dialeval.load(name).compute(predictions=responses)
+        assert all(rows[(name, k)] == (v, direct["signature"]) for k, v in direct.items() if isinstance(v, float))
+
+
 def test_api_sem_ent_with_the_bundled_space(app):
     responses = ["How are you today?", "I'm fine, thanks.", "Let's go to the movies tonight.",
                  "What time is it?", "I love pizza with cheese.", "I'm fine, thank you."]
@@ -582,6 +633,7 @@ def test_api_bad_uploads_show_errors_and_app_keeps_serving(app, tmp_path):
                     '{"set_id": 1, "response": "b"}\n', encoding="utf-8")
     out = app.predict(file=handle_file(str(good)), api_name="/load_upload")
     assert out[:3] == ("**Loaded** good.jsonl: 2 responses, 1 response sets.", "hello there\nhi", "a\nb")
+    assert list(out[3:]) == [""] * (len(INPUT_ORDER) - 2)  # every box the upload does not fill is emptied
     result = app.predict(**evaluate_args({"responses": out[1]}, {"distinct_n": None}, plots=False),
                          api_name="/evaluate")
     assert table(result)[("distinct_n", "distinct_1")][0] == 1.0

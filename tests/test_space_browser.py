@@ -174,6 +174,31 @@ def test_app_keeps_serving_after_bad_uploads(page):
     assert float(results_table(page)[("distinct_n", "distinct_1")][0]) == 0.75
 
 
+def test_an_upload_clears_the_boxes_it_does_not_fill(page, tmp_path):
+    """Issue 34.3: the page opens on the first example (every box filled, DialSpk/DialGen ticked); an upload of
+    responses empties the hidden speaker and turn boxes, so DialSpk/DialGen are skipped, not scored on the
+    example's stories together with the upload."""
+    page.locator("#load-example button, button:has-text('Load example')").first.click()
+    page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('Example loaded')")
+    upload = tmp_path / "mine.jsonl"
+    upload.write_text('{"response": "a b"}\n{"response": "b c"}\n', encoding="utf-8")
+    page.locator("#upload input[type=file]").set_input_files(str(upload))
+    page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('Loaded mine.jsonl')")
+    assert page.locator("#responses textarea").input_value() == "a b\nb c"
+    assert page.locator("#sets textarea").input_value() == "" and page.locator("#dialogue textarea").input_value() == ""
+    untick_model_metrics(page)
+    for name in ("dialspk", "dialgen"):
+        box = page.locator(f"#use-{name} input")
+        if not box.is_checked():
+            box.check()
+    page.locator("#evaluate").click()
+    page.wait_for_function("() => (document.querySelector('#status')?.innerText || '').includes('metrics computed')")
+    status = page.locator("#status").inner_text()
+    assert "dialspk: skipped" in status and "dialgen: skipped" in status, status
+    assert float(results_table(page)[("distinct_n", "distinct_1")][0]) == 0.75
+    page.locator("#upload button[aria-label='Clear']").first.click()
+
+
 def test_local_model_path_enables_a_metric_and_every_plot_draws(page, tmp_path_factory):
     from dialeval.testing.roberta import tiny_nli_model
 

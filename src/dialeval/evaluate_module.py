@@ -8,6 +8,7 @@ import inspect
 import sys
 import warnings
 from collections.abc import Mapping
+from importlib import metadata
 from typing import Any, ClassVar
 
 import datasets
@@ -31,6 +32,19 @@ def _matches(value: Any, kind: str) -> bool:
     if kind == "str":
         return isinstance(value, str)
     return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+
+
+#: Where the dialeval package (every metric's code) is published.
+PACKAGE_URL = "https://pypi.org/project/dialeval/"
+
+
+def package_license() -> str:
+    """The installed dialeval's license (its metadata's ``License-Expression``; MIT)."""
+    try:
+        meta = metadata.metadata("dialeval")
+    except metadata.PackageNotFoundError:  # a source checkout without an install
+        return "MIT"
+    return meta.get("License-Expression") or meta.get("License") or "MIT"
 
 
 class DialevalMetric(evaluate.Metric):
@@ -82,6 +96,8 @@ class DialevalMetric(evaluate.Metric):
                 f"{type(self).__name__} got unknown option(s) {unknown}; known options: {sorted(self.OPTIONS)}."
             )
         super().__init__(*args, **kwargs)
+        if self.DECLARATION is not None:  # evaluate names a module after its class (DialSpk → dial_spk)
+            self._module_info.module_name = self.DECLARATION.name  # the name of its folder and Hub repo
 
     def metric_info(self, features: Any, inputs_description: str, description: str | None = None
                     ) -> evaluate.MetricInfo:
@@ -95,6 +111,9 @@ class DialevalMetric(evaluate.Metric):
             inputs_description=inputs_description,
             features=features,
             reference_urls=list(decl.urls),
+            homepage=decl.urls[0] if decl.urls else PACKAGE_URL,
+            license=package_license(),
+            codebase_urls=[u for u in decl.urls if "github.com" in u] or [PACKAGE_URL],
         )
 
     def _input_kinds(self) -> list[dict[str, str | None]]:

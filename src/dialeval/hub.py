@@ -101,7 +101,8 @@ class Install:
 
 def annotate_imports(script: str, source: str) -> str:
     """The module script with ``# From: <source>`` after each dialeval import: ``evaluate.load`` reads it
-    and, where dialeval is missing, says ``pip install <source>`` (not ``pip install dialeval``)."""
+    and, where dialeval is missing, says ``pip install <source>`` (not ``pip install dialeval``); ``source`` is
+    the quoted requirement with the metric's extras, e.g. ``"dialeval[models] @ URL"``."""
     return re.sub(r"^((?:from|import) dialeval\b[^#\n]*?)[ \t]*$", rf"\1  # From: {source}", script, flags=re.M)
 
 
@@ -198,8 +199,24 @@ def preload(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
     return list(dict.fromkeys(hub_id(d.models[0]) for d in decls if d.needs_model and d.models))
 
 
-def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index: int) -> str:
-    """The Space card's YAML: every field the Hub's own metric Spaces use, plus license and descriptions."""
+def card_models(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
+    """The card's ``models:``: the Hub repos of the models the metrics offer (offline names as their Hub ids,
+    ``hf-last-token:ID`` as ``ID``), so the Hub links the Space to them."""
+    from dialeval.runtime import hub_id
+
+    names = (hub_id(m.split(":", 1)[-1]) for d in decls if d.needs_model for m in d.models)
+    return list(dict.fromkeys(n for n in names if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", n)))
+
+
+def card_datasets(decls: Iterable[registry.MetricDeclaration], org: str) -> list[str]:
+    """The card's ``datasets:``: the ``ORG/<dataset>`` repos ``hub build`` writes that the metrics are
+    meta-evaluated on (``dialeval meta-eval``)."""
+    return list(dict.fromkeys(f"{org}/{name}" for d in decls for name in d.meta_datasets))
+
+
+def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index: int, org: str = "ORG") -> str:
+    """The Space card's YAML: every field the Hub's own metric Spaces use, plus license and descriptions, and
+    the models and datasets it uses (:func:`card_models`, :func:`card_datasets`)."""
     from huggingface_hub import SpaceCardData
 
     data = SpaceCardData(
@@ -210,6 +227,8 @@ def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index
         short_description=short_description(decl.summary),
         description=" ".join(str(source.get("description") or f"{decl.title}: {decl.summary}.").split()),
         **({"preload_from_hub": preload([decl])} if preload([decl]) else {}),
+        **({"models": card_models([decl])} if card_models([decl]) else {}),
+        **({"datasets": card_datasets([decl], org)} if card_datasets([decl], org) else {}),
     )
     return f"---\n{data.to_yaml()}\n---\n"
 
@@ -268,7 +287,7 @@ def metric_card(decl: registry.MetricDeclaration, repo_id: str, install: Install
     usage = hub_usage(decl, repo_id, install, [e for e in extras if e != "space"])  # evaluate.load needs no UI
     heading = re.search(r"^# .*\n", body, flags=re.M)
     at = heading.end() if heading else 0
-    return front_matter(decl, source, index) + body[:at] + usage + body[at:]
+    return front_matter(decl, source, index, org) + body[:at] + usage + body[at:]
 
 
 # -- folders ----------------------------------------------------------------------------------------
@@ -297,8 +316,10 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     repo_id = f"{org}/{decl.name}"
     folder.mkdir(parents=True)
     script = decl.script_dir / f"{decl.name}.py"
-    _write(folder / script.name, annotate_imports(script.read_text(encoding="utf-8"), install.source(repo_id)))
     extras = metric_extras(decl)
+    # evaluate.load's hint for a missing dialeval: the same requirement as the card's install line (extras kept)
+    hint = f'"{install.requirement([e for e in extras if e != "space"], repo_id)}"'
+    _write(folder / script.name, annotate_imports(script.read_text(encoding="utf-8"), hint))
     _write(folder / "README.md", metric_card(decl, repo_id, install, extras, index))
     app = space_template("metric", "app.py").read_text(encoding="utf-8")
     app = app.replace("__METRIC__", decl.name).replace("__REPO_ID__", repo_id)
@@ -310,6 +331,14 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     return HubRepo(repo_id, "space", folder)
 
 
+def demo_client_arguments() -> dict[str, Any]:
+    """The demo card's ``/evaluate`` example: responses and the model-free metrics that read them, ticked
+    (every other parameter keeps its default: empty boxes, unticked metrics), so it answers in seconds."""
+    readers = [d.name for d in registry.by_input("responses") if not d.needs_model]
+    return {"responses": "i like tea .\ni like coffee .\nno thanks", **{f"use_{name}": True for name in readers},
+            "draw_plots": False}
+
+
 def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     """The demo Space: every metric at once (``dialeval.demo.build_demo``)."""
     repo_id = f"{org}/{DEMO_NAME}"
@@ -317,14 +346,16 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     links = "\n".join(f"- [{d.title}](https://huggingface.co/spaces/{org}/{d.name}) (`{d.name}`): {d.summary}"
                       for d in registry.declarations().values())
     card = space_template("demo", "README.md").read_text(encoding="utf-8")
-    models = "".join(f"\n  - {repo}" for repo in preload(registry.declarations().values()))
-    example = {"responses": "i like tea .\ni like coffee .\nno thanks", "sets": "yes\nno\n\nsure\nsure thing",
-               **{f"use_{d.name}": False for d in registry.declarations().values() if d.needs_model},
-               "draw_plots": False}  # the example runs the model-free metrics: an answer in seconds
-    client = "\n".join(client_example(repo_id, "/evaluate", example, "status, table, *plots, download"))
+    decls = list(registry.declarations().values())
+    models = "".join(f"\n  - {repo}" for repo in preload(decls))
+    linked = {"__MODELS__": "".join(f"\n  - {repo}" for repo in card_models(decls)),
+              "__DATASETS__": "".join(f"\n  - {repo}" for repo in card_datasets(decls, org))}
+    client = "\n".join(client_example(repo_id, "/evaluate", demo_client_arguments(),
+                                      "status, table, *plots, download"))
     for key, value in {"__SDK_VERSION__": sdk_version(), "__PYTHON_VERSION__": python_version(),
                        "__PRELOAD__": models, "__CLIENT_EXAMPLE__": client,
-                       "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links}.items():
+                       "__INSTALL__": install.command(repo_id, ["models", "space"]), "__METRIC_LINKS__": links,
+                       **linked}.items():
         card = card.replace(key, value)
     _write(folder / "README.md", card)
     shutil.copy2(space_template("demo", "app.py"), folder / "app.py")

@@ -32,6 +32,7 @@ from dialeval.runtime import (
     hub_source,
     load_pretrained,
     model_revision,
+    offered_model,
     resolve_device,
     resolve_dtype,
 )
@@ -56,7 +57,7 @@ class LoadedLM:
     kind: str  # "causal" or "seq2seq"
     name: str  # model id@revision for signatures
     path: str  # what from_pretrained was given (a local directory for the default)
-    offline: str | None = None  # DEFAULT_LM or GEMMA3_LM when it is one of the offline models
+    offline: str | None = None  # DEFAULT_LM or GEMMA3_LM when it is one of the offered models, however spelled
     backend: str = "torch"  # "torch", "onnx" or "onnx-int8" (see dialeval.onnx_backend)
     onnx: Any = None  # the OnnxCausalLM or OnnxSeq2SeqLM running it when backend is not torch
 
@@ -288,5 +289,7 @@ def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
         raise ModelNotAvailableError(f"{path!r} is not a {kind} language model transformers can load: {exc}") from exc
     tok = load_pretrained(AutoTokenizer, path, what="tokenizer")
     lm.to(dev).eval()
+    # the offered model these weights are, also when named by its Hub repo (its defaults follow it)
+    offered = model if model in (DEFAULT_LM, GEMMA3_LM) else offered_model(model)
     return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path,
-                    offline=model if model in (DEFAULT_LM, GEMMA3_LM) else None)
+                    offline=offered if offered in (DEFAULT_LM, GEMMA3_LM) else None)

@@ -35,6 +35,15 @@ def cache_dir() -> Path:
     """``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``."""
     return Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval").expanduser()
 
+def gpu_half_dtype(device: Any = None) -> str:
+    """The half precision a CUDA GPU runs natively: ``"bf16"`` from compute capability 8.0 (Ampere) on, else
+    ``"fp16"`` (a T4, sm_75, emulates bf16, which ``torch.cuda.is_bf16_supported()`` counts as support)."""
+    import torch
+
+    major, _ = torch.cuda.get_device_capability(device)
+    return "bf16" if major >= 8 else "fp16"
+
+
 def is_offline() -> bool:
     """True when the Hugging Face Hub must not be contacted (``HF_HUB_OFFLINE``)."""
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
@@ -53,6 +62,17 @@ HUB_IDS = {
 def hub_id(name: str) -> str:
     """The Hub repo of offline model ``name`` (:data:`HUB_IDS`), else ``name`` itself."""
     return HUB_IDS.get(name, name)
+
+
+def offered_model(name: Any) -> str | None:
+    """The offered model (a key of :data:`HUB_IDS`) that ``name`` spells: the offered name itself or its Hub
+    repo (repo ids compared case-insensitively, as the Hub does); ``None`` for any other model. One model, one
+    set of defaults, whichever spelling reaches it."""
+    if not isinstance(name, str):
+        return None
+    text = name.strip().rstrip("/")
+    return next((offered for offered, repo in HUB_IDS.items() if text in (offered, repo) or
+                 text.lower() == repo.lower()), None)
 
 
 def in_hub_cache(repo_id: str) -> bool:

@@ -17,6 +17,7 @@ import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from itertools import chain
 from typing import Any
 
 Tokenizer = Callable[[str], list[str]]
@@ -31,10 +32,20 @@ def normalize_text(text: str, *, form: str = "NFC", strip: bool = True) -> str:
 
 
 _CASUAL = None
-# A space-separated chunk can be tokenised on its own unless a casual pattern may span a space:
-# phone numbers (digits), spaced ellipses (". ."), and HTML entities (which can decode to digits).
-_SPANS_SPACES = re.compile(r"[\d&]|\.\s+\.")
-_CHUNK_CACHE: dict[str, list[str]] = {}
+# A space-separated chunk can be tokenised on its own unless a casual pattern may span a space: phone
+# numbers (nltk's needs at least 7 digits: 3 + 4), spaced ellipses (". ."), and HTML entities (which can
+# decode to digits).
+_SPANS_SPACES = re.compile(r"&|\.\s+\.|\d(?:\D*\d){6}")
+class _ChunkCache(dict):
+    """chunk → its casual tokens; a missing chunk is tokenised on lookup, so a text's chunks are looked up
+    (and their tokens chained) in C."""
+
+    def __missing__(self, chunk: str) -> list[str]:
+        tokens = self[chunk] = _CASUAL(chunk) if chunk else []
+        return tokens
+
+
+_CHUNK_CACHE = _ChunkCache()
 _CHUNK_CACHE_LIMIT = 2_000_000
 
 
@@ -54,18 +65,9 @@ def _casual(text: str) -> list[str]:
                                  match_phone_numbers=True).tokenize
     if _SPANS_SPACES.search(text):
         return _casual_whole(text)
-    cache = _CHUNK_CACHE
-    if len(cache) > _CHUNK_CACHE_LIMIT:
-        cache.clear()
-    tokens: list[str] = []
-    for chunk in text.split(" "):
-        if not chunk:
-            continue
-        hit = cache.get(chunk)
-        if hit is None:
-            hit = cache[chunk] = _CASUAL(chunk)
-        tokens.extend(hit)
-    return tokens
+    if len(_CHUNK_CACHE) > _CHUNK_CACHE_LIMIT:
+        _CHUNK_CACHE.clear()
+    return list(chain.from_iterable(map(_CHUNK_CACHE.__getitem__, text.split(" "))))
 
 
 _LONG_DIGITS = re.compile(r"\d{20000}")

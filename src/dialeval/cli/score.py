@@ -58,10 +58,15 @@ def register(sub: Any) -> None:
                      help="seconds to wait for the cluster (and for a lost one) before failing (default: 30)")
     ray.add_argument("--runtime-env", default=None, metavar="JSON",
                      help='Ray runtime_env for the workers, JSON or a .json file, e.g. \'{"pip": ["dialeval"]}\'')
+    ray.add_argument("--setup-timeout", type=float, default=600.0,
+                     help="seconds the --runtime-env may take to set up on the workers (pip, conda) before the job "
+                          "fails in one line (default: 600, Ray's own)")
     ray.add_argument("--concurrency", type=int, default=None, help="model actors (default: one per GPU, else CPUs/2)")
     ray.add_argument("--rows-per-batch", type=int, default=None,
                      help="rows per Ray batch (default: from the data, about two chunks per CPU for corpus metrics)")
-    ray.add_argument("--overwrite", action="store_true", help="replace what is in a non-empty --output folder/prefix")
+    ray.add_argument("--overwrite", action="store_true",
+                     help="write into a non-empty --output folder/prefix: replaces OUTPUT/<metric>/ and "
+                          "OUTPUT/results.json, keeps every other file there")
     ray.add_argument("--actor-info-dir", default=None, metavar="DIR",
                      help="each model actor writes <pid>.json (host, device, batches done) here, for operators")
     ray.add_argument("--partition-by", action="append", default=[], metavar="COLUMN",
@@ -200,10 +205,13 @@ def run(args: argparse.Namespace) -> int:
         config = args.metric_config if args.metric_config in decl.configs else default_config(decl, columns, available)
         plans.append((decl, config, input_kind(decl, config)))
     _check_roles(columns, [kind for _, _, kind in plans])
+    inputs = {decl.name: local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
+              for decl, config, kind in plans}
+    shared = compute_shared(inputs, options)  # lexical metrics on the same responses: one tokenization and count
     results: dict[str, dict[str, Any]] = {}
-    for decl, config, kind in plans:
-        inputs = local_inputs(rows, decl, kind, _for_metric(columns, kind), args.input)
-        results[decl.name] = compute_locally(decl, config, inputs, options[decl.name])
+    for decl, config, _ in plans:
+        results[decl.name] = shared.get(decl.name) or compute_locally(decl, config, inputs[decl.name],
+                                                                      options[decl.name])
     if output is not None:
         atomic_write_json(output, results)
     if not is_stdout(output):
@@ -230,6 +238,25 @@ def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs
     if isinstance(result, dict) and result.get("note"):
         print(f"dialeval score: note: {decl.name}: {result['note']}", file=sys.stderr)
     return result
+
+
+def compute_shared(inputs: dict[str, dict[str, Any]], options: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The lexical metrics that read the same responses, computed together
+    (:func:`dialeval.lexical.shared.compute_many`); ``{}`` when fewer than two can share."""
+    from dialeval.lexical.shared import compute_many, shares_counts
+
+    names = [n for n in inputs if shares_counts(n, options[n]) and set(inputs[n]) == {"predictions"}]
+    names = [n for n in names if inputs[n]["predictions"] == inputs[names[0]]["predictions"]]
+    if len(names) < 2:
+        return {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultNote)  # shown as one line below, from the result's note
+        with inputs_checked():
+            results = compute_many(inputs[names[0]]["predictions"], {n: options[n] for n in names})
+    for name, result in results.items():
+        if result.get("note"):
+            print(f"dialeval score: note: {name}: {result['note']}", file=sys.stderr)
+    return results
 
 
 def _check_config(config: str | None, decls: list[registry.MetricDeclaration]) -> None:
@@ -263,7 +290,7 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
                 "runtime_env": _runtime_env(args.runtime_env), "concurrency": args.concurrency,
                 "rows": args.rows_per_batch, "dataset_config": args.dataset_config, "split": args.split,
                 "overwrite": args.overwrite, "partition_by": args.partition_by or None,
-                "info_dir": args.actor_info_dir}
+                "info_dir": args.actor_info_dir, "setup_timeout": args.setup_timeout}
     request = {"input": args.input, "metrics": options, "columns": metric_columns, "configs": configs,
                "output": args.output, "settings": settings}
     code, payload, log = _drive(request, args.connect_timeout)

@@ -168,6 +168,19 @@ def strip_quotes(turn: str) -> str:
     return turn
 
 
+def check_quotes(quotes: Any) -> str:
+    if quotes not in QUOTES:
+        raise ValueError(f"`quotes`={quotes!r} is not known; use 'keep' (turns as given) or 'strip'.")
+    return quotes
+
+
+def quoted_turns(preds: list[list[str]], refs: list[list[str]], quotes: str) -> tuple[list[list[str]], list[list[str]]]:
+    """The checked turns as scored under ``quotes``: as given (``keep``), or :func:`strip_quotes` of each (``strip``)."""
+    if check_quotes(quotes) == "keep":
+        return preds, refs
+    return [[strip_quotes(t) for t in story] for story in preds], [[strip_quotes(t) for t in story] for story in refs]
+
+
 def coherence_summary(probs: Sequence[float]) -> dict[str, Any]:
     """``coherence`` = share of stories with P(original) > 0.5 (the paper's); ``coherence_mean`` = mean P."""
     values = [float(p) for p in probs]
@@ -181,12 +194,7 @@ def dialgen_scores(predictions: Any, references: Any, *, tokenization: str = "ch
                    coherence_window: str | None = None) -> dict[str, Any]:
     """BLEU-1/2 (per-turn average), Dist-2/3/4 over the generated turns and, with per-story coherence
     probabilities, :func:`coherence_summary`; with a signature."""
-    preds, refs = check_turn_lists(predictions, references)
-    if quotes not in QUOTES:
-        raise ValueError(f"`quotes`={quotes!r} is not known; use 'keep' (turns as given) or 'strip'.")
-    if quotes == "strip":
-        preds = [[strip_quotes(t) for t in story] for story in preds]
-        refs = [[strip_quotes(t) for t in story] for story in refs]
+    preds, refs = quoted_turns(*check_turn_lists(predictions, references), quotes)
     tokenize = get_tokenization(tokenization)
     out = bleu_scores(preds, refs, tokenize, BLEU_ORDERS, smooth)
     generated = [t for story in preds for t in story]

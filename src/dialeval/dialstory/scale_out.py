@@ -23,6 +23,8 @@ from dialeval.dialstory.dialspk import accuracy_from_counts, dialspk_signature, 
 from dialeval.distributed.workers import column_values, with_columns
 from dialeval.lexical.formulas import distinct_scores
 from dialeval.lexical.ngram_tables import NgramTable, count_table, merge_tables
+from dialeval.onnx_backend import check_backend_name
+from dialeval.runtime import check_device_type
 
 # ----------------------------------------------------------------------------------------- DialSpk
 
@@ -79,7 +81,7 @@ def dialspk_scale_out() -> dict[str, Any]:
     """The DialSpk ``scale_out`` hook: counts per chunk; per-story scores only when an output is written."""
     return {"kind": "items", "plan": speaker_plan, "scorer": speaker_scorer, "actors": False, "score": "output",
             "state": speaker_state, "state_kwargs": speaker_state_kwargs, "merge": merge_speakers,
-            "finish": speaker_finish}
+            "finish": speaker_finish, "options": ("candidates",)}  # refused as an option: a column on Ray
 
 
 # ----------------------------------------------------------------------------------------- DialGen
@@ -89,36 +91,46 @@ GEN_SCHEMA = pa.schema([("order", pa.int8()), ("gram", pa.string()), ("count", p
 _TURN, _STORIES = -1, -2  # ``order`` of the per-turn BLEU rows and of the story count row
 
 
+#: The DialGen options the Ray plan reads; the coherence ones (``stories``, ``coherence_model``) are refused by
+#: the plan, and ``device``/``batch_size``/``backend`` are checked as one process checks them without a classifier.
+GEN_OPTIONS = ("tokenization", "smooth", "quotes", "stories", "coherence_model", "device", "batch_size", "backend")
+
+
 @dataclass(frozen=True)
 class GenPlan:
     tokenization: str
     smooth: str
+    quotes: str = "keep"
 
     @property
-    def share_key(self) -> tuple[str, str, str]:
-        return ("story_turns", self.tokenization, self.smooth)
+    def share_key(self) -> tuple[str, str, str, str]:
+        return ("story_turns", self.tokenization, self.smooth, self.quotes)
 
 
 def gen_plan(metric: str, options: dict[str, Any]) -> GenPlan:
     if options.get("coherence_model") is not None or options.get("stories") is not None:
         raise ValueError(f"{metric} coherence needs the classifier on every story; on Ray only BLEU and Dist are "
                          "computed. Drop coherence_model/stories, or run it in one process.")
+    check_device_type(options.get("device"))  # unused without a classifier, checked as compute_dialgen does
+    check_backend_name(options.get("backend"))
     tokenization, smooth = options.get("tokenization", "char"), options.get("smooth", "none")
     gen.get_tokenization(tokenization)
     choices = registry.get(metric).option("smooth").choices
     if smooth not in choices:
         raise ValueError(f"{metric}: `smooth`={smooth!r} is not one of {list(choices)}.")
-    return GenPlan(tokenization, smooth)
+    return GenPlan(tokenization, smooth, gen.check_quotes(options.get("quotes", "keep")))
 
 
 def gen_state_kwargs(plans: Sequence[GenPlan]) -> dict[str, Any]:
-    return {"tokenization": plans[0].tokenization, "smooth": plans[0].smooth}
+    return {"tokenization": plans[0].tokenization, "smooth": plans[0].smooth, "quotes": plans[0].quotes}
 
 
-def gen_state(batch: pa.Table, *, columns: dict[str, str], tokenization: str, smooth: str) -> pa.Table:
-    """Per-turn BLEU rows (in order), the story count and the Dist n-gram counts of one chunk."""
-    preds, refs = gen.check_turn_lists(column_values(batch, columns["predictions"]),
-                                       column_values(batch, columns["references"]))
+def gen_state(batch: pa.Table, *, columns: dict[str, str], tokenization: str, smooth: str,
+              quotes: str = "keep") -> pa.Table:
+    """Per-turn BLEU rows (in order), the story count and the Dist n-gram counts of one chunk (turns as
+    :func:`~dialeval.dialstory.dialgen.quoted_turns` gives them, as one process scores them)."""
+    preds, refs = gen.quoted_turns(*gen.check_turn_lists(column_values(batch, columns["predictions"]),
+                                                         column_values(batch, columns["references"])), quotes)
     tokenize = gen.get_tokenization(tokenization)
     bleu = gen.bleu_scores(preds, refs, tokenize, gen.BLEU_ORDERS, smooth)["turn_bleu"]
     turns = len(bleu[f"bleu_{gen.BLEU_ORDERS[0]}"])
@@ -159,11 +171,11 @@ def gen_finish(table: pa.Table, p: GenPlan) -> dict[str, Any]:
     out.update(distinct_scores(NgramTable(grams, gen.DIST_ORDERS, gen.get_tokenization(p.tokenization))))
     out["num_stories"] = pc.sum(table.filter(pc.equal(order, _STORIES)).column("count")).as_py()
     out["num_turns"] = turns.num_rows
-    out["signature"] = gen.dialgen_signature(p.tokenization, p.smooth, None)
+    out["signature"] = gen.dialgen_signature(p.tokenization, p.smooth, None, p.quotes)
     return out
 
 
 def dialgen_scale_out() -> dict[str, Any]:
     """The DialGen ``scale_out`` hook: a corpus metric with mergeable Arrow states."""
     return {"kind": "corpus", "plan": gen_plan, "state_kwargs": gen_state_kwargs, "state": gen_state,
-            "merge": gen_merge, "finish": gen_finish}
+            "merge": gen_merge, "finish": gen_finish, "options": GEN_OPTIONS}

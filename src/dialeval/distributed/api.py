@@ -38,6 +38,7 @@ class Settings:
     filesystem: Any = None
     overwrite: bool = False
     partition_by: list[str] | None = None
+    setup_timeout: float = engine.SETUP_TIMEOUT
 
 
 @dataclass
@@ -85,22 +86,24 @@ def score(dataset: Any, metric: str, columns: dict[str, str] | None = None, *, o
           runtime_env: dict[str, Any] | None = None, concurrency: int | None = None, num_gpus: float | None = None,
           rows_per_batch: int | None = None, dataset_config: str | None = None, split: str | None = None,
           actor_info_dir: str | None = None, filesystem: Any = None, overwrite: bool = False,
-          partition_by: list[str] | None = None, **options: Any) -> dict[str, Any]:
+          partition_by: list[str] | None = None, setup_timeout: float = engine.SETUP_TIMEOUT,
+          **options: Any) -> dict[str, Any]:
     """Score ``dataset`` (a ``ray.data.Dataset``, or a Parquet/JSONL/CSV path, folder, export folder or URI such as
     ``s3://bucket/prefix/``) with ``metric``.
 
     ``columns`` maps the metric's inputs to columns (default: same names). Corpus metrics return one result,
     reduced from per-chunk mergeable states; per-item metrics add a column to every row (their declaration's
     ``item_column``), written as Parquet into the folder or prefix ``output`` (refused when it holds files,
-    unless ``overwrite``; ``partition_by`` columns give hive-style sub-folders; ``filesystem`` a pyarrow
+    unless ``overwrite``, which replaces the whole folder or prefix; ``partition_by`` columns give hive-style sub-folders; ``filesystem`` a pyarrow
     filesystem for ``dataset`` and ``output``), and return their reduced result. ``options`` are the metric's
     own; model metrics run on ``concurrency`` actors (default: one per GPU, else one per two CPUs),
     ``num_gpus`` each (default 1 when the cluster has GPUs, in bf16). ``address``, ``connect_timeout``
-    (seconds) and ``runtime_env`` are :func:`ray.init`'s. Same numbers and signature as single-process
+    (seconds) and ``runtime_env`` are :func:`ray.init`'s (``runtime_env`` keys Ray does not know are refused;
+    its setup on the workers is bounded by ``setup_timeout`` seconds, a failure is one line). Same numbers and signature as single-process
     ``dialeval.load(metric).compute``.
     """
     settings = Settings(address, connect_timeout, runtime_env, concurrency, num_gpus, rows_per_batch, dataset_config,
-                        split, actor_info_dir, filesystem, overwrite, partition_by)
+                        split, actor_info_dir, filesystem, overwrite, partition_by, setup_timeout)
     out = score_many(dataset, {metric: options}, {metric: columns or {}}, outputs={metric: output},
                      configs={metric: config}, settings=settings)
     return out[metric]
@@ -115,12 +118,7 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
     settings = settings or Settings()
     columns, outputs, configs = columns or {}, outputs or {}, configs or {}
     for name, opts in metrics.items():
-        decl = registry.get(name)
-        if name not in supported():
-            raise ValueError(f"metric {name!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
-        unknown = sorted(set(opts) - set(decl.option_defaults()))
-        if unknown:
-            raise ValueError(f"{name} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
+        check_plan_options(registry.get(name), opts)
     for output in outputs.values():
         if output is not None:
             engine.check_output(output, filesystem=settings.filesystem, overwrite=settings.overwrite,
@@ -128,7 +126,9 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
     if isinstance(dataset, (str, os.PathLike)):  # a missing file or an unreachable store fails before Ray starts
         engine.resolve_input(dataset, settings.dataset_config, settings.split, settings.filesystem,
                              settings.connect_timeout)
-    ray = engine.connect(settings.address, timeout=settings.connect_timeout, runtime_env=settings.runtime_env)
+    engine.check_runtime_env(settings.runtime_env, settings.setup_timeout)  # before any work
+    ray = engine.connect(settings.address, timeout=settings.connect_timeout, runtime_env=settings.runtime_env,
+                         setup_timeout=settings.setup_timeout)
     if engine.is_client():  # Ray Client: Ray Data executes from a driver inside the cluster, so run this there
         inside = ray.remote(num_cpus=0)(score_many)
         try:
@@ -155,6 +155,30 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
         return {name: results[name] for name in metrics}
     except Exception as exc:
         raise _user_error(exc) from exc
+
+
+def plan_options(decl: registry.MetricDeclaration) -> tuple[str, ...]:
+    """The options ``decl``'s Ray plan reads (its hook's ``options``: a tuple, or one per metric of a family)."""
+    hooks = decl.scale_out_hooks() or {}
+    names = hooks.get("options", ())
+    return tuple(names.get(decl.name, ()) if isinstance(names, dict) else names)
+
+
+def check_plan_options(decl: registry.MetricDeclaration, options: dict[str, Any]) -> None:
+    """Refuse, before Ray starts, a metric without a plan, an option it does not declare or a value out of its
+    range, and an option set to other than its default that the plan does not read (it would be dropped
+    silently and give one process's numbers for other settings)."""
+    if not decl.scale_out:
+        raise ValueError(f"metric {decl.name!r} has no Ray plan; the Ray engine runs {', '.join(supported())}.")
+    unknown = sorted(set(options) - set(decl.option_defaults()))
+    if unknown:
+        raise ValueError(f"{decl.name} has no option {unknown[0]!r}; its options are {sorted(decl.option_defaults())}.")
+    registry.check_options(decl, options)
+    read = plan_options(decl)
+    dropped = sorted(k for k, v in options.items() if k not in read and v != decl.option(k).default)
+    if dropped:
+        raise ValueError(f"{decl.name} on Ray does not read the option {dropped[0]!r} (its plan reads "
+                         f"{sorted(read)}); run it in one process (no --engine ray).")
 
 
 def _corpus_hooks(decl: registry.MetricDeclaration) -> dict[str, Any] | None:

@@ -32,7 +32,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     if out:
         engine.check_output(out, overwrite=settings.overwrite, inputs=(request["input"],),
                             timeout=settings.connect_timeout)
-        outputs = {name: f"{str(out).rstrip('/')}/{name}" for name in request["metrics"] if writes_items(name)}
+        outputs = {name: engine.child_uri(out, name) for name in request["metrics"] if writes_items(name)}
     results = score_many(request["input"], request["metrics"], request["columns"], outputs=outputs,
                          configs=request["configs"], settings=settings)
     if out:

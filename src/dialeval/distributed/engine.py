@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -29,18 +30,45 @@ MODEL_ROWS = 256
 CORPUS_ROWS = 100_000
 MIN_CHUNK, MAX_CHUNK = 2_000, 250_000
 CONNECT_TIMEOUT = 30.0
+#: Seconds the workers' ``runtime_env`` (pip, conda, working_dir...) may take to set up (Ray's own default).
+SETUP_TIMEOUT = 600.0
 _FILE_KINDS = {".parquet": "parquet", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".csv": "csv"}
 
 
+def check_runtime_env(env: Any, setup_timeout: float = SETUP_TIMEOUT) -> dict[str, Any] | None:
+    """``env`` (a Ray ``runtime_env``) with its setup bounded by ``setup_timeout`` seconds (Ray's
+    ``config.setup_timeout_seconds``, unless ``env`` sets it); a key Ray does not know is refused (Ray would
+    otherwise ignore a typo such as ``pips``)."""
+    if env is None:
+        return None
+    if not isinstance(env, dict):
+        raise TypeError(f"--runtime-env must be a JSON object (Python: runtime_env= a dict), got {type(env).__name__}.")
+    if not (isinstance(setup_timeout, (int, float)) and not isinstance(setup_timeout, bool) and setup_timeout > 0):
+        raise ValueError(f"--setup-timeout must be > 0 seconds, got {setup_timeout!r}.")
+    from ray.runtime_env import RuntimeEnv
+
+    known = RuntimeEnv.known_fields
+    unknown = sorted(set(env) - set(known))
+    if unknown:
+        raise ValueError(f"--runtime-env key {unknown[0]!r} is not a Ray runtime_env field; use one of "
+                         f"{sorted(k for k in known if not k.startswith('_'))}.")
+    config = env.get("config") or {}
+    if not isinstance(config, dict):
+        raise ValueError(f"--runtime-env 'config' must be an object, got {type(config).__name__}.")
+    return {**env, "config": {"setup_timeout_seconds": math.ceil(setup_timeout), **config}}
+
+
 def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
-            runtime_env: dict[str, Any] | None = None) -> Any:
+            runtime_env: dict[str, Any] | None = None, setup_timeout: float = SETUP_TIMEOUT) -> Any:
     """Join the Ray cluster at ``address`` (``"auto"``, ``"HOST:PORT"``, ``"ray://HOST:10001"``; default
     ``$RAY_ADDRESS``, else the one this process joined, else a new local one) within ``timeout`` seconds, with
-    ``runtime_env`` for every worker. A cluster that does not answer is one ``ConnectionError`` naming it."""
+    ``runtime_env`` for every worker, set up within ``setup_timeout`` seconds. A cluster that does not answer is
+    one ``ConnectionError`` naming it; a runtime_env that fails or does not finish is one line too."""
     try:
         import ray
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("the Ray engine needs the distributed extra: pip install 'dialeval[distributed]'") from exc
+    runtime_env = check_runtime_env(runtime_env, setup_timeout)
     if not ray.is_initialized():
         where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
         if str(where).startswith("ray://"):
@@ -63,11 +91,43 @@ def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
         if "error" in outcome:
             first = (str(outcome["error"]).strip().splitlines() or [type(outcome["error"]).__name__])[0]
             raise ConnectionError(f"cannot join the Ray cluster at {where}: {first}") from None
+        if runtime_env:
+            wait_for_runtime_env(ray, where, runtime_env["config"]["setup_timeout_seconds"])
     logging.getLogger("ray.data").setLevel(logging.WARNING)  # no per-execution INFO lines on the console
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True  # outputs follow inputs
     ctx.enable_progress_bars = os.environ.get("DIALEVAL_PROGRESS", "1") != "0"
     return ray
+
+
+def wait_for_runtime_env(ray: Any, where: str, timeout: float) -> None:
+    """Run one empty task in the job's runtime_env: its setup (pip, conda, working_dir) happens now, within
+    ``timeout`` seconds, and a failure is one line (Ray Data would otherwise wait on it silently)."""
+
+    @ray.remote(num_cpus=0, max_retries=0)
+    def ready() -> bool:
+        return True
+
+    ref = ready.remote()
+    try:
+        ray.get(ref, timeout=timeout)
+    except ray.exceptions.GetTimeoutError:
+        ray.cancel(ref, force=True)
+        raise TimeoutError(f"the Ray runtime_env was not set up on {where} within {timeout:g} s (pip, conda or "
+                           "working_dir still installing); raise --setup-timeout or check the runtime_env.") from None
+    except ray.exceptions.RuntimeEnvSetupError as exc:
+        raise ValueError(f"the Ray runtime_env could not be set up on {where}: {setup_error_line(str(exc))}") \
+            from None
+
+
+def setup_error_line(text: str) -> str:
+    """The line of Ray's runtime-env setup report that says what failed (pip's ``ERROR: ...``, else the last
+    line that is not a traceback frame)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:") or "Error:" in line or "error:" in line]
+    frames = ("File ", "Traceback", "^", "raise ", "return ", "await ")
+    tail = [line for line in lines if not line.startswith(frames)]
+    return (errors or tail or ["unknown error"])[-1][:500]
 
 
 def _needs_client() -> None:
@@ -119,6 +179,17 @@ def filesystem_of(path: str | os.PathLike, filesystem: pafs.FileSystem | None = 
         return pafs.FileSystem.from_uri(text)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise ValueError(f"{text!r}: {exc}") from None
+
+
+def child_uri(folder: str | os.PathLike, name: str) -> str:
+    """``folder/name`` for a local folder or a URI: the name joins the URI's path, before its query, so the
+    options a URI carries reach the child (``s3://b/out/?endpoint_override=H&scheme=http`` →
+    ``s3://b/out/NAME?endpoint_override=H&scheme=http``), as pyarrow's ``FileSystem.from_uri`` reads them."""
+    text = str(folder)
+    if "://" not in text:
+        return str(Path(text) / name)
+    parts = urlsplit(text)
+    return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{name}"))
 
 
 def _info(fs: pafs.FileSystem, path: str, uri: str, timeout: float) -> pafs.FileInfo:

@@ -20,6 +20,10 @@ from dialeval.full.full_followup import compute_full
 from dialeval.full.texts import check_dialogues, check_turn_inputs
 from dialeval.lm import load_lm
 
+#: Every FULL option: the actors pass them all to :func:`~dialeval.full.full_followup.compute_full`.
+OPTIONS = ("model", "follow_ups", "compat", "separator", "max_length", "lookback", "batch_size", "max_tokens",
+           "dtype", "device", "backend", "progress", "follow_up_prefix", "chat_template", "aggregation")
+
 
 class FullScorer:
     """FULL per dialogue (``level="dialog"``) or per response in context (``"turn"``); the LM loads once."""
@@ -58,4 +62,5 @@ def scorer(p: dict[str, Any], columns: dict[str, str], output: str, info_dir: st
 
 def scale_out() -> dict[str, Any]:
     """The ``scale_out`` hook: per-item scores on LM actors; the engine reduces their mean."""
-    return {"kind": "items", "plan": plan, "scorer": scorer, "actors": True, "score": "always"}
+    return {"kind": "items", "plan": plan, "scorer": scorer, "actors": True, "score": "always",
+            "options": OPTIONS}

@@ -67,7 +67,7 @@ def check_threshold(threshold: Any) -> int:
     return int(threshold)
 
 
-def _corpus_texts(predictions: Any) -> list[str]:
+def corpus_texts(predictions: Any) -> list[str]:
     if predictions is not None and not isinstance(predictions, str) and len(predictions) \
             and isinstance(predictions[0], (list, tuple)):
         raise TypeError("`predictions` holds lists of responses; pass level='set' to score response sets.")
@@ -167,7 +167,7 @@ def compute_distinct(predictions: Any, n: Any = None, tokenizer: Any = "casual",
     (``level="set"``: also ``scores``, each set's mean over n, and ``scores_by_n``), with a signature."""
     orders, level, vocab = resolve_orders(tokenizer, n), check_level(level), check_vocab_size(vocab_size)
     if level == "corpus":
-        return distinct_result(count_ngrams(_corpus_texts(predictions), orders, tokenizer,
+        return distinct_result(count_ngrams(corpus_texts(predictions), orders, tokenizer,
                                             num_workers=check_num_workers(num_workers)), vocab)
     per_set = lexical.distinct_n_per_set(
         check_text_sets(predictions, "predictions"), orders, tokenizer, vocab,

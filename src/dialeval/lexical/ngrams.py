@@ -94,6 +94,18 @@ class NgramCounts:
         self.num_texts += other.num_texts
         return self
 
+    def restrict(self, orders: Iterable[int]) -> NgramCounts:
+        """These counts seen through ``orders`` (some of :attr:`orders`): the counters are shared, not copied,
+        so one count of orders 1..3 serves a metric of orders (1,) and one of (1, 2, 3)."""
+        wanted = tuple(sorted(set(orders)))
+        missing = sorted(set(wanted) - set(self.orders))
+        if missing:
+            raise ValueError(f"these counts hold orders {self.orders}, not {missing}; count them too.")
+        if wanted == self.orders:
+            return self
+        return NgramCounts(wanted, self.tokenizer, {n: self.counts[n] for n in wanted},
+                           {n: self.totals[n] for n in wanted}, self.num_texts)
+
     def __add__(self, other: NgramCounts) -> NgramCounts:
         out = NgramCounts(self.orders, self.tokenizer)
         return out.merge(self).merge(other)

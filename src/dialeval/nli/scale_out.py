@@ -20,6 +20,10 @@ from dialeval.distributed.workers import (
 from dialeval.nli.core import check_variant, compute_nli_diversity, get_classifier
 from dialeval.nli.nli_diversity import nli_signature
 
+#: Every NLI Diversity option: the actors read them all (``return_probabilities`` is refused by the plan).
+OPTIONS = ("model", "variant", "device", "dtype", "backend", "batch_size", "max_tokens", "max_length",
+           "return_probabilities", "progress")
+
 
 class NLIScorer:
     """NLI Diversity of each response set; the classifier loads once per actor."""
@@ -56,4 +60,5 @@ def scorer(p: dict[str, Any], columns: dict[str, str], output: str, info_dir: st
 
 def scale_out() -> dict[str, Any]:
     """The ``scale_out`` hook: per-set scores on classifier actors; the engine reduces their mean."""
-    return {"kind": "items", "plan": plan, "scorer": scorer, "actors": True, "score": "always"}
+    return {"kind": "items", "plan": plan, "scorer": scorer, "actors": True, "score": "always",
+            "options": OPTIONS}

@@ -27,6 +27,7 @@ from dialeval.distributed.workers import (
     worker_device,
 )
 from dialeval.encoders import BATCH_SIZE
+from dialeval.onnx_backend import check_backend_name
 from dialeval.semantic.clustering import cluster_examples
 from dialeval.semantic.dress import dress_weights
 from dialeval.semantic.sem_ent import sem_ent_result
@@ -34,7 +35,11 @@ from dialeval.semantic.space import SemanticSpace
 
 STATE_SCHEMA = pa.schema([("cluster", pa.int64()), ("count", pa.int64()), ("examples", pa.list_(pa.string())),
                           ("keep", pa.int64()), ("dtype", pa.string())])
-_WORKER_OPTIONS = {"device", "dtype", "batch_size", "examples_per_cluster", "progress"}
+_WORKER_OPTIONS = {"device", "dtype", "backend", "batch_size", "examples_per_cluster", "progress"}
+#: The Sem-Ent options the plan reads: the fitting ones (``reference_responses``, ``encoder``, ``k``, ``seeds``)
+#: are refused on Ray, in one line.
+OPTIONS = ("space", "reference_responses", "encoder", "k", "dtype", "device", "backend", "batch_size",
+           "examples_per_cluster", "seeds", "progress")
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class Plan:
     dtype: Any = None
     batch_size: int = BATCH_SIZE
     per_cluster: int = 3
+    backend: str | None = None
 
 
 def plan(metric: str, options: dict[str, Any], config: str | None = None, columns: dict[str, str] | None = None) -> Plan:
@@ -56,11 +62,14 @@ def plan(metric: str, options: dict[str, Any], config: str | None = None, column
                          "worker reads; fitting a space is a single-process step.")
     extra = sorted(k for k, v in opts.items() if v is not None and k not in _WORKER_OPTIONS)
     if extra:
-        raise ValueError(f"{metric} on Ray takes space=, device=, dtype=, batch_size=, examples_per_cluster=; "
+        raise ValueError(f"{metric} on Ray takes space=, device=, dtype=, backend=, batch_size=, "
+                         "examples_per_cluster=; "
                          f"{extra[0]!r} is for single-process use.")
     k = SemanticSpace.load(space).k  # arrays only, on the driver
+    check_backend_name(opts.get("backend"))
+    per_cluster = opts.get("examples_per_cluster")
     return Plan(str(space), k, opts.get("device"), opts.get("dtype"), int(opts.get("batch_size") or BATCH_SIZE),
-                int(opts.get("examples_per_cluster") or 3))
+                3 if per_cluster is None else int(per_cluster), opts.get("backend"))
 
 
 class SemanticLabeler:
@@ -69,10 +78,10 @@ class SemanticLabeler:
 
     def __init__(self, space: str, *, column: str, output: str, weight_output: str | None = None,
                  gamma: float | None = None, device: Any = None, dtype: Any = None, batch_size: int = BATCH_SIZE,
-                 info_dir: str | None = None) -> None:
+                 info_dir: str | None = None, backend: str | None = None) -> None:
         device, dtype = worker_device(device, dtype)
         self.space = SemanticSpace.load(space)
-        self.encoder = self.space.use_encoder(None, device=device, dtype=dtype)
+        self.encoder = self.space.use_encoder(None, device=device, dtype=dtype, backend=backend)
         self.column, self.output, self.weight_output, self.gamma = column, output, weight_output, gamma
         self.batch_size = batch_size
         self.recorder = Recorder(info_dir, device or "cpu")
@@ -94,7 +103,8 @@ class SemanticLabeler:
 def labeler(p: Plan, columns: dict[str, str], output: str, info_dir: str | None) -> tuple[type, dict[str, Any]]:
     """The actor class and its arguments that add ``output`` (the cluster label of each response)."""
     return SemanticLabeler, {"space": p.space, "column": columns["predictions"], "output": output,
-                             "device": p.device, "dtype": p.dtype, "batch_size": p.batch_size, "info_dir": info_dir}
+                             "device": p.device, "dtype": p.dtype, "batch_size": p.batch_size, "info_dir": info_dir,
+                             "backend": p.backend}
 
 
 def cluster_state(batch: pa.Table, *, text_column: str, label_column: str, k: int, per_cluster: int) -> pa.Table:
@@ -142,7 +152,8 @@ def finish(table: pa.Table, p: Plan) -> dict[str, Any]:
 def scale_out() -> dict[str, Any]:
     """The ``scale_out`` hook: labels on actors (always), then cluster histograms merged in input order."""
     return {"kind": "items", "plan": plan, "scorer": labeler, "actors": True, "score": "always",
-            "state": cluster_state, "state_kwargs": state_kwargs, "merge": merge_clusters, "finish": finish}
+            "state": cluster_state, "state_kwargs": state_kwargs, "merge": merge_clusters, "finish": finish,
+            "options": OPTIONS}
 
 
 def head_flags(batch: pa.Table, *, label_column: str, heads: list[int], output: str) -> pa.Table:

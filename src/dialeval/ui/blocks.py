@@ -4,18 +4,20 @@ results table, one plot per metric that declares a plot, and the JSON download, 
 
 Endpoints (for ``gradio_client``, every parameter named and optional): ``/evaluate`` with the parameters
 of :func:`api_parameters` (the boxes in :data:`INPUT_ORDER`, default empty; ``use_<metric>`` per metric,
-default: ticked when it can run here; ``model_<metric>`` per model metric, default its first model that
-loads; ``draw_plots``, default true) → the outputs named by :func:`output_order`; ``/load_upload``
-(``file`` → the text boxes), ``/load_example`` (``title`` → the text boxes) and, per model metric,
+default unticked, so a call scores only what it sends and ticks; ``model_<metric>`` per model metric, default
+its first model that loads; ``draw_plots``, default true) → the outputs named by :func:`output_order`; ``/load_upload``
+(``file`` → every text box: the ones it fills, the others emptied), ``/load_example`` (``title`` → the text boxes) and, per model metric,
 ``/check_model_<metric>`` (``model`` → whether the metric can run with it: on a public server only the offered
-models are looked at, every other name gets the same refusal). The boxes open on the first bundled example
-(their initial value, so also the API default of the box parameters). Every event with a Python function is
+models are looked at, every other name gets the same refusal). The page opens on the first bundled example with
+the metrics that can run ticked, set in the browser only (a ``js=`` load, :func:`first_example_js`): the
+components' initial values, which are the API defaults, stay empty and unticked. Every event with a Python function is
 one of these endpoints; the button and scroll steps run in the browser only (``js=``), so no other function
 can be called by ``fn_index``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +128,18 @@ def _readers(box: str) -> list[str]:
             if box in boxes_for(d.inputs, d.references_option is not None)]
 
 
-def _input_boxes(example: dict[str, Any] | None) -> dict[str, Any]:
-    """The text boxes, holding the first bundled ``example`` (empty without one) from the start: no page-load
-    event fills them."""
+def first_example_js(example: dict[str, Any] | None, ticks: list[bool], status: str) -> str:
+    """The browser-only page-load step: the boxes get ``example``'s texts, the checkboxes ``ticks`` and the
+    status line ``status`` (a ``js=`` function with no backend function, so the API defaults stay empty)."""
+    values = [*example_texts(example or {}), *ticks, status]
+    return f"() => {json.dumps(values, ensure_ascii=False)}"
+
+
+def _input_boxes() -> dict[str, Any]:
+    """The text boxes, empty (the API default); the page fills them with the first example in the browser."""
     import gradio as gr
 
-    texts = dict(zip(INPUT_ORDER, example_texts(example or {})))
+    texts = dict.fromkeys(INPUT_ORDER, "")
     boxes: dict[str, Any] = {}
     for box in INPUT_ORDER:
         label, hint = BOXES[box]
@@ -153,7 +161,7 @@ def _metric_choice(decl: MetricDeclaration) -> list[Any]:
 
     ok, reason = availability(decl.name)
     with gr.Group():
-        check = gr.Checkbox(value=ok, label=f"{decl.title} ({decl.name})", info=decl.summary, interactive=ok,
+        check = gr.Checkbox(value=False, label=f"{decl.title} ({decl.name})", info=decl.summary, interactive=ok,
                             elem_id=f"use-{decl.name}")
         if not decl.needs_model:  # no hidden input: the API has no model parameter for it
             gr.Markdown("" if ok else f"*Disabled:* {reason}", elem_id=f"note-{decl.name}")
@@ -231,20 +239,26 @@ def _evaluate_handler(limits: Limits, server: Server) -> Any:
     return gated(server, on_evaluate, refused)
 
 
+def upload_texts(parsed: Any) -> list[str]:
+    """Every box's text after an upload, in :data:`INPUT_ORDER`: the boxes it fills, and every other box
+    emptied (an earlier example's speakers or turns must not be scored with the upload)."""
+    filled = {"responses": parsed.responses, "sets": parsed.sets, "dialogue": parsed.dialogue}
+    return [box_text(box, filled[box]) if box in filled else "" for box in INPUT_ORDER]
+
+
 def _upload_handler(limits: Limits) -> Any:
     def on_upload(file: str | None = None) -> tuple[Any, ...]:
         import gradio as gr
 
         path = file
         if not path:
-            return "", gr.update(), gr.update(), gr.update()
+            return "", *[gr.update()] * len(INPUT_ORDER)
         try:
             parsed = read_upload(path, limits)
         except InputError as exc:
             gr.Warning(f"Upload rejected: {exc}")
-            return f"**Upload rejected:** {exc}", gr.update(), gr.update(), gr.update()
-        return (f"**Loaded** {Path(path).name}: {parsed.summary()}.", box_text("responses", parsed.responses),
-                box_text("sets", parsed.sets), box_text("dialogue", parsed.dialogue))
+            return f"**Upload rejected:** {exc}", *[gr.update()] * len(INPUT_ORDER)
+        return f"**Loaded** {Path(path).name}: {parsed.summary()}.", *upload_texts(parsed)
 
     return on_upload
 
@@ -295,15 +309,14 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
                                           scale=3, elem_id="example")
                     load_example = gr.Button("Load example", scale=1)
                 upload = gr.File(label="Upload JSONL / CSV / TXT", file_types=list(UPLOAD_SUFFIXES), elem_id="upload")
-                boxes = _input_boxes(examples[first] if first is not None else None)
+                boxes = _input_boxes()
             with gr.Column(scale=2):
                 gr.Markdown("### Metrics")
                 metric_inputs = [c for d in registry.declarations().values() for c in _metric_choice(d)]
                 draw_box = gr.Checkbox(value=True, label="Draw plots", elem_id="draw-plots",
                                        info="untick for faster answers when only the numbers matter")
                 run = gr.Button("Evaluate", variant="primary", elem_id="evaluate")
-                status = gr.Markdown(example_status(first, examples[first]) if first is not None else "",
-                                     elem_id="status", min_height=40)  # the one progress display, here
+                status = gr.Markdown("", elem_id="status", min_height=40)  # the one progress display, here
         results = gr.Dataframe(headers=TABLE_HEADERS, label="Results (rounded; the JSON keeps full precision)",
                                interactive=False, wrap=True, max_height=1000, elem_id="results",
                                column_widths=COLUMN_WIDTHS)
@@ -320,8 +333,12 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
             inputs_kwargs=dict(zip(names, [*box_list, *metric_inputs, draw_box])),
             outputs=[status, results, *plots, download], api_name="evaluate", show_progress_on=[status],
         ).then(None, None, run, js=BUTTON_READY_JS, queue=False)
-        upload.upload(_upload_handler(limits), inputs_kwargs={"file": upload},
-                      outputs=[status, *(boxes[k] for k in PRIMARY_BOXES)], api_name="load_upload")
+        upload.upload(_upload_handler(limits), inputs_kwargs={"file": upload}, outputs=[status, *box_list],
+                      api_name="load_upload")
+        checks = [c for c in metric_inputs if isinstance(c, gr.Checkbox)]
+        ticks = [availability(d.name)[0] for d in registry.declarations().values()]
+        demo.load(None, None, [*box_list, *checks, status], queue=False, js=first_example_js(
+            examples.get(first), ticks, example_status(first, examples[first]) if first is not None else ""))
         on_example = _example_handler(examples)
         load_example.click(on_example, inputs_kwargs={"title": example}, outputs=[status, *box_list],
                            api_name="load_example")

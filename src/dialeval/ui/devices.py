@@ -14,20 +14,21 @@ from typing import Any
 
 
 def pick_precision() -> tuple[str, str | None]:
-    """(device, dtype) for model metrics: CUDA with bf16 (fp16 on GPUs without bf16) when a GPU is
-    visible, else CPU in fp32 (``None``). ``DIALEVAL_DEVICE`` / ``DIALEVAL_DTYPE`` override."""
+    """(device, dtype) for model metrics: CUDA with bf16 where the GPU runs it natively (compute capability
+    ≥ 8.0), fp16 on older GPUs such as the T4 (:func:`dialeval.runtime.gpu_half_dtype`), when a GPU is visible;
+    else CPU in fp32 (``None``). ``DIALEVAL_DEVICE`` / ``DIALEVAL_DTYPE`` override."""
     device = os.environ.get("DIALEVAL_DEVICE")
     dtype = os.environ.get("DIALEVAL_DTYPE")
     try:
         import torch
     except ImportError:  # pragma: no cover - the space extra installs torch
         return device or "cpu", dtype
-    if device is None:
-        from dialeval.runtime import resolve_device
+    from dialeval.runtime import gpu_half_dtype, resolve_device
 
+    if device is None:
         device = resolve_device(None).type
-    if dtype is None and device.startswith("cuda"):
-        dtype = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if dtype is None and device.startswith("cuda") and torch.cuda.is_available():
+        dtype = gpu_half_dtype(device)
     return device, dtype
 
 
