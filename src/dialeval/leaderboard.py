@@ -18,6 +18,7 @@ import io
 import itertools
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -139,6 +140,20 @@ def _cached_scores(cache: Path, metric: str, dataset: str, config: str, rows: li
     return out
 
 
+def pair_left_out(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Sequence[float]) -> str | None:
+    """Why the paired test of ``a`` and ``b`` on ``target`` says nothing (``None`` when it is kept): a metric
+    against itself (the same name, or the same scores under two names), or a metric whose scores are the human
+    reference itself (e.g. conTest's stored ``abs_hds_mean`` against the target ``human_score_mean``), where
+    Williams' test only measures the reference against itself."""
+    y = np.asarray(target, dtype=float)
+    if a == b or np.array_equal(sa, sb):
+        return "self-pair: the two metrics' scores are identical"
+    for name, s in ((a, sa), (b, sb)):
+        if np.array_equal(s, y):
+            return f"{name} is the human reference of this target"
+    return None
+
+
 def _pair_tests(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Any, base: dict[str, Any],
                 n_resamples: int, seed: int, confidence: float) -> dict[str, Any]:
     y = np.asarray(target.values, dtype=float)
@@ -174,6 +189,7 @@ def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequ
     started = time.perf_counter()
     rows_out: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []
+    left_out: list[dict[str, str]] = []
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for (dataset, config), group in itertools.groupby(sorted(tasks, key=lambda t: (t[1], t[2])), key=lambda t: (t[1], t[2])):
         data = load_rows(dataset, config, data_dir=root / DATA_FOLDERS[dataset])
@@ -192,9 +208,14 @@ def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequ
             sa, sb = (np.asarray(scored[m]["scores"], dtype=float) for m in (a, b))
             for t in targets:
                 base = {"dataset": dataset, "config": config, "target": t.name, "statistic": t.statistic}
+                why = pair_left_out(a, b, sa, sb, t.values)
+                if why:
+                    left_out.append({"metric_a": a, "metric_b": b, **base, "reason": why})
+                    continue
                 pairs.append(_pair_tests(a, b, sa, sb, t, base, n_resamples, seed, confidence))
     report = {
-        "generator": "dialeval leaderboard", "rows": rows_out, "pairs": pairs, "skipped": skipped,
+        "generator": "dialeval leaderboard", "rows": rows_out, "pairs": pairs,
+        "pairs_left_out": left_out, "skipped": skipped,
         "datasets": {f"{d}/{c}": g for (d, c), g in groups.items()}, "max_rows": dict(max_rows or {}),
         "bootstrap": {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence,
                       "paired": "with replacement, same rows for both metrics"},
@@ -276,6 +297,9 @@ def markdown(report: dict[str, Any]) -> str:
     for p in report["pairs"]:
         lines.append(f"| {p['metric_a']} | {p['metric_b']} | {p['dataset']} | {p['config']} | {p['target']} | "
                      f"{p['statistic']} | {_fmt(p['difference'])} | {_fmt_p(p['p_bootstrap'])} | {_fmt_p(p['p_williams'])} |")
+    for p in report.get("pairs_left_out", ()):
+        lines.append(f"\nNo paired test {p['metric_a']} vs {p['metric_b']} ({p['dataset']} {p['config']} "
+                     f"{p['target']} {p['statistic']}): {p['reason']}")
     for s in report["skipped"]:
         lines.append(f"\nSkipped {s['metric']}: {s['reason']}")
     for pub in report["published"]:
@@ -342,10 +366,44 @@ def read_report(folder: str | os.PathLike) -> dict[str, Any]:
     path = Path(folder).expanduser() / "leaderboard.json"
     if not path.is_file():
         raise FileNotFoundError(f"{str(path)!r} is missing; give the --out folder of `dialeval leaderboard`.")
-    report = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeError, ValueError) as exc:
+        raise ValueError(f"{str(path)!r} is not valid JSON ({exc}); give the --out folder of `dialeval leaderboard`.") from None
     if not isinstance(report, dict) or report.get("generator") != "dialeval leaderboard" or "rows" not in report:
         raise ValueError(f"{str(path)!r} was not written by `dialeval leaderboard`.")
+    check_report(report, path)
     return report
+
+
+#: A metric, dataset or config name as a leaderboard writes it: it becomes a file name of the Hub folder.
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}")
+#: Fields of each entry that must be names (strings) or numbers (or null).
+REPORT_FIELDS = {"rows": (("metric", "dataset", "config", "target", "statistic"), ("value", "ci_low", "ci_high", "n")),
+                 "pairs": (("metric_a", "metric_b", "dataset", "config", "target", "statistic"),
+                           ("difference", "p_bootstrap"))}
+
+
+def check_report(report: dict[str, Any], path: str | os.PathLike) -> None:
+    """Refuse a ``leaderboard.json`` whose entries are not what ``dialeval leaderboard`` writes, before any name
+    read from it becomes a path: one line naming the entry and the field."""
+    for key, (names, numbers) in REPORT_FIELDS.items():
+        entries = report.get(key, [])
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: {key!r} must be a list, got {type(entries).__name__}.")
+        for i, entry in enumerate(entries):
+            where_ = f"{path}: {key}[{i}]"
+            if not isinstance(entry, dict):
+                raise ValueError(f"{where_} must be an object, got {type(entry).__name__}.")
+            for field in names:
+                v = entry.get(field)
+                if not isinstance(v, str) or not SAFE_NAME.fullmatch(v) or ".." in v:
+                    raise ValueError(f"{where_}.{field} is {v!r:.60}; expected a name of letters, digits and _.:+- "
+                                     "(it becomes a file name); rerun `dialeval leaderboard`.")
+            for field in numbers:
+                v = entry.get(field)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise ValueError(f"{where_}.{field} is {v!r:.60}; expected a number or null.")
 
 
 def eval_results_yaml(report: dict[str, Any], metric: str, org: str) -> str:
