@@ -36,6 +36,7 @@ from dialeval.datasets.holistic import HolisticBuilder
 from dialeval.datasets.predictive_engagement import PredictiveEngagementBuilder
 from dialeval.datasets.usr import UsrPersonaChatBuilder, UsrTopicalChatBuilder
 from dialeval.io import MalformedDataError
+from dialeval.registry import QUALITY_CONFIGS  # re-exported: the levels live in the light registry
 
 __all__ = [
     "BUILDERS", "FILE_BUILDERS", "QUALITY_CONFIGS", "ContestBuilder", "ContureBuilder", "DailyDialogBuilder",
@@ -71,20 +72,6 @@ DATA_FOLDERS = {"contest": "diversity_eval", "dailydialog_plusplus": "dailydialo
                 **{name: name for name in ("usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive",
                                            "predictive_engagement", "holistic_pang2020", "conture",
                                            "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")}}
-#: Human-judged quality datasets: config → (level, the quality the leaderboard's summary row uses).
-QUALITY_CONFIGS: dict[str, dict[str, tuple[str, str]]] = {
-    "fed": {"turn": ("turn", "Overall"), "dialog": ("dialog", "Overall")},
-    "usr_topicalchat": {"turn": ("turn", "Overall")},
-    "usr_personachat": {"turn": ("turn", "Overall")},
-    "grade": {c: ("turn", "coherence") for c in ("convai2", "dailydialog", "empatheticdialogues")},
-    "dstc9_interactive": {"dialog": ("dialog", "human (overall)")},
-    "predictive_engagement": {"turn": ("turn", "engagement")},
-    "holistic_pang2020": {"context": ("turn", "context coherence"), "fluency": ("turn", "fluency")},
-    "conture": {"turn": ("turn", "overall impression"), "dialog": ("dialog", "human (overall)")},
-    "dailydialog_zhao": {"turn": ("turn", "overall")},
-    "dstc10_jsalt": {"turn": ("turn", "appropriateness")},
-    "dstc10_esl": {"turn": ("turn", "appropriateness")},
-}
 
 
 def _builder_class(name: str) -> type[datasets.GeneratorBasedBuilder]:
