@@ -8,7 +8,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +136,19 @@ def mean_score(values: Sequence[float | None]) -> float | None:
     """Mean of the numeric scores (``None`` answers left out); ``None`` when there are none."""
     nums = [v for v in values if v is not None]
     return math.fsum(nums) / len(nums) if nums else None
+
+
+def json_objects(data: Any, where_: str | os.PathLike, unit: str, what: str = "") -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """``(index, location, object)`` for each entry of a parsed JSON array, each required to be an object;
+    ``where_`` is the file (or the enclosing record), ``unit`` names one entry in errors (``item 3 (0-based)``)."""
+    if not isinstance(data, list):
+        raise MalformedDataError(f"{where_}: expected a JSON array{' of ' + what if what else ''}, "
+                                 f"got {type(data).__name__}.")
+    for i, obj in enumerate(data):
+        loc = f"{where_}, {unit} {i}" + (" (0-based)" if what else "")
+        if not isinstance(obj, dict):
+            raise MalformedDataError(f"{loc}: expected an object, got {type(obj).__name__}.")
+        yield i, loc, obj
 
 
 def quality_row(row_id: str, context: list[str], annotations: dict[str, list[float | None]], *,

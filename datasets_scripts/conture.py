@@ -14,6 +14,7 @@ from typing import Any
 
 from dialeval.datasets._common import (
     QualityBuilder,
+    json_objects,
     parse_score,
     quality_configs,
     quality_row,
@@ -33,23 +34,15 @@ TURN_QUALITY = "overall impression"
 
 def conture_records(data: Any, path: Path, level: str) -> list[dict[str, Any]]:
     """The ``level`` (turn or dialog) records of a parsed ``data.json``."""
-    if not isinstance(data, list):
-        raise MalformedDataError(f"{path}: expected a JSON array of dialogues, got {type(data).__name__}.")
     rows = []
-    for d, obj in enumerate(data):
-        loc = f"{path}, dialogue {d} (0-based)"
-        if not isinstance(obj, dict):
-            raise MalformedDataError(f"{loc}: expected an object, got {type(obj).__name__}.")
+    for _, loc, obj in json_objects(data, path, "dialogue", "dialogues"):
         require_keys(obj, ("dialog_id", "turns", "dialog_ratings"), loc)
         did = require_int(obj["dialog_id"], "dialog_id", loc)
         if not isinstance(obj["turns"], list) or not obj["turns"]:
             raise MalformedDataError(f"{loc}: field 'turns' must be a non-empty list.")
         history: list[str] = []
         speakers: list[str] = []
-        for t, turn in enumerate(obj["turns"]):
-            tloc = f"{loc}, turn {t}"
-            if not isinstance(turn, dict):
-                raise MalformedDataError(f"{tloc}: expected an object, got {type(turn).__name__}.")
+        for t, tloc, turn in json_objects(obj["turns"], loc, "turn"):
             require_keys(turn, ("user", "chatbot", TURN_QUALITY), tloc)
             user, user_speaker = split_turns(require_str(turn["user"], "user", tloc), tloc + " user")
             bot, bot_speaker = split_turns(require_str(turn["chatbot"], "chatbot", tloc), tloc + " chatbot")

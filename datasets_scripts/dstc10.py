@@ -20,6 +20,7 @@ import datasets
 from dialeval.datasets._common import (
     STRINGS,
     QualityBuilder,
+    json_objects,
     parse_scores,
     quality_features,
     quality_row,
@@ -50,10 +51,7 @@ def dstc10_records(data: Any, path: Path) -> list[dict[str, Any]]:
     """The records of a parsed DSTC10-format file."""
     qualities = item_qualities(data, path)
     rows = []
-    for i, obj in enumerate(data):
-        loc = f"{path}, item {i} (0-based)"
-        if not isinstance(obj, dict):
-            raise MalformedDataError(f"{loc}: expected an object, got {type(obj).__name__}.")
+    for i, loc, obj in json_objects(data, path, "item", "items"):
         require_keys(obj, FIELDS, loc)
         ann = obj["annotations"]
         if not isinstance(ann, dict) or sorted(ann) != sorted(qualities):

@@ -13,7 +13,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dialeval.datasets._common import QualityBuilder, quality_configs, quality_row, rater_lists
+from dialeval.datasets._common import (
+    QualityBuilder,
+    json_objects,
+    quality_configs,
+    quality_row,
+    rater_lists,
+)
 from dialeval.io import MalformedDataError, read_json, require_keys, require_str
 
 CITATION = """@article{gunasekara2020overview,
@@ -45,13 +51,8 @@ def split_turns(text: str, loc: str) -> tuple[list[str], list[str]]:
 
 def dialogue_records(data: Any, path: Path) -> list[dict[str, Any]]:
     """The dialogues of one system file: consecutive rows with the same context grouped, one score per rater."""
-    if not isinstance(data, list):
-        raise MalformedDataError(f"{path}: expected a JSON array of rating rows, got {type(data).__name__}.")
     groups: list[tuple[int, str, list[dict[str, Any]]]] = []
-    for i, obj in enumerate(data):
-        loc = f"{path}, row {i} (0-based)"
-        if not isinstance(obj, dict):
-            raise MalformedDataError(f"{loc}: expected an object, got {type(obj).__name__}.")
+    for i, loc, obj in json_objects(data, path, "row", "rating rows"):
         require_keys(obj, ("context", *QUALITIES), loc)
         context = require_str(obj["context"], "context", loc)
         if groups and groups[-1][1] == context:

@@ -11,7 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dialeval.datasets._common import QualityBuilder, parse_scores, quality_configs, quality_row
+from dialeval.datasets._common import (
+    QualityBuilder,
+    json_objects,
+    parse_scores,
+    quality_configs,
+    quality_row,
+)
 from dialeval.io import (
     MalformedDataError,
     parse_json,
@@ -48,14 +54,10 @@ def references(root: Path, config: str) -> dict[tuple[str, str, str], str]:
 
 def grade_records(data: Any, path: Path, config: str) -> list[dict[str, Any]]:
     """The records of ``config`` in a parsed ``human_judgement.json``."""
-    if not isinstance(data, list):
-        raise MalformedDataError(f"{path}: expected a JSON array of judged responses, got {type(data).__name__}.")
-    refs = references(path.parent, config)
     rows = []
-    for i, obj in enumerate(data):
-        loc = f"{path}, item {i} (0-based)"
-        if not isinstance(obj, dict):
-            raise MalformedDataError(f"{loc}: expected an object, got {type(obj).__name__}.")
+    objects = list(json_objects(data, path, "item", "judged responses"))
+    refs = references(path.parent, config)
+    for _, loc, obj in objects:
         require_keys(obj, ("ID", "Dataset", "DialogModel", "Context", "Response", "HumanScores"), loc)
         if require_str(obj["Dataset"], "Dataset", loc) != SOURCES[config]:
             continue

@@ -12,7 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dialeval.datasets._common import QualityBuilder, parse_scores, quality_configs, quality_row
+from dialeval.datasets._common import (
+    QualityBuilder,
+    json_objects,
+    parse_scores,
+    quality_configs,
+    quality_row,
+)
 from dialeval.io import MalformedDataError, read_json, require_keys, require_str
 
 CITATION = """@inproceedings{mehri-eskenazi-2020-usr,
@@ -25,13 +31,8 @@ GROUND_TRUTH = "Original Ground Truth"
 
 def usr_records(data: Any, path: Path) -> list[dict[str, Any]]:
     """The response records of a parsed USR file."""
-    if not isinstance(data, list):
-        raise MalformedDataError(f"{path}: expected a JSON array of contexts, got {type(data).__name__}.")
     rows = []
-    for c, ctx in enumerate(data):
-        loc = f"{path}, context {c} (0-based)"
-        if not isinstance(ctx, dict):
-            raise MalformedDataError(f"{loc}: expected an object, got {type(ctx).__name__}.")
+    for c, loc, ctx in json_objects(data, path, "context", "contexts"):
         require_keys(ctx, ("context", "fact", "responses"), loc)
         turns = [t.strip() for t in require_str(ctx["context"], "context", loc).strip("\n").split("\n")]
         fact = require_str(ctx["fact"], "fact", loc)
@@ -39,10 +40,7 @@ def usr_records(data: Any, path: Path) -> list[dict[str, Any]]:
         if not isinstance(responses, list) or not responses:
             raise MalformedDataError(f"{loc}: field 'responses' must be a non-empty list.")
         parsed = []
-        for r, resp in enumerate(responses):
-            rloc = f"{loc}, response {r}"
-            if not isinstance(resp, dict):
-                raise MalformedDataError(f"{rloc}: expected an object, got {type(resp).__name__}.")
+        for _, rloc, resp in json_objects(responses, loc, "response"):
             require_keys(resp, ("response", "model", *QUALITIES), rloc)
             parsed.append((require_str(resp["response"], "response", rloc).strip(),
                            require_str(resp["model"], "model", rloc),

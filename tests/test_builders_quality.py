@@ -150,7 +150,9 @@ MALFORMED = {
                            r"human_judgement\.json, item 0 \(0-based\): field HumanScores, line 1: invalid JSON"),
     ("dstc9_interactive", "dialog"): ({"chatbot1.json": json.dumps(DSTC9_BAD)},
                                       r"chatbot1\.json, rows 0-0 \(dialogue 0\): the first line 'hello'"),
-    ("predictive_engagement", "turn"): ({"Eng_Scores_queries_gen_gtruth_replies.csv": "query,response,human_score\nq,r,five\n"},
+    ("predictive_engagement", "turn"): ({"Eng_Scores_queries_gen_gtruth_replies.csv": "query,response,human_score,"
+                                         "Ruber_Unref_Score,CTX_Unref_Score,Eng_Score_MeanPooling,Eng_Score_MaxPooling\n"
+                                         "q,r,five,0.1,0.2,0.3,0.4\n"},
                                         r"Eng_Scores_queries_gen_gtruth_replies\.csv, row 1: column 'human_score' is 'five'"),
     ("holistic_pang2020", "fluency"): ({"fluency_data_release.csv": "1,hello," + ",".join(["3"] * 9) + ",\n"},
                                        r"fluency_data_release\.csv, row 1: score column 10 is empty"),
