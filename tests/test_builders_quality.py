@@ -208,3 +208,16 @@ def test_card_training_loop_runs_on_an_export(shared_data, tmp_path):
     assert batch["response"] == [r["response"].strip() for r in first]
     assert not math.isnan(float(batch["scores"][0, 0]))
     assert DatasetCard.load(Path(out) / "README.md").data.to_dict()["configs"][0]["config_name"] == "turn"
+
+
+def test_dstc10_needs_a_file_and_refuses_other_shapes(tmp_path):
+    from dialeval.cli import main
+
+    with pytest.raises(ValueError, match="'dstc10' builds a file in its format: pass data_files=FILE"):
+        load("dstc10", "turn", cache_dir=tmp_path / "c")
+    bad = tmp_path / "bad_eval.json"
+    bad.write_text(json.dumps({"not": "a list"}), encoding="utf-8")
+    with pytest.raises(MalformedDataError, match=r"bad_eval\.json: expected a non-empty JSON array of items"):
+        load("dstc10", "turn", data_files=str(bad), cache_dir=tmp_path / "c")
+    assert main(["datasets", "export", "dstc10", "--file", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o")]) == 2
+    assert not (tmp_path / "o").exists()
