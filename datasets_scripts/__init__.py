@@ -24,15 +24,25 @@ import datasets
 
 from dialeval.datasets._common import fingerprint_dir, resolve_data_dir
 from dialeval.datasets.contest import ContestBuilder
+from dialeval.datasets.conture import ContureBuilder
 from dialeval.datasets.dailydialog import DailyDialogBuilder
 from dialeval.datasets.dailydialog_plusplus import DailyDialogPlusPlusBuilder
 from dialeval.datasets.dialstory import DialStoryBuilder
+from dialeval.datasets.dstc9_interactive import Dstc9InteractiveBuilder
+from dialeval.datasets.dstc10 import Dstc10Builder
 from dialeval.datasets.fed import FedBuilder
+from dialeval.datasets.grade import GradeBuilder
+from dialeval.datasets.holistic import HolisticBuilder
+from dialeval.datasets.predictive_engagement import PredictiveEngagementBuilder
+from dialeval.datasets.usr import UsrPersonaChatBuilder, UsrTopicalChatBuilder
 from dialeval.io import MalformedDataError
+from dialeval.registry import QUALITY_CONFIGS  # re-exported: the levels live in the light registry
 
 __all__ = [
-    "BUILDERS", "ContestBuilder", "DailyDialogBuilder", "DailyDialogPlusPlusBuilder", "DialStoryBuilder",
-    "FedBuilder", "MalformedDataError", "config_names", "export", "get_builder", "load", "render_card",
+    "BUILDERS", "FILE_BUILDERS", "QUALITY_CONFIGS", "ContestBuilder", "ContureBuilder", "DailyDialogBuilder",
+    "DailyDialogPlusPlusBuilder", "DialStoryBuilder", "Dstc9InteractiveBuilder", "Dstc10Builder", "FedBuilder",
+    "GradeBuilder", "HolisticBuilder", "MalformedDataError", "PredictiveEngagementBuilder", "UsrPersonaChatBuilder",
+    "UsrTopicalChatBuilder", "config_names", "export", "get_builder", "load", "render_card",
 ]
 
 #: Dataset name → builder class.
@@ -42,16 +52,33 @@ BUILDERS: dict[str, type[datasets.GeneratorBasedBuilder]] = {
     "fed": FedBuilder,
     "dailydialog": DailyDialogBuilder,
     "dialstory": DialStoryBuilder,
+    "usr_topicalchat": UsrTopicalChatBuilder,
+    "usr_personachat": UsrPersonaChatBuilder,
+    "grade": GradeBuilder,
+    "dstc9_interactive": Dstc9InteractiveBuilder,
+    "predictive_engagement": PredictiveEngagementBuilder,
+    "holistic_pang2020": HolisticBuilder,
+    "conture": ContureBuilder,
+    # the known files in the DSTC10 Track 5 format, each built by the one generic builder
+    "dailydialog_zhao": Dstc10Builder,
+    "dstc10_jsalt": Dstc10Builder,
+    "dstc10_esl": Dstc10Builder,
 }
+#: Builders of a format rather than a corpus: they build any file in it (``data_files``, ``--file F``).
+FILE_BUILDERS: dict[str, type[datasets.GeneratorBasedBuilder]] = {"contest": ContestBuilder, "dstc10": Dstc10Builder}
 #: Dataset name → the folder name of its original files under ``$DIALEVAL_DATA_DIR``.
 DATA_FOLDERS = {"contest": "diversity_eval", "dailydialog_plusplus": "dailydialog_plusplus", "fed": "fed",
-                "dailydialog": "dailydialog", "dialstory": "dialstory"}
+                "dailydialog": "dailydialog", "dialstory": "dialstory",
+                **{name: name for name in ("usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive",
+                                           "predictive_engagement", "holistic_pang2020", "conture",
+                                           "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")}}
 
 
 def _builder_class(name: str) -> type[datasets.GeneratorBasedBuilder]:
-    if not isinstance(name, str) or name not in BUILDERS:
-        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(BUILDERS)}.")
-    return BUILDERS[name]
+    known = {**BUILDERS, **FILE_BUILDERS}
+    if not isinstance(name, str) or name not in known:
+        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(known)}.")
+    return known[name]
 
 
 def config_names(name: str) -> list[str]:
@@ -73,17 +100,19 @@ def get_builder(name: str, config: str | None = None, *, data_dir: str | os.Path
         raise ValueError(f"unknown config {config!r} for {name!r}; choose one of {config_names(name)}.")
     kwargs: dict[str, Any] = {"config_name": config, "cache_dir": str(cache_dir) if cache_dir else None}
     if data_files is not None:
-        if name != "contest":
-            raise ValueError(f"data_files is only supported for 'contest' (any CSV in Tevet's format); "
-                             f"pass data_dir=<folder> for {name!r}.")
+        if name not in FILE_BUILDERS:
+            raise ValueError(f"data_files (--file) is only supported for {sorted(FILE_BUILDERS)} (any file in their "
+                             f"format); pass data_dir=<folder> for {name!r}.")
         kwargs["data_files"] = data_files
         files = [data_files] if isinstance(data_files, (str, os.PathLike)) else (
             [f for v in data_files.values() for f in ([v] if isinstance(v, (str, os.PathLike)) else v)]
             if isinstance(data_files, dict) else list(data_files))
         stats = [(str(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files]
         kwargs["hash"] = hashlib.sha256(repr(stats).encode()).hexdigest()[:16]
+    elif name not in DATA_FOLDERS and data_dir is None:
+        raise ValueError(f"{name!r} builds a file in its format: pass data_files=FILE (--file FILE).")
     else:
-        root = resolve_data_dir(data_dir, DATA_FOLDERS[name])
+        root = resolve_data_dir(data_dir, DATA_FOLDERS.get(name, name))
         kwargs["data_dir"] = str(root.resolve())
         kwargs["hash"] = fingerprint_dir(root)
     return cls(**kwargs)
@@ -93,7 +122,8 @@ def get_builder(name: str, config: str | None = None, *, data_dir: str | os.Path
 #: A conTest ``sample_id`` names a context, shared by its response sets (one per label), so a conTest row is
 #: identified by the id, the label and the responses together.
 ID_COLUMNS = {"contest": ("sample_id", "label_value", "responses"), "dailydialog_plusplus": ("id",), "fed": ("id",),
-              "dailydialog": ("dialogue_id", "turn"), "dialstory": ("id",)}
+              "dailydialog": ("dialogue_id", "turn"), "dialstory": ("id",),
+              **{name: ("id",) for name in QUALITY_CONFIGS if name != "fed"}, "dstc10": ("id",)}
 
 
 def duplicated_ids(name: str, ds: datasets.DatasetDict) -> dict[str, list[Any]]:
@@ -263,9 +293,10 @@ def is_export(folder: Path) -> bool:
 def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | None = None,
            configs: list[str] | None = None, file_format: str = "parquet",
            cache_dir: str | os.PathLike | None = None, allow_duplicates: bool = False,
-           overwrite: bool = False) -> dict[str, dict[str, int]]:
+           overwrite: bool = False, data_files: str | os.PathLike | None = None) -> dict[str, dict[str, int]]:
     """Write ``name``'s configs in the Hub layout under ``out``: ``<config>/<split>.parquet`` (or
-    ``.jsonl``) and ``README.md``. Returns ``{config: {split: rows}}``.
+    ``.jsonl``) and ``README.md``. Returns ``{config: {split: rows}}``. ``data_files`` (one file) builds a
+    file in the format of a :data:`FILE_BUILDERS` entry instead of ``data_dir``.
 
     The folder is written as a temporary sibling, its card last, and renamed into place when complete: an
     interrupted export leaves no ``out`` (and no card, so ``datasets.load_dataset`` refuses the leftover)."""
@@ -274,12 +305,20 @@ def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | N
     if file_format not in {"parquet", "jsonl"}:
         raise ValueError(f"file_format={file_format!r}; use 'parquet' or 'jsonl'.")
     configs = configs or config_names(name)
-    data_dir = resolve_data_dir(data_dir, DATA_FOLDERS[name]) if name in DATA_FOLDERS else data_dir
-    target = _export_target(out, data_dir, cache_dir, overwrite)
+    if data_files is not None:
+        if data_dir is not None:
+            raise ValueError("give --file FILE or --data-dir DIR, not both.")
+        data_files = Path(data_files).expanduser()
+        if not data_files.is_file():
+            raise FileNotFoundError(f"--file {str(data_files)!r} is not a file.")
+    elif name in DATA_FOLDERS:
+        data_dir = resolve_data_dir(data_dir, DATA_FOLDERS[name])
+    target = _export_target(out, data_dir if data_files is None else data_files, cache_dir, overwrite)
     infos, files, counts = {}, {}, {}
     with atomic_directory(target, overwrite=overwrite, owned=is_export) as tmp:
         for cfg in configs:
-            ds = load(name, cfg, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=allow_duplicates)
+            ds = load(name, cfg, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=allow_duplicates,
+                      data_files=str(data_files) if data_files is not None else None)
             (tmp / cfg).mkdir(exist_ok=True)
             files[cfg], counts[cfg] = {}, {}
             for split, part in ds.items():

@@ -203,7 +203,8 @@ def test_plan_reads_the_registry():
     declared = {(n, d) for n, decl in registry.meta_evaluable().items() for d in decl.meta_datasets}
     skipped_names = {s["metric"] for s in skipped}
     assert {(m, d) for m, d, _ in tasks if not m.startswith("column:")} == {x for x in declared if x[0] not in skipped_names}
-    assert {m for m, _, _ in tasks if m.startswith("column:")} == set(leaderboard.REFERENCE_COLUMNS["contest"])
+    assert {(m, d) for m, d, _ in tasks if m.startswith("column:")} == {
+        (m, d) for d, cols in leaderboard.REFERENCE_COLUMNS.items() for m in cols}
     for s in skipped:
         assert s["reason"] == leaderboard.offline_reason(registry.get(s["metric"]))
     fed_only, _ = leaderboard.plan(datasets=["fed"])

@@ -401,8 +401,8 @@ def dataset_sources(names: Iterable[str], data_root: Path | None) -> dict[str, P
 
 def write_leaderboard_repo(source: str | Path, folder: Path, org: str) -> HubRepo:
     """The leaderboard dataset (``dialeval leaderboard --out SOURCE``): rows, pairs, plot, card and each
-    metric's model-index ``eval_results`` YAML (:func:`dialeval.leaderboard.write_hub_dataset`)."""
-    from dialeval.leaderboard import write_hub_dataset
+    metric's model-index ``eval_results`` YAML (:func:`dialeval.leaderboard_publish.write_hub_dataset`)."""
+    from dialeval.leaderboard_publish import write_hub_dataset
 
     return HubRepo(write_hub_dataset(source, folder, org), "dataset", folder)
 

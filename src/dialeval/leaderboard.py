@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from dialeval import leaderboard_quality as lq
 from dialeval import registry
 from dialeval._version import __version__
 from dialeval.datasets import DATA_FOLDERS
+from dialeval.datasets.predictive_engagement import METRIC_COLUMNS as PE_METRIC_COLUMNS
 from dialeval.files import (
     atomic_write_bytes,
     atomic_write_json,
@@ -44,11 +46,16 @@ from dialeval.metaeval import (
     targets_for,
     williams_test,
 )
+from dialeval.registry import QUALITY_CONFIGS
 from dialeval.signature import make_signature
 
-#: The configs each dataset contributes (conTest/decTest: response generation, the sets with human scores).
+#: The configs each dataset contributes (conTest/decTest: response generation, the sets with human scores; the
+#: human-judged quality datasets: every config, at its level).
 CONFIGS = {"contest": ("con_test_200_resp_gen", "dec_test_200_resp_gen"), "fed": ("turn", "dialog"),
-           "dailydialog_plusplus": ("default",)}
+           "dailydialog_plusplus": ("default",),
+           **{d: tuple(cfgs) for d, cfgs in QUALITY_CONFIGS.items() if d != "fed"}}
+#: Rows per cached chunk of a quality dataset other than FED: an interrupted run loses at most one chunk.
+CHUNK_ROWS = 200
 #: Published numbers to compare rows with: (dataset, config, target, statistic) → "who: value" lines.
 PUBLISHED = {
     ("contest", "con_test_200_resp_gen", "label_value", "spearman"): (
@@ -75,8 +82,11 @@ def offline_reason(decl: registry.MetricDeclaration) -> str | None:
 
 
 #: Stored columns of the authors' own metric values, scored as rows of their own (``column:NAME``): they
-#: reproduce the published conTest numbers (human absolute scores, Tevet & Berant's Sent-BERT).
-REFERENCE_COLUMNS = {"contest": ("column:metrics.abs_hds_mean", "column:metrics.SentBert")}
+#: reproduce the published conTest numbers (human absolute scores, Tevet & Berant's Sent-BERT) and compare
+#: with a dataset's own published metrics.
+REFERENCE_COLUMNS = {"contest": ("column:metrics.abs_hds_mean", "column:metrics.SentBert"),
+                     # PredictiveEngagement's file: the paper's RUBER (unreferenced), CTX and engagement scores
+                     "predictive_engagement": tuple(f"column:metrics.{c}" for c in PE_METRIC_COLUMNS)}
 
 
 def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = None) -> tuple[list[tuple[str, str, str]], list[dict[str, str]]]:
@@ -102,9 +112,12 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
             skipped.append({"metric": name, "reason": reason})
             continue
         tasks += [(name, d, c) for d in wanted for c in CONFIGS[d]]
-    columns = [m for m in metrics or () if m.startswith("column:")] or ([] if metrics else list(REFERENCE_COLUMNS["contest"]))
-    if columns and (not datasets or "contest" in datasets):
-        tasks += [(col, "contest", c) for col in columns for c in CONFIGS["contest"]]
+    for d, stored in REFERENCE_COLUMNS.items():
+        asked = [m for m in metrics or () if m.startswith("column:")]
+        columns = [m for m in asked if m in stored or d == "contest" and not any(m in v for v in REFERENCE_COLUMNS.values())]
+        columns = columns if metrics else list(stored)
+        if columns and (not datasets or d in datasets):
+            tasks += [(col, d, c) for col in columns for c in CONFIGS[d]]
     if not tasks:
         raise ValueError("nothing to score: no requested metric runs here on the requested datasets"
                          + (f" (skipped: {'; '.join(s['metric'] + ': ' + s['reason'] for s in skipped)})" if skipped else "."))
@@ -115,10 +128,23 @@ def _rows_fingerprint(rows: list[dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
 
+def _chunked_scores(cache: Path, metric: str, dataset: str, config: str, rows: list[dict[str, Any]],
+                    log: Log) -> dict[str, Any]:
+    """Scores of a quality dataset other than FED, cached per :data:`CHUNK_ROWS` rows (``config.partK``) so that a
+    killed run resumes from its last complete chunk; the whole is cached as well."""
+    if dataset not in QUALITY_CONFIGS or dataset == "fed" or len(rows) <= CHUNK_ROWS or metric.startswith("column:"):
+        return _cached_scores(cache, metric, dataset, config, rows, log)
+    parts = [_cached_scores(cache, metric, dataset, f"{config}.part{k}", rows[i:i + CHUNK_ROWS], log)
+             for k, i in enumerate(range(0, len(rows), CHUNK_ROWS))]
+    scored = {"scores": [x for p in parts for x in p["scores"]], "signature": parts[0]["signature"]}
+    return _cached_scores(cache, metric, dataset, config, rows, log, scored=scored,
+                          seconds=sum(p.get("seconds") or 0 for p in parts))
+
+
 def _cached_scores(cache: Path, metric: str, dataset: str, config: str, rows: list[dict[str, Any]],
-                   log: Log) -> dict[str, Any]:
+                   log: Log, scored: dict[str, Any] | None = None, seconds: float | None = None) -> dict[str, Any]:
     """Scores of ``metric`` on ``rows``, read from ``cache`` when a previous run stored them for the same rows
-    and dialeval version, else computed and stored (atomically)."""
+    and dialeval version, else computed (or taken from ``scored``, its chunks' scores) and stored (atomically)."""
     key = {"metric": metric, "dataset": dataset, "config": config, "rows": _rows_fingerprint(rows),
            "version": __version__}
     path = cache / f"{metric.replace(':', '-')}__{dataset}__{config}.json"
@@ -130,13 +156,28 @@ def _cached_scores(cache: Path, metric: str, dataset: str, config: str, rows: li
         if stored.get("key") == key and len(stored.get("scores", ())) == len(rows):
             log(f"{metric} / {dataset} / {config}: cached")
             return stored
-    start = time.perf_counter()
-    scored = score_rows(metric, dataset, config, rows)
-    seconds = time.perf_counter() - start
-    log(f"{metric} / {dataset} / {config}: {len(rows)} rows scored in {seconds:.1f} s")
-    out = {"key": key, "scores": scored["scores"], "signature": scored["signature"], "seconds": round(seconds, 2)}
+    if scored is None:
+        start = time.perf_counter()
+        scored = score_rows(metric, dataset, config.split(".part")[0], rows)
+        seconds = time.perf_counter() - start
+        log(f"{metric} / {dataset} / {config}: {len(rows)} rows scored in {seconds:.1f} s")
+    out = {"key": key, "scores": scored["scores"], "signature": scored["signature"], "seconds": round(seconds or 0, 2)}
     atomic_write_json(path, out, indent=None)
     return out
+
+
+def pair_left_out(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Sequence[float]) -> str | None:
+    """Why the paired test of ``a`` and ``b`` on ``target`` says nothing (``None`` when it is kept): a metric
+    against itself (the same name, or the same scores under two names), or a metric whose scores are the human
+    reference itself (e.g. conTest's stored ``abs_hds_mean`` against the target ``human_score_mean``), where
+    Williams' test only measures the reference against itself."""
+    y = np.asarray(target, dtype=float)
+    if a == b or np.array_equal(sa, sb):
+        return "self-pair: the two metrics' scores are identical"
+    for name, s in ((a, sa), (b, sb)):
+        if np.array_equal(s, y):
+            return f"{name} is the human reference of this target"
+    return None
 
 
 def _pair_tests(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Any, base: dict[str, Any],
@@ -148,11 +189,49 @@ def _pair_tests(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Any, bas
            "difference": boot["difference"], "p_bootstrap": boot["p_value"], "diff_ci_low": boot["ci_low"],
            "diff_ci_high": boot["ci_high"], "p_williams": None, "t_williams": None}
     if target.statistic == "spearman":
-        r23 = spearman(sa, sb)
+        keep = ~np.isnan(y)  # the rows the two ρ are computed on (all, unless a target is undefined)
+        r23 = spearman(sa[keep], sb[keep])
         if np.isfinite(r23) and np.isfinite(out["value_a"]) and np.isfinite(out["value_b"]):
-            w = williams_test(out["value_a"], out["value_b"], r23, len(y))
+            w = williams_test(out["value_a"], out["value_b"], r23, int(keep.sum()))
             out.update(p_williams=w["p_value"], t_williams=w["t"], rho_ab=r23)
     return out
+
+
+def _analyse_group(dataset: str, config: str, data: list[dict[str, Any]], scored: dict[str, dict[str, Any]],
+                   acc: dict[str, Any], *, n_resamples: int, fraction: float, seed: int, confidence: float) -> None:
+    """Rows (item level, and system level where the data names systems), paired tests and the unit kept for the
+    summary, of one (dataset, config) whose metrics are ``scored``; appended to ``acc``."""
+    quality = lq.is_quality(dataset)
+    targets = targets_for(dataset, config, data, all_qualities=True)
+    systems = lq.systems_of(data) if quality else None
+    for metric, res in scored.items():
+        found = evaluate_scores(res["scores"], targets, n_resamples=n_resamples, fraction=fraction, seed=seed,
+                                confidence=confidence)
+        if quality:
+            found = [{**r, "level": "item"} for r in found]
+        if systems:
+            found += lq.system_rows(res["scores"], targets, systems, n_resamples=n_resamples, seed=seed,
+                                    confidence=confidence)
+        acc["rows"] += [{"metric": metric, "dataset": dataset, "config": config, **r, "signature": res["signature"],
+                         "seconds": res.get("seconds")} for r in found]
+    for a, b in itertools.combinations(scored, 2):
+        sa, sb = (np.asarray(scored[m]["scores"], dtype=float) for m in (a, b))
+        for t in targets:
+            base = {"dataset": dataset, "config": config, "target": t.name, "statistic": t.statistic}
+            why = pair_left_out(a, b, sa, sb, t.values)
+            if why:
+                acc["left_out"].append({"metric_a": a, "metric_b": b, **base, "reason": why})
+                continue
+            pair = _pair_tests(a, b, sa, sb, t, base, n_resamples, seed, confidence)
+            if quality:
+                pair["p_permutation"] = lq.permutation_p(t.statistic, sa, sb, t.values, n_resamples=n_resamples,
+                                                         seed=seed)
+            acc["pairs"].append(pair)
+    if quality:
+        overall = lq.overall_target(dataset, config)
+        y = np.asarray(next(t.values for t in targets if t.name == overall), dtype=float)
+        acc["units"][(dataset, config)] = {"targets": {overall: y}, "scores": {
+            m: res["scores"] for m, res in scored.items() if not np.array_equal(np.asarray(res["scores"], dtype=float), y)}}
 
 
 def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequence[str] | None = None,
@@ -172,32 +251,29 @@ def build(data_dir: str | os.PathLike, out: str | os.PathLike, *, datasets: Sequ
     tasks, skipped = plan(datasets, metrics)  # every check before OUT is created
     target_dir = prepare_out(out, root)
     started = time.perf_counter()
-    rows_out: list[dict[str, Any]] = []
-    pairs: list[dict[str, Any]] = []
+    acc: dict[str, Any] = {"rows": [], "pairs": [], "left_out": [], "units": {}}
     groups: dict[tuple[str, str], dict[str, Any]] = {}
+    settings = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     for (dataset, config), group in itertools.groupby(sorted(tasks, key=lambda t: (t[1], t[2])), key=lambda t: (t[1], t[2])):
         data = load_rows(dataset, config, data_dir=root / DATA_FOLDERS[dataset])
         limit = (max_rows or {}).get(dataset)
         if limit:
             data = _first_sources(dataset, data, limit)
-        targets = targets_for(dataset, config, data)
-        scored = {m: _cached_scores(target_dir / "cache", m, dataset, config, data, log) for m, _, _ in group}
+        scored = {m: _chunked_scores(target_dir / "cache", m, dataset, config, data, log) for m, _, _ in group}
         groups[(dataset, config)] = {"rows": len(data), "metrics": list(scored)}
-        for metric, res in scored.items():
-            for r in evaluate_scores(res["scores"], targets, n_resamples=n_resamples, fraction=fraction, seed=seed,
-                                     confidence=confidence):
-                rows_out.append({"metric": metric, "dataset": dataset, "config": config, **r,
-                                 "signature": res["signature"], "seconds": res.get("seconds")})
-        for a, b in itertools.combinations(scored, 2):
-            sa, sb = (np.asarray(scored[m]["scores"], dtype=float) for m in (a, b))
-            for t in targets:
-                base = {"dataset": dataset, "config": config, "target": t.name, "statistic": t.statistic}
-                pairs.append(_pair_tests(a, b, sa, sb, t, base, n_resamples, seed, confidence))
+        _analyse_group(dataset, config, data, scored, acc, fraction=fraction, **settings)
+    rows_out, pairs, left_out = acc["rows"], acc["pairs"], acc["left_out"]
+    cluster_rows = lq.clusters(rows_out, pairs)
+    summary = lq.summary(acc["units"], cluster_rows, **settings) if acc["units"] else []
     report = {
-        "generator": "dialeval leaderboard", "rows": rows_out, "pairs": pairs, "skipped": skipped,
+        "generator": "dialeval leaderboard", "rows": rows_out, "pairs": pairs,
+        "pairs_left_out": left_out, "clusters": cluster_rows, "summary": summary, "skipped": skipped,
         "datasets": {f"{d}/{c}": g for (d, c), g in groups.items()}, "max_rows": dict(max_rows or {}),
         "bootstrap": {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence,
-                      "paired": "with replacement, same rows for both metrics"},
+                      "paired": "with replacement, same rows for both metrics",
+                      "clusters": f"paired permutation test over items, {n_resamples} resamples, p < {lq.ALPHA}",
+                      "system_level": "items drawn with replacement, system means recomputed",
+                      "summary": "units (dataset/config) with replacement, then items with replacement"},
         "published": [{"dataset": k[0], "config": k[1], "target": k[2], "statistic": k[3], "compare_with": v}
                       for k, v in PUBLISHED.items()],
         "wall_seconds": round(time.perf_counter() - started, 1),
@@ -247,14 +323,42 @@ def _fmt_p(x: Any) -> str:
     return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.3g}"
 
 
+def _compact(row: dict[str, Any]) -> bool:
+    """Whether a row has a column in the compact tables: every row of the older protocols; of a quality dataset
+    only its overall quality (the full list of rows follows the tables)."""
+    return not lq.is_quality(row["dataset"]) or row["target"] == lq.overall_target(row["dataset"], row["config"])
+
+
+def _stat_label(row: dict[str, Any]) -> str:
+    return f"{row['statistic']} (system)" if row.get("level") == "system" else row["statistic"]
+
+
+def quality_markdown(report: dict[str, Any]) -> list[str]:
+    """The summary row per metric and the significance clusters of each unit's overall quality (Spearman)."""
+    lines = []
+    if report.get("summary"):
+        lines += ["| metric | mean ρ over units | 95% CI | units | top cluster in |", "|---|---:|---|---:|---:|"]
+        lines += [f"| {r['metric']} | {_fmt(r['mean'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {r['units']} | "
+                  f"{r['top_cluster_units']} |" for r in report["summary"]]
+        lines.append("")
+    shown = [c for c in report.get("clusters", ()) if c["statistic"] == "spearman"
+             and c["target"] == lq.overall_target(c["dataset"], c["config"])]
+    if shown:
+        lines += ["| dataset | config | target | rank | metric | ρ |", "|---|---|---|---:|---|---:|"]
+        lines += [f"| {c['dataset']} | {c['config']} | {c['target']} | {c['rank']} | {c['metric']} | {_fmt(c['value'])} |"
+                  for c in sorted(shown, key=lambda c: (c["dataset"], c["config"], c["rank"]))]
+        lines.append("")
+    return lines
+
+
 def summary_markdown(report: dict[str, Any]) -> str:
     """One compact table per dataset: a line per metric, a column per (config, target, statistic), each cell
     ``value [ci_low, ci_high]``."""
     out = []
     for dataset in dict.fromkeys(r["dataset"] for r in report["rows"]):
-        rows = [r for r in report["rows"] if r["dataset"] == dataset]
-        cols = list(dict.fromkeys((r["config"], r["target"], r["statistic"]) for r in rows))
-        cells = {(r["metric"], r["config"], r["target"], r["statistic"]): f"{_fmt(r['value'])} [{_fmt(r['ci_low'])}, "
+        rows = [r for r in report["rows"] if r["dataset"] == dataset and _compact(r)]
+        cols = list(dict.fromkeys((r["config"], r["target"], _stat_label(r)) for r in rows))
+        cells = {(r["metric"], r["config"], r["target"], _stat_label(r)): f"{_fmt(r['value'])} [{_fmt(r['ci_low'])}, "
                  f"{_fmt(r['ci_high'])}]" for r in rows}
         out += [f"| {dataset} | " + " | ".join(f"{c} {t} {st}" for c, t, st in cols) + " |",
                 "|---|" + "---:|" * len(cols)]
@@ -267,15 +371,19 @@ def summary_markdown(report: dict[str, Any]) -> str:
 def markdown(report: dict[str, Any]) -> str:
     """The leaderboard as Markdown: compact tables per dataset, then every row and every paired test."""
     pct = round(report["bootstrap"]["confidence"] * 100)
-    lines = [summary_markdown(report), f"| metric | dataset | config | target | statistic | value | {pct}% CI | n |", "|---|---|---|---|---|---:|---|---:|"]
+    lines = [summary_markdown(report), *quality_markdown(report),
+             f"| metric | dataset | config | target | statistic | value | {pct}% CI | n |", "|---|---|---|---|---|---:|---|---:|"]
     for r in report["rows"]:
-        lines.append(f"| {r['metric']} | {r['dataset']} | {r['config']} | {r['target']} | {r['statistic']} | "
+        lines.append(f"| {r['metric']} | {r['dataset']} | {r['config']} | {r['target']} | {_stat_label(r)} | "
                      f"{_fmt(r['value'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {r['n']} |")
     lines += ["", "| metric A | metric B | dataset | config | target | statistic | A − B | p (paired bootstrap) | p (Williams) |",
               "|---|---|---|---|---|---|---:|---:|---:|"]
     for p in report["pairs"]:
         lines.append(f"| {p['metric_a']} | {p['metric_b']} | {p['dataset']} | {p['config']} | {p['target']} | "
                      f"{p['statistic']} | {_fmt(p['difference'])} | {_fmt_p(p['p_bootstrap'])} | {_fmt_p(p['p_williams'])} |")
+    for p in report.get("pairs_left_out", ()):
+        lines.append(f"\nNo paired test {p['metric_a']} vs {p['metric_b']} ({p['dataset']} {p['config']} "
+                     f"{p['target']} {p['statistic']}): {p['reason']}")
     for s in report["skipped"]:
         lines.append(f"\nSkipped {s['metric']}: {s['reason']}")
     for pub in report["published"]:
@@ -294,7 +402,8 @@ def plot_png(report: dict[str, Any]) -> bytes:
 
     panels: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for r in report["rows"]:
-        panels.setdefault((r["dataset"], r["config"], r["target"], r["statistic"]), []).append(r)
+        if _compact(r) and r["statistic"] in ("spearman", "oca", "auc") and r.get("level", "item") == "item":
+            panels.setdefault((r["dataset"], r["config"], r["target"], r["statistic"]), []).append(r)
     fig, axes = plt.subplots(len(panels), 1, figsize=(7.0, 1.0 + 0.45 * sum(len(v) + 2 for v in panels.values())),
                              squeeze=False)
     for ax, (key, rows) in zip(axes[:, 0], panels.items()):
@@ -330,71 +439,3 @@ def write_outputs(folder: Path, report: dict[str, Any]) -> None:
     atomic_write_text(folder / "leaderboard.md", markdown(report))
     if report["rows"]:
         atomic_write_bytes(folder / "leaderboard.png", plot_png(report))
-
-
-# -- publishing: a Hub dataset folder and model-index ``eval_results`` ---------------------------------
-HUB_NAME = "dialeval-leaderboard"
-STAT_TYPES = {"spearman": "spearmanr", "oca": "accuracy", "auc": "roc_auc"}
-
-
-def read_report(folder: str | os.PathLike) -> dict[str, Any]:
-    """The ``leaderboard.json`` an earlier ``dialeval leaderboard --out FOLDER`` wrote."""
-    path = Path(folder).expanduser() / "leaderboard.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{str(path)!r} is missing; give the --out folder of `dialeval leaderboard`.")
-    report = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(report, dict) or report.get("generator") != "dialeval leaderboard" or "rows" not in report:
-        raise ValueError(f"{str(path)!r} was not written by `dialeval leaderboard`.")
-    return report
-
-
-def eval_results_yaml(report: dict[str, Any], metric: str, org: str) -> str:
-    """The model-card ``model-index`` YAML (``eval_results``) of ``metric``'s leaderboard rows: one result per
-    dataset config, target and statistic, pointing at the leaderboard dataset as its source."""
-    from huggingface_hub import EvalResult, ModelCardData
-
-    results = [EvalResult(
-        task_type="text-generation", task_name="meta-evaluation: agreement with human judgements",
-        dataset_type=f"{org}/{r['dataset']}", dataset_name=r["dataset"], dataset_config=r["config"], dataset_split="test",
-        metric_type=STAT_TYPES.get(r["statistic"], r["statistic"]), metric_value=round(r["value"], 4),
-        metric_name=f"{r['statistic']} with {r['target']}", metric_config=r["target"],
-        metric_args={"ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["n"]}, verified=False,
-        source_name="dialeval leaderboard", source_url=f"https://huggingface.co/datasets/{org}/{HUB_NAME}",
-    ) for r in report["rows"] if r["metric"] == metric and r["value"] is not None]
-    return ModelCardData(model_name=metric, eval_results=results).to_yaml() + "\n"
-
-
-def hub_card(report: dict[str, Any], org: str) -> str:
-    """The dataset card: front matter with the two configs (rows, pairs), then the Markdown table."""
-    import yaml
-
-    meta = {"license": "mit", "pretty_name": "dialeval leaderboard", "tags": ["evaluation", "dialogue", "leaderboard"],
-            "configs": [{"config_name": "rows", "data_files": "data/rows.jsonl", "default": True},
-                        {"config_name": "pairs", "data_files": "data/pairs.jsonl"}]}
-    usage = (f'```python\nfrom datasets import load_dataset\nrows = load_dataset("{org}/{HUB_NAME}", "rows", split="train")\n'
-             f'pairs = load_dataset("{org}/{HUB_NAME}", "pairs", split="train")\n```\n')
-    return (f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n\n# dialeval leaderboard\n\nEvery dialeval metric against "
-            "human judgements (conTest/decTest, FED, DailyDialog++), with bootstrap intervals and paired tests for each "
-            "pair of metrics, written by `dialeval leaderboard`. `eval_results/<metric>.yaml` holds each metric's "
-            f"results as model-card `model-index` YAML.\n\n{usage}\n![leaderboard](leaderboard.png)\n\n{markdown(report)}")
-
-
-def write_hub_dataset(source: str | os.PathLike, folder: Path, org: str) -> str:
-    """Write the leaderboard of ``source`` (a ``dialeval leaderboard`` output) as a Hub dataset folder:
-    ``data/rows.jsonl``, ``data/pairs.jsonl``, ``leaderboard.json``/``.md``/``.png``, ``eval_results/<metric>.yaml``
-    and the card. Returns the repo id."""
-    report = _json_safe(read_report(source))
-    folder.mkdir(parents=True)
-    (folder / "data").mkdir()
-    (folder / "data" / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in report["rows"]), encoding="utf-8")
-    (folder / "data" / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in report["pairs"]), encoding="utf-8")
-    (folder / "leaderboard.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    (folder / "leaderboard.md").write_text(markdown(report), encoding="utf-8")
-    png = Path(source).expanduser() / "leaderboard.png"
-    if png.is_file():
-        (folder / "leaderboard.png").write_bytes(png.read_bytes())
-    (folder / "eval_results").mkdir()
-    for metric in dict.fromkeys(r["metric"] for r in report["rows"]):
-        (folder / "eval_results" / f"{metric.replace(':', '-')}.yaml").write_text(eval_results_yaml(report, metric, org), encoding="utf-8")
-    (folder / "README.md").write_text(hub_card(report, org), encoding="utf-8")
-    return f"{org}/{HUB_NAME}"

@@ -44,13 +44,20 @@ import numpy as np
 
 from dialeval import loading, registry
 from dialeval.files import atomic_write_bytes
-from dialeval.registry import Adapter, parse_metric_args, response_sets  # noqa: F401 - parse_metric_args re-exported
+from dialeval.registry import (  # noqa: F401 - parse_metric_args re-exported
+    QUALITY_CONFIGS,
+    Adapter,
+    parse_metric_args,
+    response_sets,
+)
 from dialeval.signature import make_signature
 from dialeval.stats import (  # noqa: F401 - re-exported
     auc,
     average_ranks,
     best_threshold_accuracy,
     bootstrap_interval,
+    complete_pairs,
+    kendall,
     paired_bootstrap,
     pearson,
     spearman,
@@ -140,6 +147,8 @@ def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any]
     if dataset not in decl.meta_datasets:
         raise ValueError(f"{metric} does not apply to {dataset!r}; it scores {sorted(decl.meta_datasets)}.")
     factory = decl.meta_adapter_factory()
+    if factory and dataset in QUALITY_CONFIGS:  # a quality dataset's adapter is told the level it scores
+        return factory(options, QUALITY_CONFIGS[dataset][config][0])
     return factory(options, config) if factory else loaded_set_adapter(metric, options)
 
 
@@ -147,7 +156,11 @@ def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any]
 # The harness
 # --------------------------------------------------------------------------------------------------
 
-DEFAULT_CONFIGS = {"contest": ["con_test_200_resp_gen"], "fed": ["turn", "dialog"], "dailydialog_plusplus": ["default"]}
+DEFAULT_CONFIGS = {"contest": ["con_test_200_resp_gen"], "fed": ["turn", "dialog"], "dailydialog_plusplus": ["default"],
+                   **{d: list(cfgs) for d, cfgs in QUALITY_CONFIGS.items() if d != "fed"}}
+#: What each quality is correlated by, for the human-judged quality datasets (FED keeps FULL's protocol,
+#: Spearman of ``Overall``, unless every quality is asked for).
+QUALITY_STATISTICS = ("spearman", "pearson", "kendall")
 DDPP_KINDS = {"positive_responses": 1.0, "random_negative_responses": 0.0, "adversarial_negative_responses": -1.0}
 FED_TARGET = "annotation_means.Overall"
 
@@ -159,8 +172,21 @@ class Target:
     statistic: str  # "spearman" or "oca"
 
 
-def targets_for(dataset: str, config: str, rows: list[dict[str, Any]]) -> list[Target]:
-    """What each protocol correlates the metric with (see the module docstring)."""
+def quality_targets(rows: list[dict[str, Any]], first: str | None = None) -> list[Target]:
+    """Every annotated quality's mean (``annotation_means.<quality>``; ``None`` → NaN, left out of the
+    statistic) by each of :data:`QUALITY_STATISTICS`; ``first`` (a target name) is put first."""
+    qualities = list(rows[0]["annotation_means"]) if rows else []
+    out = []
+    for q in qualities:
+        values = [math.nan if r["annotation_means"][q] is None else float(r["annotation_means"][q]) for r in rows]
+        out += [Target(f"annotation_means.{q}", values, st) for st in QUALITY_STATISTICS]
+    return sorted(out, key=lambda t: t.name != first) if first else out
+
+
+def targets_for(dataset: str, config: str, rows: list[dict[str, Any]], *, all_qualities: bool = False) -> list[Target]:
+    """What each protocol correlates the metric with (see the module docstring); ``all_qualities``: FED's
+    every quality by every :data:`QUALITY_STATISTICS` (its ``Overall`` Spearman first), as the leaderboard
+    reports it."""
     if dataset == "contest":
         labels = [float(r["label_value"]) for r in rows]
         out = [Target("label_value", labels, "spearman")]
@@ -172,9 +198,11 @@ def targets_for(dataset: str, config: str, rows: list[dict[str, Any]]) -> list[T
         elif any(h is not None for h in human):
             raise ValueError(f"{config}: human_score_mean is missing on some rows but not all.")
         return out
-    if dataset == "fed":
+    if dataset == "fed" and not all_qualities:
         overall = [r["annotation_means"]["Overall"] for r in rows]
         return [Target(FED_TARGET, [float(v) for v in overall], "spearman")]
+    if dataset in QUALITY_CONFIGS:
+        return quality_targets(rows, first=FED_TARGET if dataset == "fed" else None)
     if dataset == "dailydialog_plusplus":
         kind = [float(r["label"]) for r in rows]
         return [Target("positive_vs_random", [k if k >= 0 else math.nan for k in kind], "auc"),
@@ -184,11 +212,29 @@ def targets_for(dataset: str, config: str, rows: list[dict[str, Any]]) -> list[T
 
 def protocol_rows(dataset: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows a metric scores: DailyDialog++ contexts become one row per (context, response), labelled 1
-    (positive), 0 (random negative) or −1 (adversarial negative); other datasets' rows are used as they are."""
+    (positive), 0 (random negative) or −1 (adversarial negative); the quality datasets' rows as
+    :func:`quality_protocol_rows` says; other datasets' rows are used as they are."""
+    if dataset in QUALITY_CONFIGS and dataset != "fed":
+        return quality_protocol_rows(rows)
     if dataset != "dailydialog_plusplus":
         return rows
     return [{"id": r["id"], "context": list(r["context"]), "response": text, "label": label}
             for r in rows for field, label in DDPP_KINDS.items() for text in r[field]]
+
+
+def quality_protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A quality dataset's rows as a metric scores them: empty turns (a user who sent nothing, DSTC9/ConTurE)
+    left out of the context, and a turn-level row whose rated response is empty left out (there is no text to
+    score: ConTurE has 14)."""
+    out = []
+    for r in rows:
+        if "response" in r and not (r["response"] or "").strip():
+            continue
+        keep = [i for i, t in enumerate(r["context"]) if t.strip()]
+        speakers = r.get("speakers") or []
+        out.append({**r, "context": [r["context"][i] for i in keep],
+                    "speakers": [speakers[i] for i in keep] if len(speakers) == len(r["context"]) else speakers})
+    return out
 
 
 def load_rows(dataset: str, config: str, *, data_dir: str | os.PathLike | None = None,
@@ -211,8 +257,9 @@ def _labelled_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return auc(pos, neg) if len(pos) and len(neg) else float("nan")
 
 
-STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"spearman": spearman, "oca": _oca,
-                                                                     "auc": _labelled_auc}
+STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "spearman": complete_pairs(spearman), "oca": _oca, "auc": _labelled_auc, "pearson": complete_pairs(pearson),
+    "kendall": complete_pairs(kendall)}
 
 
 def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_resamples: int = 1000,

@@ -42,6 +42,23 @@ META_DATASETS = {
     "contest": "a response set (Tevet & Berant's conTest/decTest, per-set diversity)",
     "fed": "a turn or a dialogue (FED, per-turn and per-dialogue quality)",
     "dailydialog_plusplus": "a context and one response, positive or negative (DailyDialog++, AUCs)",
+    **{name: "a rated response or dialogue (human quality scores, per-quality correlations)" for name in (
+        "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive", "predictive_engagement",
+        "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")},
+}
+#: Human-judged quality datasets: config → (level, the quality the leaderboard's summary row uses).
+QUALITY_CONFIGS: dict[str, dict[str, tuple[str, str]]] = {
+    "fed": {"turn": ("turn", "Overall"), "dialog": ("dialog", "Overall")},
+    "usr_topicalchat": {"turn": ("turn", "Overall")},
+    "usr_personachat": {"turn": ("turn", "Overall")},
+    "grade": {c: ("turn", "coherence") for c in ("convai2", "dailydialog", "empatheticdialogues")},
+    "dstc9_interactive": {"dialog": ("dialog", "human (overall)")},
+    "predictive_engagement": {"turn": ("turn", "engagement")},
+    "holistic_pang2020": {"context": ("turn", "context coherence"), "fluency": ("turn", "fluency")},
+    "conture": {"turn": ("turn", "overall impression"), "dialog": ("dialog", "human (overall)")},
+    "dailydialog_zhao": {"turn": ("turn", "overall")},
+    "dstc10_jsalt": {"turn": ("turn", "appropriateness")},
+    "dstc10_esl": {"turn": ("turn", "appropriateness")},
 }
 # Bounds of the options that size work (declared per option with ``minimum``/``maximum``): no single request
 # may ask for more. Each is far above any published setting (n ≤ 5, batches ≤ 256, k ≤ 100).

@@ -189,3 +189,133 @@ def mean_interval(values: Sequence[float], *, n_resamples: int = 1000, seed: int
     res = bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="percentile",
                     rng=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+# --------------------------------------------------------------------------------------------------
+# Correlations beyond Spearman, system level, significance clusters, the mean over datasets
+# --------------------------------------------------------------------------------------------------
+
+
+def kendall(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's τ-b (ties in either variable corrected; Kendall 1945) = ``scipy.stats.kendalltau``; NaN when
+    either side is constant."""
+    from scipy.stats import kendalltau
+
+    if len(x) != len(y):
+        raise ValueError(f"kendall: {len(x)} scores but {len(y)} targets.")
+    return float(kendalltau(np.asarray(x, dtype=float), np.asarray(y, dtype=float)).statistic)
+
+
+def complete_pairs(statistic: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[np.ndarray, np.ndarray], float]:
+    """``statistic`` on the rows whose target is defined (a NaN target, e.g. an item every rater answered "N/A",
+    is left out); the same value as ``statistic`` when no target is NaN."""
+    def on_complete(x: np.ndarray, y: np.ndarray) -> float:
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        keep = ~np.isnan(y)
+        if keep.all():
+            return statistic(x, y)
+        return statistic(x[keep], y[keep]) if keep.sum() >= 3 else float("nan")
+
+    on_complete.__name__ = getattr(statistic, "__name__", "statistic")
+    return on_complete
+
+
+def system_means(scores: Sequence[float], human: Sequence[float], systems: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Per system (sorted names): the mean metric score and the mean human score over its items (items with a
+    NaN human score left out of both means)."""
+    s, h = np.asarray(scores, dtype=float), np.asarray(human, dtype=float)
+    names = sorted(set(systems))
+    sys_arr = np.asarray(systems, dtype=object)
+    ms, mh = [], []
+    for name in names:
+        keep = (sys_arr == name) & ~np.isnan(h)
+        ms.append(float(s[keep].mean()) if keep.any() else float("nan"))
+        mh.append(float(h[keep].mean()) if keep.any() else float("nan"))
+    return names, np.array(ms), np.array(mh)
+
+
+def system_level(statistic: Callable[[np.ndarray, np.ndarray], float], scores: Sequence[float],
+                 human: Sequence[float], systems: Sequence[str]) -> float:
+    """System-level correlation (as in WMT and mt-metrics-eval): ``statistic`` of the per-system mean metric
+    score against the per-system mean human score (:func:`system_means`)."""
+    _, ms, mh = system_means(scores, human, systems)
+    keep = ~(np.isnan(ms) | np.isnan(mh))
+    return statistic(ms[keep], mh[keep]) if keep.sum() >= 3 else float("nan")
+
+
+def item_bootstrap_interval(statistic: Callable[..., float], columns: Sequence[Sequence[Any]], *,
+                            n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+    """Percentile interval of ``statistic(*columns)`` over items drawn with replacement (Efron 1979); used for
+    system-level correlations, where each resample recomputes the system means."""
+    arrays = [np.asarray(c, dtype=object if isinstance(c[0], str) else float) for c in columns]
+    idx = np.random.default_rng(seed).integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
+    values = np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float)
+    ok = values[~np.isnan(values)]
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan"))
+    return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
+
+
+def paired_permutation(statistic: Callable[[np.ndarray, np.ndarray], float], a: Sequence[float], b: Sequence[float],
+                       target: Sequence[float], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, float]:
+    """Paired permutation test of d = statistic(a, target) − statistic(b, target) over items (as mt-metrics-eval
+    compares metrics): each resample swaps the two metrics' scores of every item with probability ½
+    (``scipy.stats.permutation_test``, ``permutation_type="samples"``, two-sided, seeded). Each metric's scores
+    are standardised first (z-scores; Deutsch et al. 2021), so that swapping compares like with like; the
+    correlations themselves do not change (Pearson, Spearman and Kendall are invariant to it)."""
+    from scipy.stats import permutation_test
+
+    x, y, t = (np.asarray(v, dtype=float) for v in (a, b, target))
+    if not len(x) == len(y) == len(t):
+        raise ValueError(f"paired_permutation: {len(x)}, {len(y)} and {len(t)} values; they must align.")
+    x, y = ((v - v.mean()) / (v.std() or 1.0) for v in (x, y))
+    observed = statistic(x, t) - statistic(y, t)
+    if math.isnan(observed):
+        return {"difference": observed, "p_value": float("nan")}
+    res = permutation_test((x, y), lambda u, v: statistic(u, t) - statistic(v, t), permutation_type="samples",
+                           n_resamples=n_resamples, alternative="two-sided", random_state=seed, vectorized=False)
+    return {"difference": float(observed), "p_value": float(res.pvalue)}
+
+
+def significance_ranks(values: Sequence[float], p_values: dict[tuple[int, int], float],
+                       alpha: float = 0.05) -> list[int]:
+    """Significance clusters (the rank assignment of mt-metrics-eval): metrics sorted best first; each joins the
+    current cluster unless a member of that cluster beats it significantly (p < ``alpha`` for the pair), in
+    which case it starts the next rank. ``p_values[(i, j)]`` (either order) is the paired test of metrics i
+    and j; returns each metric's rank (1 = top cluster), in the input order."""
+    order = sorted(range(len(values)), key=lambda i: -values[i] if math.isfinite(values[i]) else math.inf)
+    ranks = [0] * len(values)
+    rank, members = 1, []
+    for i in order:
+        if any(p_values.get((j, i), p_values.get((i, j), 1.0)) < alpha for j in members):
+            rank, members = rank + 1, []
+        members.append(i)
+        ranks[i] = rank
+    return ranks
+
+
+def mean_over_datasets_interval(statistic: Callable[[np.ndarray, np.ndarray], float],
+                                per_dataset: Sequence[tuple[Sequence[float], Sequence[float]]], *,
+                                n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+    """The mean of ``statistic`` over datasets, with a two-level bootstrap interval: each resample draws the
+    datasets with replacement and, within each drawn dataset, its items with replacement (Davison & Hinkley
+    1997, §3.8), then averages the per-dataset statistics."""
+    data = [(np.asarray(s, dtype=float), np.asarray(h, dtype=float)) for s, h in per_dataset]
+    if not data:
+        raise ValueError("mean_over_datasets_interval needs at least one dataset.")
+    value = float(np.mean([statistic(s, h) for s, h in data]))
+    rng = np.random.default_rng(seed)
+    means = []
+    for _ in range(n_resamples):
+        picks = rng.integers(0, len(data), size=len(data))
+        vals = []
+        for k in picks:
+            s, h = data[k]
+            row = rng.integers(0, len(s), size=len(s))
+            vals.append(statistic(s[row], h[row]))
+        vals = [v for v in vals if not math.isnan(v)]
+        if vals:
+            means.append(float(np.mean(vals)))
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha]) if means else (float("nan"), float("nan"))
+    return {"value": value, "low": float(low), "high": float(high), "datasets": len(data)}

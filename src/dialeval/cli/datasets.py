@@ -18,8 +18,10 @@ def register(sub: Any) -> None:
     ls.set_defaults(func=run_list)
 
     ex = cmds.add_parser("export", help="write NAME as Parquet/JSON Lines per config and split plus a dataset card")
-    ex.add_argument("name", help="contest, dailydialog_plusplus, fed, dailydialog or dialstory")
+    ex.add_argument("name", help="a dataset of `dialeval datasets list` (dstc10: any file in the DSTC10 Track 5 format)")
     ex.add_argument("--data-dir", default=None, help="folder holding the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
+    ex.add_argument("--file", default=None, metavar="F",
+                    help="build this one file in the dataset's format (dstc10, contest) instead of --data-dir")
     ex.add_argument("--out", required=True, help="output folder (datasets.load_dataset(OUT, CONFIG) loads it)")
     ex.add_argument("--config", action="append", default=None, help="config to export (repeatable; default: all)")
     ex.add_argument("--format", choices=("parquet", "jsonl"), default="parquet", help="file format per split")
@@ -33,10 +35,12 @@ def register(sub: Any) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from dialeval.datasets import BUILDERS, config_names
+    from dialeval.datasets import BUILDERS, FILE_BUILDERS, config_names
 
     for name in BUILDERS:
         print(f"{name}: {', '.join(config_names(name))}")
+    for name in FILE_BUILDERS.keys() - BUILDERS.keys():
+        print(f"{name}: {', '.join(config_names(name))} (any file in its format: --file F)")
     return 0
 
 
@@ -45,7 +49,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     counts = export(args.name, args.out, data_dir=args.data_dir, configs=args.config, file_format=args.format,
                     cache_dir=args.cache_dir, allow_duplicates=args.allow_duplicates,
-                    overwrite=args.overwrite)
+                    overwrite=args.overwrite, data_files=args.file)
     for cfg, splits in counts.items():
         print(f"{cfg}: " + ", ".join(f"{split} {n} rows" for split, n in splits.items()))
     out = Path(args.out).expanduser()

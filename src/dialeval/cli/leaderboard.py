@@ -16,7 +16,7 @@ from dialeval.validation import MAX_RESAMPLES, check_resamples
 def register(sub: Any) -> None:
     p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
     p.add_argument("--data-dir", required=True,
-                   help="folder holding the original files: diversity_eval/, fed/, dailydialog_plusplus/")
+                   help="folder holding the datasets' folders (diversity_eval/, fed/, usr_topicalchat/, … as in ../shared/data)")
     p.add_argument("--dataset", action="append", default=None, choices=list(META_DATASETS),
                    help="dataset (repeatable; default: every one a metric declares)")
     p.add_argument("--metric", action="append", default=None,

@@ -122,8 +122,10 @@ def _turn_texts(turns: list[Any], speaker_prefix: bool) -> list[str]:
 
 
 def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
-    """FULL on FED rows (``config`` = the level, turn or dialog; speakers stripped unless ``speaker_prefix=True``)
-    and on DailyDialog++ rows (config ``default``: turn level, the context plus one response)."""
+    """FULL on FED rows (``config`` = the level, turn or dialog; speakers stripped unless ``speaker_prefix=True``),
+    on DailyDialog++ rows (config ``default``: turn level, the context plus one response) and on the other
+    quality datasets' rows (``config`` = the level the meta-evaluation passes; context turns are strings). A
+    turn-level row without context (Holistic's fluency set) is scored as the one-turn history of its response."""
     level = "turn" if config == "default" else config
     opts = dict(options)
     prefix = opts.pop("speaker_prefix", False)
@@ -138,6 +140,10 @@ def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
         opts["follow_ups"] = list(check_follow_ups(opts["follow_ups"]))
 
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        if level == "turn" and rows and all(not r["context"] for r in rows):
+            dialogues = check_full_inputs("dialog", dialogues=[[r["response"]] for r in rows])[2]
+            res = compute_full(full_histories("dialog", dialogues=dialogues), level="dialog", **opts)
+            return {"scores": list(res["scores"]), "signature": res.get("signature")}
         if level == "turn":
             inputs = check_full_inputs(level, [_turn_texts(r["context"], prefix) for r in rows],
                                        [f"{r['response_speaker']}: {r['response']}" if prefix and "response_speaker" in r
@@ -148,3 +154,4 @@ def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
         return {"scores": list(res["scores"]), "signature": res.get("signature")}
 
     return score
+

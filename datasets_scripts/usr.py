@@ -1,0 +1,85 @@
+"""USR human judgements (Mehri & Eskenazi, ACL 2020) on TopicalChat and PersonaChat.
+
+``tc_usr_data.json`` / ``pc_usr_data.json``: a JSON array of 60 contexts ``{context, fact, annotators,
+responses}``; ``context`` holds ``\\n``-separated turns, ``fact`` the knowledge (TopicalChat facts, PersonaChat
+persona lines), and each response ``{response, model, <quality>: [3 scores]}``. One record per response:
+``system`` is the response's ``model`` (a decoding strategy or a human), ``reference`` the context's
+``Original Ground Truth`` response, ``knowledge`` the fact.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dialeval.datasets._common import (
+    QualityBuilder,
+    json_objects,
+    parse_scores,
+    quality_configs,
+    quality_row,
+)
+from dialeval.io import MalformedDataError, read_json, require_keys, require_str
+
+CITATION = """@inproceedings{mehri-eskenazi-2020-usr,
+  title = {{USR}: An Unsupervised and Reference Free Evaluation Metric for Dialog Generation},
+  author = {Mehri, Shikib and Eskenazi, Maxine}, booktitle = {Proceedings of ACL}, year = {2020}, pages = {681--707}}
+"""
+QUALITIES = ("Understandable", "Natural", "Maintains Context", "Engaging", "Uses Knowledge", "Overall")
+GROUND_TRUTH = "Original Ground Truth"
+
+
+def usr_records(data: Any, path: Path) -> list[dict[str, Any]]:
+    """The response records of a parsed USR file."""
+    rows = []
+    for c, loc, ctx in json_objects(data, path, "context", "contexts"):
+        require_keys(ctx, ("context", "fact", "responses"), loc)
+        turns = [t.strip() for t in require_str(ctx["context"], "context", loc).strip("\n").split("\n")]
+        fact = require_str(ctx["fact"], "fact", loc)
+        responses = ctx["responses"]
+        if not isinstance(responses, list) or not responses:
+            raise MalformedDataError(f"{loc}: field 'responses' must be a non-empty list.")
+        parsed = []
+        for _, rloc, resp in json_objects(responses, loc, "response"):
+            require_keys(resp, ("response", "model", *QUALITIES), rloc)
+            parsed.append((require_str(resp["response"], "response", rloc).strip(),
+                           require_str(resp["model"], "model", rloc),
+                           {q: parse_scores(resp[q], q, rloc) for q in QUALITIES}))
+        truth = next((text for text, model, _ in parsed if model == GROUND_TRUTH), None)
+        rows += [quality_row(f"{c}-{r}", turns, ann, response=text, reference=truth, knowledge=fact, system=model)
+                 for r, (text, model, ann) in enumerate(parsed)]
+    return rows
+
+
+class _UsrBuilder(QualityBuilder):
+    LEVELS = {"turn": "turn"}
+    QUALITIES = {"turn": QUALITIES}
+    BUILDER_CONFIGS = quality_configs(LEVELS)
+    DEFAULT_CONFIG_NAME = "turn"
+    CITATION = CITATION
+    HOMEPAGE = "http://shikib.com/usr"
+    LICENSE = "unknown"
+
+    def records(self, paths: list[Path]) -> Any:
+        return usr_records(read_json(paths[0]), paths[0])
+
+
+class UsrTopicalChatBuilder(_UsrBuilder):
+    """USR TopicalChat: 60 contexts × 6 responses (ground truth, argmax, nucleus 0.3/0.5/0.7, new human)."""
+
+    FOLDER = "usr_topicalchat"
+    LICENSE = ('Repository ramya2811/GRADE-A-PLUS: no license file. Authors: none stated for the data '
+               "(Shikib/usr README only links http://shikib.com/usr; that repo's LICENSE is Apache-2.0 "
+               'inherited from HF transformers code). Data license: unknown.')
+    FILES = {"turn": ("tc_usr_data.json",)}
+    DESCRIPTION = "USR TopicalChat: 360 responses, 6 qualities, 3 annotators each."
+
+
+class UsrPersonaChatBuilder(_UsrBuilder):
+    """USR PersonaChat: 60 contexts × 5 responses (ground truth, KV-MemNN, Seq2Seq, LM, new human)."""
+
+    FOLDER = "usr_personachat"
+    LICENSE = ('Repository daqh/llm-eval: no license file. Authors: none stated for the data. Data license: '
+               'unknown.')
+    FILES = {"turn": ("pc_usr_data.json",)}
+    DESCRIPTION = "USR PersonaChat: 300 responses, 6 qualities, 3 annotators each."
