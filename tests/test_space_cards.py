@@ -53,7 +53,9 @@ def test_space_cards_link_their_models_and_datasets(tmp_path):
     hub.write_demo_space(tmp_path / "demo", "me", hub.Install(None))
     demo = front((tmp_path / "demo" / "README.md").read_text(encoding="utf-8"))
     assert "HuggingFaceTB/SmolLM2-135M-Instruct" in demo["models"] and "roberta-large-mnli" in demo["models"]
-    assert set(demo["datasets"]) == {"me/contest", "me/fed", "me/dailydialog_plusplus"}
+    assert set(demo["datasets"]) == {f"me/{d}" for d in (
+        "contest", "fed", "dailydialog_plusplus", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive",
+        "predictive_engagement", "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")}
 
 
 def test_missing_dialeval_hint_keeps_the_models_extra(tmp_path):

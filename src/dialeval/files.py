@@ -267,8 +267,14 @@ def check_output_path(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
     return out
 
 
-#: The argparse destinations that name an output of a ``dialeval`` command; every other string option is an input.
-OUTPUT_OPTIONS = ("output", "out", "plot", "dialspk_out")
+#: The argparse destinations that name an output of a ``dialeval`` command, besides every ``*_out`` one
+#: (:func:`is_output_option`); every other string option is an input.
+OUTPUT_OPTIONS = ("output", "out", "plot")
+
+
+def is_output_option(dest: str) -> bool:
+    """Whether the argparse destination ``dest`` names an output (``--out``, ``--plot``, ``--<what>-out``)."""
+    return dest in OUTPUT_OPTIONS or dest.endswith("_out")
 
 
 def _option_name(dest: str) -> str:
@@ -328,14 +334,14 @@ def check_cache_dir(path: str | os.PathLike, option: str = "--cache-dir") -> Pat
 def check_command_paths(options: dict[str, Any], *, overwrite: bool = False) -> None:
     """The output policy across one command's options (``vars(args)``), before any work: every string option
     that names a path (an existing file or folder, a ``*-dir`` option, a ``KEY=PATH`` metric argument) is an
-    input; an output (:data:`OUTPUT_OPTIONS`) may not equal, contain or lie inside one, even through a symlink;
+    input; an output (:func:`is_output_option`) may not equal, contain or lie inside one, even through a symlink;
     two outputs may not be one path, one inside the other, or both stdout; and an existing output file (or a
     symlink to one) is refused unless ``overwrite``. Folder outputs keep their own rule in the command (an
     earlier output of the same command is replaced; see :func:`check_output_path`)."""
     if isinstance(cache := options.get("cache_dir"), (str, os.PathLike)):
         check_cache_dir(cache)
-    outputs = [(_option_name(d), v) for d in OUTPUT_OPTIONS if isinstance(v := options.get(d), (str, os.PathLike))]
-    inputs = [text for dest, value in options.items() if dest not in OUTPUT_OPTIONS and not dest.startswith("_")
+    outputs = [(_option_name(d), v) for d, v in options.items() if is_output_option(d) and isinstance(v, (str, os.PathLike))]
+    inputs = [text for dest, value in options.items() if not is_output_option(dest) and not dest.startswith("_")
               for text in _path_strings(dest, value) if _names_an_input(text, dest)]
     stdout = [name for name, value in outputs if is_stdout(value)]
     if len(stdout) > 1:

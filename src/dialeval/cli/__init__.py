@@ -8,7 +8,7 @@ import sys
 from typing import Any, NoReturn
 
 from dialeval._version import __version__
-from dialeval.files import OUTPUT_OPTIONS, check_command_paths, remove_temporaries_on_sigterm
+from dialeval.files import check_command_paths, is_output_option, remove_temporaries_on_sigterm
 from dialeval.runtime import Cancelled
 
 # One module per sub-command family (each defines ``register(subparsers)``): the generic commands here, a
@@ -51,7 +51,7 @@ def _add_overwrite(parser: argparse.ArgumentParser) -> None:
             for child in dict.fromkeys(action.choices.values()):
                 _add_overwrite(child)
     dests = {a.dest for a in parser._actions}
-    if dests & set(OUTPUT_OPTIONS) and "overwrite" not in dests:
+    if any(is_output_option(d) for d in dests) and "overwrite" not in dests:
         parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
 
 
