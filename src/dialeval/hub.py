@@ -335,6 +335,21 @@ def demo_client_arguments() -> dict[str, Any]:
             "draw_plots": False}
 
 
+#: The demo card's ``suggested_hardware``; a suggestion only: the Space runs on free CPU until hardware is
+#: requested (billed), which ``upload.sh`` does when ``$DIALEVAL_SPACE_HARDWARE`` names a flavor.
+SUGGESTED_HARDWARE = "t4-small"
+
+
+def hardware_request(repo_id: str) -> str:
+    """The ``upload.sh`` lines that request hardware for the Space ``repo_id`` when ``$DIALEVAL_SPACE_HARDWARE``
+    is set (e.g. ``t4-small``; paid hardware is billed to the owner, so nothing is requested by default)."""
+    call = ("from huggingface_hub import HfApi; import os; "
+            f'HfApi().request_space_hardware({json.dumps(repo_id)}, os.environ["DIALEVAL_SPACE_HARDWARE"])')
+    return (f"# {repo_id} runs on free CPU hardware unless you ask for more (billed): "
+            f"DIALEVAL_SPACE_HARDWARE={SUGGESTED_HARDWARE} bash upload.sh\n"
+            f'if [ -n "${{DIALEVAL_SPACE_HARDWARE:-}}" ]; then python -c {shlex.quote(call)}; fi\n')
+
+
 def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     """The demo Space: every metric at once (``dialeval.demo.build_demo``)."""
     repo_id = f"{org}/{DEMO_NAME}"
@@ -518,5 +533,6 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"
-               + "".join(r.upload_command() + "\n" for r in repos))
+               + "".join(r.upload_command() + "\n" for r in repos)
+               + (hardware_request(f"{org}/{DEMO_NAME}") if DEMO_NAME in names else ""))
     return repos
