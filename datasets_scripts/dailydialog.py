@@ -11,6 +11,11 @@ its ``response`` (with its emotion and dialogue act); Sem-Ent fits its clusters 
 4 commissive; emotions 0 ``no emotion`` (ParlAI's ``no_emotion``), 1 anger … 6 surprise. ``topic`` is
 0 ordinary_life … 9 finance (ParlAI's ``culture_and_educastion`` is read as ``culture_and_education``). A
 missing label is -1, an unknown one is an error.
+
+Known repeats (:data:`KNOWN_REPEATS`): the release repeats three dialogues exactly (validation 962 = 709; test
+203 = 64 and 991 = 769). :func:`dialeval.datasets.load` refuses them unless ``allow_duplicates=True`` (a score
+would count them twice); ``dialeval hub build`` publishes them as released, like the Hub's ``daily_dialog``,
+when the repeats it finds are exactly these.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ DIALOGUE_FEATURES = datasets.Features({
     "act": datasets.Sequence(datasets.ClassLabel(names=list(ACTS))),
     "emotion": datasets.Sequence(datasets.ClassLabel(names=list(EMOTIONS))),
 })
+#: ``{split: {dialogue_id of the repeat: dialogue_id of the first}}`` in the release (ParlAI's JSON).
+KNOWN_REPEATS = {"validation": {962: 709}, "test": {203: 64, 991: 769}}
 SPLIT_FILES = {"train": ["train.json"], "validation": ["validation.json", "valid.json"], "test": ["test.json"]}
 
 

@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 
 from ray_helpers import LOOPBACK, cli, moto_s3, printed_json, shared_cluster
 
@@ -62,17 +63,18 @@ def test_per_item_output_under_a_uri_with_a_query_string(cluster, s3, speakers, 
     fs, env = s3
     endpoint = env["AWS_ENDPOINT_URL"].removeprefix("http://")
     monkeypatch.delenv("AWS_ENDPOINT_URL")  # only the URI's query says where the store is
-    out = f"s3://bench/out/?endpoint_override={endpoint}&scheme=http"
+    prefix = f"bench/{uuid.uuid4().hex}/out"  # moto keeps one in-process store for all its servers
+    out = f"s3://{prefix}/?endpoint_override={endpoint}&scheme=http"
     keys = {k: env[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}  # the workers write the rows
     done = cli(*spk_args(cluster, speakers, "--output", out, "--runtime-env", json.dumps({"env_vars": keys})))
     assert done.returncode == 0, done.stderr
     want = dialeval.load("dialspk").compute(predictions=SPEAKERS["pred"], references=SPEAKERS["gold"])
     got = printed_json(done.stdout)["dialspk"]
-    assert got["output"] == f"s3://bench/out/dialspk?endpoint_override={endpoint}&scheme=http"
+    assert got["output"] == f"s3://{prefix}/dialspk?endpoint_override={endpoint}&scheme=http"
     assert got["dac"] == want["dac"] == 4 / 5 and got["sac"] == want["sac"] == 2 / 3
-    names = sorted(i.path for i in fs.get_file_info(pafs.FileSelector("bench/out", recursive=True)) if i.is_file)
-    assert "bench/out/results.json" in names and any(n.startswith("bench/out/dialspk/") for n in names), names
-    rows = pq.read_table("bench/out/dialspk", filesystem=fs).sort_by("id")
+    names = sorted(i.path for i in fs.get_file_info(pafs.FileSelector(prefix, recursive=True)) if i.is_file)
+    assert f"{prefix}/results.json" in names and any(n.startswith(f"{prefix}/dialspk/") for n in names), names
+    rows = pq.read_table(f"{prefix}/dialspk", filesystem=fs).sort_by("id")
     assert rows.column("dialspk").to_pylist() == want["story_scores"] == [0.5, 1.0, 1.0]
 
 

@@ -212,7 +212,7 @@ def space_python(folder: Path, venv: Path) -> Path:
                           "requirements.txt"], cwd=alone, capture_output=True, text=True)
     assert pip.returncode == 0, pip.stderr[-3000:]
     where = subprocess.run([str(python), "-c", "import dialeval; print(dialeval.__file__)"], cwd=folder,
-                           capture_output=True, text=True, check=True).stdout.strip()
+                           env=space_env(0), capture_output=True, text=True, check=True).stdout.strip()
     assert Path(where).is_relative_to(venv), where  # the vendored wheel, not the checkout
     return python
 

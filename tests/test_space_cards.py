@@ -69,3 +69,41 @@ def test_missing_dialeval_hint_keeps_the_models_extra(tmp_path):
     url = "https://huggingface.co/spaces/me/nli_diversity/resolve/main/dialeval-0.1.0-py3-none-any.whl"
     assert {i for i in get_imports(str(tmp_path / "nli" / "nli_diversity.py")) if i[1] == "dialeval"} == {
         ("library", "dialeval", f'"dialeval[models] @ {url}"', None)}
+
+
+@pytest.mark.parametrize("hardware", ["", "t4-small"])
+def test_upload_script_requests_hardware_only_when_asked(tmp_path, hardware, monkeypatch):
+    """Issue 34.4: `suggested_hardware` requests nothing; upload.sh asks for the flavor in
+    $DIALEVAL_SPACE_HARDWARE (HfApi.request_space_hardware), and for nothing by default (paid hardware)."""
+    import os
+    import subprocess
+
+    from dialeval import hub
+
+    stub = tmp_path / "python"
+    stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$CALLS"\n', encoding="utf-8")
+    stub.chmod(0o755)
+    script = tmp_path / "tail.sh"
+    script.write_text("set -euo pipefail\n" + hub.hardware_request("me/dialeval-demo"), encoding="utf-8")
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "CALLS": str(tmp_path / "calls"),
+           "DIALEVAL_SPACE_HARDWARE": hardware}
+    done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    if not hardware:
+        assert not (tmp_path / "calls").exists()
+        return
+    args = (tmp_path / "calls").read_text(encoding="utf-8").splitlines()
+    assert args[0] == "-c" and 'request_space_hardware("me/dialeval-demo", os.environ["DIALEVAL_SPACE_HARDWARE"])' \
+        in args[1]
+    calls = []
+
+    class FakeApi:
+        def request_space_hardware(self, repo_id, hardware):
+            calls.append((repo_id, hardware))
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setenv("DIALEVAL_SPACE_HARDWARE", hardware)
+    exec(args[1], {})  # the very code upload.sh runs, against a stand-in HfApi
+    assert calls == [("me/dialeval-demo", "t4-small")]

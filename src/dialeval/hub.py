@@ -339,6 +339,21 @@ def demo_client_arguments() -> dict[str, Any]:
             "draw_plots": False}
 
 
+#: The demo card's ``suggested_hardware``; a suggestion only: the Space runs on free CPU until hardware is
+#: requested (billed), which ``upload.sh`` does when ``$DIALEVAL_SPACE_HARDWARE`` names a flavor.
+SUGGESTED_HARDWARE = "t4-small"
+
+
+def hardware_request(repo_id: str) -> str:
+    """The ``upload.sh`` lines that request hardware for the Space ``repo_id`` when ``$DIALEVAL_SPACE_HARDWARE``
+    is set (e.g. ``t4-small``; paid hardware is billed to the owner, so nothing is requested by default)."""
+    call = ("from huggingface_hub import HfApi; import os; "
+            f'HfApi().request_space_hardware({json.dumps(repo_id)}, os.environ["DIALEVAL_SPACE_HARDWARE"])')
+    return (f"# {repo_id} runs on free CPU hardware unless you ask for more (billed): "
+            f"DIALEVAL_SPACE_HARDWARE={SUGGESTED_HARDWARE} bash upload.sh\n"
+            f'if [ -n "${{DIALEVAL_SPACE_HARDWARE:-}}" ]; then python -c {shlex.quote(call)}; fi\n')
+
+
 def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     """The demo Space: every metric at once (``dialeval.demo.build_demo``)."""
     repo_id = f"{org}/{DEMO_NAME}"
@@ -366,14 +381,36 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     return HubRepo(repo_id, "space", folder)
 
 
+def only_known_repeats(name: str, data_dir: Path, cache_dir: str | Path | None = None) -> bool:
+    """Whether every repeated record of dataset ``name`` is one its builder documents (``KNOWN_REPEATS``, e.g.
+    DailyDialog's three repeated dialogues), so that it is published as released; ``False`` without any."""
+    import importlib
+
+    from dialeval.datasets import config_names, duplicated_rows, load
+
+    known = getattr(importlib.import_module(f"dialeval.datasets.{name}"), "KNOWN_REPEATS", None)
+    if not known:
+        return False
+    for cfg in config_names(name):
+        found = duplicated_rows(name, load(name, cfg, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=True))
+        if any(known.get(split, {}).get(rid) != first for split, pairs in found.items() for rid, first in pairs):
+            return False
+    return True
+
+
 def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path,
                        cache_dir: str | Path | None = None, allow_duplicates: bool = False) -> HubRepo:
     """Export dataset ``name`` (``dialeval datasets export``) from its original files under ``data_root``
-    into ``folder``, with ``<org>`` filled in its card."""
+    into ``folder``, with ``<org>`` filled in its card; the repeats its builder documents (DailyDialog's) are
+    published as released, with one line saying so."""
     from dialeval.datasets import DATA_FOLDERS, export
 
-    export(name, folder, data_dir=data_root / DATA_FOLDERS[name], cache_dir=cache_dir,
-           allow_duplicates=allow_duplicates)
+    data_dir = data_root / DATA_FOLDERS[name]
+    if not allow_duplicates and only_known_repeats(name, data_dir, cache_dir):
+        print(f"dialeval hub build: {name}: keeping the repeated records its builder documents (KNOWN_REPEATS) as "
+              "released", file=sys.stderr)
+        allow_duplicates = True
+    export(name, folder, data_dir=data_dir, cache_dir=cache_dir, allow_duplicates=allow_duplicates)
     card = folder / "README.md"
     text = card.read_text(encoding="utf-8").replace("<org>/", f"{org}/")
     if "<org>" in text:
@@ -382,21 +419,25 @@ def write_dataset_repo(name: str, folder: Path, org: str, data_root: Path,
     return HubRepo(f"{org}/{name}", "dataset", folder)
 
 
-def dataset_sources(names: Iterable[str], data_root: Path | None) -> dict[str, Path]:
-    """The original-files folder of each dataset in ``names``; one line naming the fix when any is
-    missing (``hub build`` never skips a dataset silently: ``--no-datasets`` leaves them all out)."""
+def dataset_sources(names: Iterable[str], data_root: Path | None, required: Iterable[str] = ()) -> dict[str, Path]:
+    """The original-files folder of each dataset in ``names`` that has one under ``data_root``; a dataset
+    whose folder is absent is skipped with one line on stderr, unless it is ``required`` (named by ``--only``),
+    which is one error naming the fix (``hub build`` never skips a dataset silently)."""
     from dialeval.datasets import DATA_FOLDERS
 
-    names = list(names)
+    names, required = list(names), set(required)
     if names and data_root is None:
         raise ValueError(f"the dataset repos ({', '.join(names)}) are written from their original files: pass "
                          "--data-dir DIR (or set $DIALEVAL_DATA_DIR), or --no-datasets to write the Spaces only.")
-    missing = [f"{name} ({data_root / DATA_FOLDERS[name]})" for name in names
-               if not (data_root / DATA_FOLDERS[name]).is_dir()]
+    absent = [name for name in names if not (data_root / DATA_FOLDERS[name]).is_dir()]
+    for name in (n for n in absent if n not in required):
+        print(f"dialeval hub build: skipped dataset {name}: no original files at {data_root / DATA_FOLDERS[name]} "
+              f"(see its card for where to get them, then rerun, or --only {name} to require it)", file=sys.stderr)
+    missing = [f"{name} ({data_root / DATA_FOLDERS[name]})" for name in absent if name in required]
     if missing:
         raise ValueError(f"--data-dir {data_root}: missing original files for {', '.join(missing)}; point "
                          "--data-dir at the folder holding them, or leave those datasets out (--only / --no-datasets).")
-    return {name: data_root / DATA_FOLDERS[name] for name in names}
+    return {name: data_root / DATA_FOLDERS[name] for name in names if name not in absent}
 
 
 def write_leaderboard_repo(source: str | Path, folder: Path, org: str) -> HubRepo:
@@ -424,8 +465,7 @@ def _write_all(tmp: Path, org: str, install: Install, names: set[str], data_root
                cache_dir: str | Path | None, allow_duplicates: bool = False) -> list[HubRepo]:
     from dialeval.datasets import BUILDERS
 
-    datasets = [name for name in BUILDERS if name in names]
-    dataset_sources(datasets, data_root)  # refuse before writing anything
+    datasets = [name for name in BUILDERS if name in names]  # their originals were checked by build()
     repos: list[HubRepo] = []
     for index, decl in enumerate(registry.declarations().values()):
         if decl.name in names:
@@ -483,7 +523,9 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         raise ValueError(f"--leaderboard {str(leaderboard)!r} is inside --out {str(out)!r}, which is replaced; move one.")
     out = check_output_path(out, inputs=[data_root, wheel, cache_dir], kind="dir", option="--out",
                             overwrite=overwrite, owned=is_build_folder).resolve()
-    dataset_sources([n for n in BUILDERS if n in names], data_root)
+    required = set(only or ()) & set(BUILDERS)  # named by --only: its originals must be there
+    sources = dataset_sources([n for n in BUILDERS if n in names], data_root, required)  # before any work
+    names = (names - set(BUILDERS)) | set(sources)  # a dataset without originals is skipped (one line)
     with atomic_directory(out, overwrite=overwrite, owned=is_build_folder) as tmp:
         install = Install(None)
         if not from_index:
@@ -495,5 +537,6 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"
-               + "".join(r.upload_command() + "\n" for r in repos))
+               + "".join(r.upload_command() + "\n" for r in repos)
+               + (hardware_request(f"{org}/{DEMO_NAME}") if DEMO_NAME in names else ""))
     return repos
