@@ -221,3 +221,22 @@ def test_dstc10_needs_a_file_and_refuses_other_shapes(tmp_path):
         load("dstc10", "turn", data_files=str(bad), cache_dir=tmp_path / "c")
     assert main(["datasets", "export", "dstc10", "--file", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o")]) == 2
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name", [n for n in NEW if n not in ("dstc10", "usr_personachat")])
+def test_every_card_training_loop_runs(shared_data, tmp_path, name):
+    import torch
+
+    from dialeval.datasets import config_names
+
+    out = tmp_path / name
+    config = config_names(name)[0]
+    export(name, out, data_dir=shared_data / name, configs=[config], cache_dir=tmp_path / "c")
+    text = (out / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text.split("## Use in a training loop", 1)[1], flags=re.S).group(1)
+    namespace: dict = {}
+    exec(compile(code.replace(f'"<org>/{name}"', repr(str(out))), "card", "exec"), namespace)
+    batch = namespace["batch"]
+    assert batch["target"].shape == (8,) and batch["scores"].shape[0] == 8 and len(batch["context"]) == 8
+    means = torch.nanmean(batch["scores"].double(), dim=1)  # the mean over the padded, masked answers
+    assert torch.allclose(means, batch["target"].double(), atol=1e-5)

@@ -23,6 +23,13 @@ Protocols (each as its paper defines it)
   5 random negative and 5 adversarial negative responses; each (context, response) is one scored row. Targets:
   ROC AUC of positives against random negatives and against adversarial negatives (Mann–Whitney, ties ½).
 
+- **Human-judged quality datasets** (:data:`dialeval.registry.QUALITY_CONFIGS`: USR, GRADE, DSTC9, PredictiveEngagement,
+  Holistic, ConTurE, the DSTC10-format files): each row is scored at its config's level (the adapter is told
+  ``turn`` or ``dialog``); empty context turns are left out, and so are turn rows with an empty response. Targets:
+  every quality's mean over annotators by Spearman ρ, Pearson r and Kendall τ-b (an item whose mean is undefined,
+  every rater answered N/A, is left out of that quality). FED keeps the protocol above unless every quality is
+  asked for (``targets_for(..., all_qualities=True)``, as the leaderboard does).
+
 Ties: Spearman ρ is Pearson r of average ranks (``scipy.stats.spearmanr``); OCA cuts only between distinct
 scores. A non-finite metric score is an error, never silently dropped.
 
