@@ -90,9 +90,10 @@ def test_without_the_cache_messages_say_hf_download(tmp_path):
     (tmp_path / "empty").mkdir()
     out = run_space(tmp_path / "empty", "probe", tmp_path)
     reasons = {name: reason for name, (ok, reason) in out["available"].items() if not ok}
-    assert set(reasons) == {"sem_ent", "nli_diversity", "full_followup", "sent_bert_diversity", "vendi_score"}, \
-        out["available"]
+    assert set(reasons) == {"sem_ent", "nli_diversity", "full_followup", "llm_judge", "sent_bert_diversity",
+                            "vendi_score"}, out["available"]
     for name, reason in reasons.items():
         assert "hf download" in reason and "huggingface-cli" not in reason, (name, reason)
         assert "<" not in reason and ">" not in reason, (name, reason)  # Markdown would swallow <...>
     assert f"hf download {HUB_IDS['smollm2-135m-instruct-gguf']}" in reasons["full_followup"]
+    assert f"hf download {HUB_IDS['smollm2-135m-instruct-gguf']}" in reasons["llm_judge"]  # the same default LM

@@ -386,9 +386,10 @@ def only_known_repeats(name: str, data_dir: Path, cache_dir: str | Path | None =
     DailyDialog's three repeated dialogues), so that it is published as released; ``False`` without any."""
     import importlib
 
-    from dialeval.datasets import config_names, duplicated_rows, load
+    from dialeval.datasets import BUILDERS, FILE_BUILDERS, config_names, duplicated_rows, load
 
-    known = getattr(importlib.import_module(f"dialeval.datasets.{name}"), "KNOWN_REPEATS", None)
+    builder = {**BUILDERS, **FILE_BUILDERS}[name]  # a module may hold several builders (usr.py: two datasets)
+    known = getattr(importlib.import_module(builder.__module__), "KNOWN_REPEATS", None)
     if not known:
         return False
     for cfg in config_names(name):
