@@ -141,6 +141,11 @@ def test_train_coherence_cli_and_dialgen_scoring(tiny_encoder, tmp_path, capsys)
     assert zh["kind"] == "story" and zh["train_pairs"] == 6 and zh["val_pairs"] == 2 and zh["sep"] == "\n"
     assert zh["max_length"] == 68 and zh["window"] == "head-68"
     capsys.readouterr()
+    assert main(["train-coherence", "--data", str(SAMPLE / "raw" / "stories.jsonl"), "--encoder", str(tiny_encoder),
+                 "--out", str(tmp_path / "too_long"), "--max-length", "512", "--no-progress"]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]  # past transformers' bars
+    assert len(errors) == 1 and "--max-length 512 exceeds the encoder's window of 68 tokens" in errors[0]
+    capsys.readouterr()
 
     # dialgen's coherence = mean P(original) of the filled stories, checked by a direct forward pass
     stories = ["甲说：“[MASK1]”乙说：“好”", "“[MASK1]”他又说：“[MASK2]”"]

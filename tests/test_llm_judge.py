@@ -70,6 +70,20 @@ def test_scores_equal_a_plain_forward_pass_on_every_route(tiny_lm):
     assert got["scores"] == pytest.approx([_by_hand(tiny_lm, "dialog", d, None) for d in dialogs], abs=2e-5)
 
 
+def test_the_scored_speaker_is_b_at_both_levels():
+    # turn level: the last context turn is the other speaker's (A), the rated response is B's
+    assert item_text("turn", ["u1", "s1", "u2"], "r") == "Conversation:\nA: u1\nB: s1\nA: u2\n\nResponse (B): r"
+    assert item_text("turn", ["s0", "u1"], "r").startswith("Conversation:\nB: s0\nA: u1")
+    # dialogue level: the user opens (A), the system is B whatever the length
+    assert item_text("dialog", ["u1", "s1", "u2", "s2"], None) == "Conversation:\nA: u1\nB: s1\nA: u2\nB: s2"
+
+
+def test_pairwise_refuses_a_budget_the_rubric_fills(tiny_lm):
+    with pytest.raises(ValueError, match="leaves .* tokens for the pair after the rubric prompt") as err:
+        compare(CONTEXTS, RESPONSES, RESPONSES, model=tiny_lm, backend="torch", max_length=64, rubric="x " * 1950)
+    assert "\n" not in str(err.value)
+
+
 def test_module_equals_core_and_signature_carries_the_rubric_hash(tiny_lm):
     core = compute_llm_judge(CONTEXTS, RESPONSES, model=tiny_lm, backend="torch")
     module = dialeval.load("llm_judge", "turn", model=tiny_lm, backend="torch").compute(
@@ -77,7 +91,7 @@ def test_module_equals_core_and_signature_carries_the_rubric_hash(tiny_lm):
     assert module == core
     default = hashlib.sha256(RUBRICS["turn"]["overall"].encode()).hexdigest()[:10]
     assert f"|rubric:{default}|" in core["signature"] and "|quality:overall|" in core["signature"]
-    assert "|prompt:geval1|chat:no|weighting:expected-1-5|max_len:512|" in core["signature"]  # tiny LM: 512 positions
+    assert "|prompt:geval2|chat:no|weighting:expected-1-5|max_len:512|" in core["signature"]  # tiny LM: 512 positions
     own = "Politeness: is the response polite? 1 = rude, 5 = very polite."
     mine = compute_llm_judge(CONTEXTS, RESPONSES, model=tiny_lm, backend="torch", quality="politeness", rubric=own)
     assert f"|rubric:{hashlib.sha256(own.encode()).hexdigest()[:10]}|" in mine["signature"]

@@ -116,10 +116,14 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     items = _subsample(items, args.max_sources, args.seed)
     model, tokenizer = load_for_training(args.encoder, args.seed)
+    window = encoder_window(tokenizer, model)
+    if args.max_length is not None and args.max_length > window:
+        raise ValueError(f"--max-length {args.max_length} exceeds the encoder's window of {window} tokens; use at most "
+                         f"{window} (or leave it out: the full window).")
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, optimizer=args.optimizer,
                       schedule=args.schedule, warmup=args.warmup, weight_decay=args.weight_decay,
                       max_grad_norm=args.max_grad_norm or None,
-                      max_length=args.max_length or encoder_window(tokenizer, model),
+                      max_length=args.max_length or window,
                       eval_every=args.eval_every, patience=args.patience, select=args.select, seed=args.seed,
                       freeze_layers=args.freeze_layers)
     model.to(resolve_device(args.device))

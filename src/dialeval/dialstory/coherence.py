@@ -285,7 +285,10 @@ class CoherenceScorer:
                              "train one with `dialeval train-coherence` (2 labels: shuffled, original).")
         meta_path = Path(self.name) / META_FILE
         self.meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-        self.max_length = int(max_length or self.meta.get("max_length") or encoder_window(self.tokenizer, self.model))
+        window = encoder_window(self.tokenizer, self.model)
+        self.max_length = int(max_length or self.meta.get("max_length") or window)
+        if self.max_length > window:
+            raise ValueError(f"max_length={self.max_length} exceeds the coherence model's window of {window} tokens.")
         self.window = window_label(self.max_length)
         self.batch_size = batch_size
         dev = resolve_device(device)

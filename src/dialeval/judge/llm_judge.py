@@ -58,6 +58,8 @@ def item_ids(tokenizer: Any, render: Callable[[list[str]], str], context: list[s
              budget: int) -> list[int]:
     """Token ids of one item (``render(turns)``) and the text after it, dropping the oldest turns until they fit
     ``budget`` (then keeping the last ``budget`` tokens)."""
+    if budget < 1:
+        raise ValueError(f"the rubric prompt leaves {budget} tokens for the item; raise max_length or shorten the rubric.")
     turns = list(context)
     while True:
         ids = tokenizer(render(turns) + after, add_special_tokens=False)["input_ids"]
@@ -159,6 +161,9 @@ def compare(contexts: Any, predictions_a: Any, predictions_b: Any, *, quality: s
     answer_ids = tok(answer, add_special_tokens=False)["input_ids"]
     total = min(_check_max_length(max_length), position_limit(lm.model, tok))
     budget = total - len(prefix) - len(answer_ids)
+    if budget < 16:
+        raise ValueError(f"max_length={total} leaves {budget} tokens for the pair after the rubric prompt; raise "
+                         "max_length or shorten the rubric.")
 
     def pair(c: list[str], first: str, second: str) -> list[int]:
         def render(turns: list[str]) -> str:

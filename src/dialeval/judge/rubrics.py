@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-PROMPT_VERSION = "geval1"
+PROMPT_VERSION = "geval2"  # geval1 labelled the last context turn B at turn level
 RATINGS = ("1", "2", "3", "4", "5")
 INSTRUCTION = ("You will be shown a conversation{what}. Rate it on one quality, from 1 (worst) to 5 (best), "
                "following the rubric. Answer with a single digit.")
@@ -87,9 +87,10 @@ def rubric_hash(text: str) -> str:
 
 def item_text(level: str, context: list[str], response: str | None) -> str:
     """The conversation as the prompt shows it: one turn a line, ``A:``/``B:`` alternating so that the scored
-    speaker is ``B``; at turn level the response follows as ``Response:``."""
+    speaker is ``B``. Turn level: the last context turn is the other speaker's (A), then ``Response (B):``.
+    Dialogue level: the conversation opens with the user (A), so the system is B."""
     turns = list(context)
-    first = "A" if len(turns) % 2 == (0 if level == "turn" else 1) else "B"
+    first = ("A" if len(turns) % 2 == 1 else "B") if level == "turn" else "A"
     other = "B" if first == "A" else "A"
     lines = [f"{first if i % 2 == 0 else other}: {t}" for i, t in enumerate(turns)]
     if level == "turn":

@@ -62,6 +62,8 @@ def head_rule(args: argparse.Namespace) -> str:
         if isinstance(args.threshold, bool) or not 0 <= args.threshold < 1:
             raise ValueError(f"--threshold {args.threshold!r}: use a share in [0, 1) (or --head top5 / share>0.1).")
         args.head = "share>" + format(args.threshold, ".12f").rstrip("0").rstrip(".")
+        if float(args.head[6:]) != args.threshold:
+            raise ValueError(f"--threshold {args.threshold!r}: give a share with at most 12 decimals (e.g. 0.1).")
     check_head(args.head)
     return args.head
 
