@@ -290,6 +290,7 @@ def round3_attempts(root: Path, data: Path, models: dict[str, str], cli: Classif
                                   str(out / "clf")]))
 
     attempts += _output_attempts(root, data, txt, cli, run_cli)
+    attempts += _report_attempts(root, cli)
 
     # 36.6 the per-client limit behind the Space's proxy
     add("36.6 per-client limit", "57 requests rotating the first X-Forwarded-For entry", _rotating_forwarded)
@@ -389,6 +390,35 @@ def _output_attempts(root: Path, data: Path, txt: Path, cli: Classify, run_cli: 
          lambda: _parse_exit(run_cli, ["meta-eval", "fed", "--metric", "column:x", "--data", fed])),
     ]
     return [(cat, name, run) for name, run in cases]
+
+
+def _report_attempts(root: Path, cli: Classify) -> list[Attempt]:
+    """33.8: ``hub build --leaderboard`` reads names from ``leaderboard.json`` that become paths: each hostile
+    report is one line, and nothing is written outside ``--out``."""
+    cat = "33.8 leaderboard reports as input"
+    outside = root / "reports-outside" / "evil"
+    bad = {"metric named by an absolute path": str(outside), "metric 5": 5, "metric null": None,
+           "metric ../../escape": "../../escape", "metric a/b": "a/b", "dataset ../x": "../x"}
+    attempts: list[Attempt] = []
+    for i, (what, value) in enumerate([*bad.items(), ("a report that is not JSON", "{not json")]):
+        board = root / "reports" / f"lb{i}"
+        board.mkdir(parents=True)
+        row = {"metric": "full_followup", "dataset": "fed", "config": "turn", "target": "annotation_means.Overall",
+               "statistic": "spearman", "value": 0.3, "ci_low": 0.2, "ci_high": 0.4, "n": 375}
+        row["dataset" if what.startswith("dataset") else "metric"] = value
+        text = value if what.endswith("not JSON") else json.dumps(
+            {"generator": "dialeval leaderboard", "rows": [row], "pairs": [], "skipped": [], "published": [],
+             "bootstrap": {"confidence": 0.95}, "signature": "x"})
+        (board / "leaderboard.json").write_text(text, encoding="utf-8")
+
+        def run(b: Path = board, n: int = i) -> tuple[str, str]:
+            outcome = cli(["hub", "build", "--org", "a", "--out", str(root / "reports" / f"hub{n}"), "--leaderboard",
+                           str(b), "--from-index", "--no-datasets"])
+            escaped = outside.parent.exists() or (root / "x.yaml").exists()
+            return ("silent", f"wrote outside --out: {outcome[1]}") if escaped else outcome
+
+        attempts.append((cat, f"hub build --leaderboard with {what}", run))
+    return attempts
 
 
 def _disk_full_attempts(root: Path, data: Path, models: dict[str, str], cli: Classify) -> list[Attempt]:
