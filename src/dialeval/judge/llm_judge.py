@@ -17,7 +17,9 @@ import numpy as np
 
 from dialeval.full.texts import check_dialogues, check_turn_inputs
 from dialeval.judge.rubrics import (
+    ANSWER_PREFIX,
     PROMPT_VERSION,
+    RATINGS,
     item_text,
     prompt_parts,
     resolve_rubric,
@@ -117,18 +119,28 @@ def judge_prompts(tok: Any, config: str, items: list[tuple[list[str], str | None
                   chat_template: bool | None, max_length: int) -> dict[str, Any]:
     """The token ids every route scores: ``prefix`` (shared by all items), ``items`` (each item, the text after
     it and the answer prefix), ``rating_ids`` (the tokens of 1…5), ``chat`` and ``max_length``."""
-    chat = uses_chat_template(tok, chat_template)
-    answer, rating_ids = rating_tokens(tok)
     head, tail = prompt_parts(config, rubric)
+    frame = framed(tok, head, tail, chat_template, max_length, "item")
+    encoded = [item_ids(tok, lambda turns, r=r: item_text(config, turns, r), c, frame["after"], frame["budget"])
+               + frame["answer_ids"] for c, r in items]
+    return {"prefix": frame["prefix"], "items": encoded, "rating_ids": frame["label_ids"], "chat": frame["chat"],
+            "max_length": max_length}
+
+
+def framed(tok: Any, head: str, tail: str, chat_template: bool | None, max_length: int, what: str,
+           answer_prefix: str = ANSWER_PREFIX, labels: tuple[str, ...] = RATINGS) -> dict[str, Any]:
+    """What every prompt of one kind shares: ``chat``, ``label_ids`` (the answer tokens), ``prefix`` ids, the text
+    ``after`` each item, ``answer_ids`` and the token ``budget`` left for an item (at least 16, else one line)."""
+    chat = uses_chat_template(tok, chat_template)
+    answer, label_ids = rating_tokens(tok, answer_prefix, labels)
     prefix, after, answer = prompt_frame(tok, head, tail, answer, chat)
     answer_ids = tok(answer, add_special_tokens=False)["input_ids"]
     budget = max_length - len(prefix) - len(answer_ids)
     if budget < 16:
-        raise ValueError(f"max_length={max_length} leaves {budget} tokens for the item after the rubric prompt; "
+        raise ValueError(f"max_length={max_length} leaves {budget} tokens for the {what} after the rubric prompt; "
                          "raise max_length or shorten the rubric.")
-    encoded = [item_ids(tok, lambda turns, r=r: item_text(config, turns, r), c, after, budget) + answer_ids
-               for c, r in items]
-    return {"prefix": prefix, "items": encoded, "rating_ids": rating_ids, "chat": chat, "max_length": max_length}
+    return {"chat": chat, "label_ids": label_ids, "prefix": prefix, "after": after, "answer_ids": answer_ids,
+            "budget": budget}
 
 
 def judge_signature(lm: Any, config: str, quality: str, rubric: str, chat: bool, max_length: int,
@@ -153,26 +165,21 @@ def compare(contexts: Any, predictions_a: Any, predictions_b: Any, *, quality: s
     label, text = resolve_rubric("turn", quality, rubric)
     lm = load_lm(model, backend=backend)
     scorer, tok = JudgeScorer(lm), lm.tokenizer
-    chat = uses_chat_template(tok, chat_template)
-    answer, ab_ids = rating_tokens(tok, "Better response:", ("A", "B"))
     head = (f"You will be shown a conversation and two candidate responses, A and B. Following the rubric, say which "
             f"response is better. Answer with A or B.\n\nRubric: {text}\n\n")
-    prefix, after, answer = prompt_frame(tok, head, "\n\nWhich response is better, A or B?", answer, chat)
-    answer_ids = tok(answer, add_special_tokens=False)["input_ids"]
     total = min(_check_max_length(max_length), position_limit(lm.model, tok))
-    budget = total - len(prefix) - len(answer_ids)
-    if budget < 16:
-        raise ValueError(f"max_length={total} leaves {budget} tokens for the pair after the rubric prompt; raise "
-                         "max_length or shorten the rubric.")
+    frame = framed(tok, head, "\n\nWhich response is better, A or B?", chat_template, total, "pair",
+                   "Better response:", ("A", "B"))
 
     def pair(c: list[str], first: str, second: str) -> list[int]:
         def render(turns: list[str]) -> str:
             return item_text("dialog", turns, None) + f"\n\nResponse (A): {first}\nResponse (B): {second}"
-        return item_ids(tok, render, c, after, budget) + answer_ids
+        return item_ids(tok, render, c, frame["after"], frame["budget"]) + frame["answer_ids"]
 
     prompts = [pair(c, a, b) for c, a, b in zip(ctx_a, preds_a, preds_b)]
     prompts += [pair(c, b, a) for c, a, b in zip(ctx_a, preds_a, preds_b)]
-    p_first, _, _ = scorer.score(prefix, prompts, ab_ids, batch_size=batch_size, progress=progress)
+    p_first, _, _ = scorer.score(frame["prefix"], prompts, frame["label_ids"], batch_size=batch_size,
+                                 progress=progress)
     n = len(preds_a)
     # expected_rating over labels (A=1, B=2): P(A) = 2 − E
     p_a_first = 2.0 - p_first[:n]
@@ -184,4 +191,4 @@ def compare(contexts: Any, predictions_a: Any, predictions_b: Any, *, quality: s
     return {"win_rate_a": float(wins.mean()), "win_rate_a_ci": [low, high],
             "position_consistency": float(consistent.mean()), "p_a_better": prob.tolist(),
             "p_a_first": p_a_first.tolist(), "p_a_second": p_a_second.tolist(), "quality": label,
-            "signature": judge_signature(lm, "turn", label, text, chat, total, mode="pairwise-both-orders")}
+            "signature": judge_signature(lm, "turn", label, text, frame["chat"], total, mode="pairwise-both-orders")}
