@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dialeval.onnx_backend import OnnxCausalLM, OnnxSeq2SeqLM, require_cpu, resolve_backend
+from dialeval.onnx_backend import require_cpu, resolve_backend
+from dialeval.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
 from dialeval.runtime import (
     ModelNotAvailableError,
     cache_dir,
@@ -227,8 +228,8 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
 
     A loaded ``LoadedLM`` passes through unchanged. Hub ids work where the Hub is reachable (or cached);
     offline, a :class:`~dialeval.runtime.ModelNotAvailableError` says how to pass a local directory.
-    ``backend="onnx"``/``"onnx-int8"`` runs the LM on ONNX Runtime (:class:`dialeval.onnx_backend.OnnxCausalLM`,
-    :class:`~dialeval.onnx_backend.OnnxSeq2SeqLM`; exported once per weights, cached); ``None`` (the default)
+    ``backend="onnx"``/``"onnx-int8"`` runs the LM on ONNX Runtime (:class:`dialeval.onnx_lm.OnnxCausalLM`,
+    :class:`~dialeval.onnx_lm.OnnxSeq2SeqLM`; exported once per weights, cached); ``None`` (the default)
     picks ONNX Runtime on CPU in fp32 when installed, torch otherwise; ``"torch"`` is the reference.
     """
     if isinstance(model, LoadedLM):

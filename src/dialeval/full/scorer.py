@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.full.causal import history_pass, mean_followup_nll, shared_history_pass
 from dialeval.full.formulation import (
     AGGREGATIONS,
     chat_pieces,
@@ -19,6 +20,7 @@ from dialeval.full.formulation import (
     default_formulation,
     followup_nll,
 )
+from dialeval.full.shared_prefix import pack_groups, prefix_groups
 from dialeval.full.texts import (
     COMPAT_MODES,
     FOLLOW_UPS,
@@ -153,11 +155,14 @@ class FollowupScorer:
     # ---- scoring ---------------------------------------------------------------------------------
 
     def score(self, histories: Sequence[Sequence[str]], follow_ups: Sequence[str], *, batch_size: int = 16,
-              max_tokens: int | None = None, progress: bool | None = None) -> np.ndarray:
+              max_tokens: int | None = None, progress: bool | None = None, share_prefix: bool = True, packed: bool = True) -> np.ndarray:
         """``[len(histories), len(follow_ups)]`` mean per-token NLLs (nats).
 
         ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
-        the caller applies the package's 50-turn lookback (:func:`package_turns`).
+        the caller applies the package's 50-turn lookback (:func:`package_turns`). Causal models run the
+        common token prefix of histories with equal earlier turns once (``share_prefix``; the same NLLs to
+        float rounding, :mod:`dialeval.full.shared_prefix`) and score a history's follow-ups in one packed row
+        (``packed``, :mod:`dialeval.full.causal`).
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"`batch_size` must be an int ≥ 1, got {batch_size!r}.")
@@ -172,9 +177,22 @@ class FollowupScorer:
             items = [self.encode_package_history(h) for h in histories]
         else:
             items = [self.encode_history(h, budget) for h in histories]
-        step = self._seq2seq_step if self.kind == "seq2seq" else self._causal_step
-        rows = run_batched(items, lambda batch: step(batch, f_ids), lengths=[len(i) for i in items],
-                           batch_size=batch_size, max_tokens=max_tokens, desc="FULL follow-ups", progress=progress)
+        step = self._seq2seq_step if self.kind == "seq2seq" else lambda b, f: self._causal_step(b, f, packed)
+        groups, singles = [], list(range(len(items)))
+        if self.kind == "causal" and not self.compat and share_prefix:
+            groups, singles = prefix_groups(items, [tuple(h[:-1]) if len(h) > 1 else None for h in histories])
+        rows: list[Any] = [None] * len(items)
+        packs = pack_groups(groups, batch_size)
+        for pack, out in zip(packs, run_batched(packs, lambda ps: [self._shared_step(p, items, f_ids, packed) for p in ps],
+                                                 lengths=[1] * len(packs), batch_size=1, desc="FULL shared contexts",
+                                                 progress=progress if packs else False)):
+            for i, r in zip((i for _, members in pack for i in members), out):
+                rows[i] = r
+        single_rows = run_batched([items[i] for i in singles], lambda batch: step(batch, f_ids),
+                                  lengths=[len(items[i]) for i in singles], batch_size=batch_size,
+                                  max_tokens=max_tokens, desc="FULL follow-ups", progress=progress)
+        for i, r in zip(singles, single_rows):
+            rows[i] = r
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
 
     def _followup_tensors(self, f_ids: list[list[int]], pad_id: int) -> tuple[Any, Any]:
@@ -206,7 +224,7 @@ class FollowupScorer:
         input_ids, attn = input_ids.to(self.device), attn.to(self.device)
         labels, lmask = self._followup_tensors(f_ids, pad)
         start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else pad
-        onnx = getattr(self.lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_backend.OnnxSeq2SeqLM) or torch
+        onnx = getattr(self.lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_lm.OnnxSeq2SeqLM) or torch
         if onnx is not None:
             return _onnx_seq2seq_nll(onnx, input_ids.numpy(), attn.numpy(), labels, lmask, start)
         hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attn).last_hidden_state
@@ -226,52 +244,20 @@ class FollowupScorer:
             total = total + (rest * lmask[:, 1:].repeat(n_items, 1)).sum(-1).view(n_items, n_f)
         return (-total / lmask.sum(-1).to(total.dtype)).double().cpu().tolist()
 
-    def _causal_step(self, batch: list[list[int]], f_ids: list[list[int]]) -> list[list[float]]:
-        """Run the (left-padded) histories once, then every follow-up on a copy of their key/value cache."""
-        import torch
+    def _pad_id(self) -> int:
+        cfg = self.model.config
+        return cfg.pad_token_id if cfg.pad_token_id is not None else (cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else 0)
 
-        model, cfg = self.model, self.model.config
-        pad = cfg.pad_token_id if cfg.pad_token_id is not None else (cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else 0)
-        n_items, n_f = len(batch), len(f_ids)
-        width = max(len(h) for h in batch)
-        input_ids = torch.full((n_items, width), pad, dtype=torch.long)
-        attn = torch.zeros((n_items, width), dtype=torch.long)
-        for b, h in enumerate(batch):
-            input_ids[b, width - len(h):] = torch.tensor(h)
-            attn[b, width - len(h):] = 1
-        input_ids, attn = input_ids.to(self.device), attn.to(self.device)
-        positions = (attn.cumsum(-1) - 1).clamp(min=0)
-        onnx = getattr(self.lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_backend.OnnxCausalLM) or torch
-        if onnx is not None:
-            last, cache = onnx.run_prefix(input_ids.numpy(), attn.numpy(), positions.numpy())
-            last = torch.from_numpy(last)
-        else:
-            out = model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True,
-                        logits_to_keep=1)
-            last, cache = out.logits[:, -1], out.cache
-        labels, lmask = self._followup_tensors(f_ids, pad)
-        # log p(f_0 | h) from the last history position (left padding puts every history's end there)
-        first_lp = torch.log_softmax(last.float(), dim=-1)[:, labels[:, 0]]  # [items, F]
-        total = first_lp.clone()
-        if labels.shape[1] > 1:
-            f_in = labels[:, :-1].repeat(n_items, 1)
-            f_mask = lmask[:, :-1].repeat(n_items, 1).long()
-            full_mask = torch.cat([attn.repeat_interleave(n_f, dim=0), f_mask], dim=1)
-            f_pos = attn.sum(-1).repeat_interleave(n_f, dim=0).unsqueeze(1) + torch.arange(
-                f_in.shape[1], device=self.device).unsqueeze(0)
-            if onnx is not None:
-                logits = torch.from_numpy(onnx.run_continuation(cache, n_f, f_in.numpy(), full_mask.numpy(),
-                                                                f_pos.numpy()))
-            else:
-                _repeat_cache(cache, n_f)
-                logits = model(input_ids=f_in, attention_mask=full_mask, position_ids=f_pos, cache=cache,
-                               use_cache=True).logits
-            logp = torch.log_softmax(logits.float(), dim=-1)
-            tgt = labels[:, 1:].repeat(n_items, 1)
-            rest = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1) * lmask[:, 1:].repeat(n_items, 1)
-            total = total + rest.sum(-1).view(n_items, n_f)
-        lengths = lmask.sum(-1).to(total.dtype)
-        return (-total / lengths).double().cpu().tolist()
+    def _causal_step(self, batch: list[list[int]], f_ids: list[list[int]], packed: bool = True) -> list[list[float]]:
+        """Run the (left-padded) histories once, then every follow-up after their key/value cache."""
+        last, cache, attn = history_pass(self.lm, batch, self._pad_id(), self.device)
+        return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)
+
+    def _shared_step(self, pack: list[tuple[int, list[int]]], items: list[list[int]], f_ids: list[list[int]],
+                     packed: bool = True) -> list[list[float]]:
+        """Each group's shared prefix once, then its members, then the follow-ups (:mod:`.shared_prefix`)."""
+        last, cache, attn = shared_history_pass(self.lm, pack, items, self._pad_id(), self.device)
+        return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)
 
 
 def _onnx_seq2seq_nll(onnx: Any, input_ids: np.ndarray, attn: np.ndarray, labels: Any, lmask: Any,
@@ -328,7 +314,7 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
                 compat: str | None = None, separator: str | None = None, max_length: int | None = None,
                 lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
                 progress: bool | None = None, follow_up_prefix: str = "", chat_template: bool = False,
-                aggregation: str | None = None) -> dict[str, Any]:
+                aggregation: str | None = None, share_prefix: bool = True, packed: bool = True) -> dict[str, Any]:
     """Score validated histories (turn level: context turns + response) and aggregate.
 
     Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
@@ -348,7 +334,8 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
         # the package keeps `lookback` context turns plus the response (turn level) or `lookback` turns (dialog)
         histories = [package_turns(h[:-1], h[-1], lookback) if level == "turn" else package_turns(h, None, lookback)
                      for h in histories]
-    nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
+    nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress,
+                       share_prefix=share_prefix, packed=packed)
     if not compat:
         nll = followup_nll(nll, [len(f) for f in scorer.encode_follow_ups(fus)], aggregation)
     values = followup_values(nll, compat)

@@ -1,0 +1,153 @@
+"""FULL's causal-LM passes (torch or ONNX Runtime): histories once, follow-ups after their cache.
+
+- :func:`history_pass` runs left-padded histories; :func:`shared_history_pass` runs each group's shared
+  prefix once and every member's own tokens after a copy of its group's cache
+  (:mod:`dialeval.full.shared_prefix`).
+- :func:`mean_followup_nll` scores every follow-up after each history. ``packed=True`` (default) puts all the
+  follow-ups of a history in one row behind a 4-D mask: each follow-up sees the history and its own earlier
+  tokens, and takes the positions it would have alone, so the history's cache is used as it is instead of
+  being copied once per follow-up; ``packed=False`` is the earlier route (one padded row per follow-up on a
+  repeated cache). Both give the same NLLs to float rounding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def left_padded(seqs: list[list[int]], pad: int) -> tuple[Any, Any]:
+    """``(ids, mask)`` of ``seqs`` left-padded to the longest (every sequence ends at the last column)."""
+    import torch
+
+    width = max(len(h) for h in seqs)
+    input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    attn = torch.zeros((len(seqs), width), dtype=torch.long)
+    for b, h in enumerate(seqs):
+        input_ids[b, width - len(h):] = torch.tensor(h)
+        attn[b, width - len(h):] = 1
+    return input_ids, attn
+
+
+def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tuple[Any, Any, Any]:
+    """``(last logits, cache, mask)`` of the left-padded histories ``batch``."""
+    import torch
+
+    input_ids, attn = left_padded(batch, pad)
+    positions = (attn.cumsum(-1) - 1).clamp(min=0)
+    onnx = getattr(lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_lm.OnnxCausalLM) or torch
+    if onnx is not None:
+        last, cache = onnx.run_prefix(input_ids.numpy(), attn.numpy(), positions.numpy())
+        return torch.from_numpy(last), cache, attn
+    input_ids, attn, positions = input_ids.to(device), attn.to(device), positions.to(device)
+    out = lm.model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1], out.cache, attn
+
+
+def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
+                        device: Any) -> tuple[Any, Any, Any]:
+    """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
+    prefix, one over every member's own tokens after a copy of its group's cache (the padding between the
+    two is masked; positions continue from the prefix)."""
+    import torch
+
+    p_ids, p_attn = left_padded([items[members[0]][:shared] for shared, members in pack], pad)
+    p_pos = (p_attn.cumsum(-1) - 1).clamp(min=0)
+    rows = torch.tensor([g for g, (_, members) in enumerate(pack) for _ in members])
+    s_ids, s_attn = left_padded([items[i][shared:] for shared, members in pack for i in members], pad)
+    attn = torch.cat([p_attn[rows], s_attn], dim=1)
+    s_pos = p_attn.sum(-1)[rows].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
+    onnx = getattr(lm, "onnx", None)
+    if onnx is not None:
+        cache = onnx.run_prefix(p_ids.numpy(), p_attn.numpy(), p_pos.numpy())[1]
+        last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
+        return torch.from_numpy(last), cache, attn
+    cache = lm.model(input_ids=p_ids.to(device), attention_mask=p_attn.to(device), position_ids=p_pos.to(device),
+                     use_cache=True, logits_to_keep=1).cache
+    cache.batch_select_indices(rows.to(device))
+    out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
+                   cache=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1], out.cache, attn.to(device)
+
+
+def packed_layout(f_ids: list[list[int]]) -> dict[str, np.ndarray]:
+    """The packed row of the follow-ups' inputs (each follow-up but its last token, one after the other):
+    ``ids``, ``offset`` (position within its follow-up), ``segment`` (which follow-up), ``target`` (the
+    next token, scored there) and ``sees`` (``[T, T]``: token i sees token j of the row)."""
+    segment = np.concatenate([np.full(len(f) - 1, k) for k, f in enumerate(f_ids)]).astype(np.int64)
+    offset = np.concatenate([np.arange(len(f) - 1) for f in f_ids]).astype(np.int64)
+    ids = np.concatenate([np.asarray(f[:-1], dtype=np.int64) for f in f_ids])
+    target = np.concatenate([np.asarray(f[1:], dtype=np.int64) for f in f_ids])
+    sees = (segment[:, None] == segment[None, :]) & (offset[None, :] <= offset[:, None])
+    return {"ids": ids, "offset": offset, "segment": segment, "target": target, "sees": sees}
+
+
+def mean_followup_nll(lm: Any, last: Any, cache: Any, attn: Any, f_ids: list[list[int]], *, packed: bool = True) -> list[list[float]]:
+    """Mean NLL of every follow-up after each row of a history cache (``last``: its last logits; ``attn``: its
+    2-D mask, whose sum is the next position)."""
+    import torch
+
+    first = torch.tensor([f[0] for f in f_ids])
+    total = torch.log_softmax(last.float(), dim=-1)[:, first.to(last.device)].cpu().double()  # log p(f_0 | h)
+    if max(len(f) for f in f_ids) > 1:
+        rest = _packed_rest(lm, cache, attn, f_ids) if packed else _repeated_rest(lm, cache, attn, f_ids)
+        total = total + rest
+    lengths = torch.tensor([len(f) for f in f_ids], dtype=torch.float64)
+    return (-total / lengths).tolist()
+
+
+def _packed_rest(lm: Any, cache: Any, attn: Any, f_ids: list[list[int]]) -> Any:
+    """``[items, F]`` summed log-probs of every follow-up's tokens after its first, all in one row per item."""
+    import torch
+
+    layout = packed_layout([f for f in f_ids if len(f) > 1])
+    kept = [k for k, f in enumerate(f_ids) if len(f) > 1]
+    n_items, t = attn.shape[0], len(layout["ids"])
+    ids = torch.from_numpy(layout["ids"]).unsqueeze(0).expand(n_items, t)
+    pos = attn.sum(-1, keepdim=True).cpu() + torch.from_numpy(layout["offset"]).unsqueeze(0)
+    sees = torch.cat([attn.cpu().bool().unsqueeze(1).expand(n_items, t, attn.shape[1]),
+                      torch.from_numpy(layout["sees"]).unsqueeze(0).expand(n_items, t, t)], dim=2)
+    mask = torch.zeros(sees.shape, dtype=torch.float32).masked_fill_(~sees, torch.finfo(torch.float32).min)
+    mask = mask.unsqueeze(1)  # [items, 1, T, past + T], added to the attention scores
+    onnx = getattr(lm, "onnx", None)
+    if onnx is not None:
+        logits = torch.from_numpy(onnx.run_packed(cache, ids.numpy(), mask.numpy(), pos.numpy()))
+    else:
+        dev = attn.device
+        logits = lm.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev), cache=cache,
+                          use_cache=True).logits
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    tok = logp.gather(-1, torch.from_numpy(layout["target"]).to(logp.device).expand(n_items, t).unsqueeze(-1))
+    out = torch.zeros((n_items, len(f_ids)), dtype=torch.float64)
+    seg = torch.tensor(kept)[torch.from_numpy(layout["segment"])]
+    return out.index_add_(1, seg, tok.squeeze(-1).cpu().double())
+
+
+def _repeated_rest(lm: Any, cache: Any, attn: Any, f_ids: list[list[int]]) -> Any:
+    """The earlier route of :func:`_packed_rest`: one right-padded row per (item, follow-up), on a cache
+    repeated once per follow-up."""
+    import torch
+
+    n_items, n_f = attn.shape[0], len(f_ids)
+    dev = attn.device
+    width = max(len(f) for f in f_ids)
+    labels = torch.zeros((n_f, width), dtype=torch.long)
+    lmask = torch.zeros((n_f, width), dtype=torch.bool)
+    for k, f in enumerate(f_ids):
+        labels[k, : len(f)] = torch.tensor(f)
+        lmask[k, : len(f)] = True
+    labels, lmask = labels.to(dev), lmask.to(dev)
+    f_in = labels[:, :-1].repeat(n_items, 1)
+    full_mask = torch.cat([attn.repeat_interleave(n_f, dim=0), lmask[:, :-1].repeat(n_items, 1).long()], dim=1)
+    f_pos = attn.sum(-1).repeat_interleave(n_f, dim=0).unsqueeze(1) + torch.arange(f_in.shape[1], device=dev).unsqueeze(0)
+    onnx = getattr(lm, "onnx", None)
+    if onnx is not None:
+        logits = torch.from_numpy(onnx.run_continuation(cache, n_f, f_in.numpy(), full_mask.numpy(), f_pos.numpy()))
+    else:
+        cache.batch_repeat_interleave(n_f)
+        logits = lm.model(input_ids=f_in, attention_mask=full_mask, position_ids=f_pos, cache=cache,
+                          use_cache=True).logits
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    rest = logp.gather(-1, labels[:, 1:].repeat(n_items, 1).unsqueeze(-1)).squeeze(-1) * lmask[:, 1:].repeat(n_items, 1)
+    return rest.sum(-1).view(n_items, n_f).cpu().double()

@@ -1,0 +1,195 @@
+"""Language models on ONNX Runtime (FULL, the LLM judge): the exported graphs of causal and seq2seq LMs and
+their runners, over :mod:`dialeval.onnx_backend`'s export cache and sessions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dialeval.onnx_backend import OnnxRunner, onnx_runner
+
+# --------------------------------------------------------------------------------------------------
+# Causal LMs (FULL): a prefix graph returning the last position's logits and the key/value cache, and a
+# continuation graph scoring tokens after a given cache — the history runs once per item, as on torch.
+# --------------------------------------------------------------------------------------------------
+
+def causal_modules(model: Any) -> tuple[Any, Any]:
+    """(prefix, continuation, last-position continuation, extension) modules of a transformers causal LM
+    with a ``DynamicCache``; the extension returns the last position's logits and the grown cache."""
+    import torch
+    from transformers import DynamicCache
+
+    layers = int(model.config.num_hidden_layers)
+
+    class Prefix(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, position_ids: Any) -> Any:
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                             use_cache=True, logits_to_keep=1)
+            cache = getattr(out, "cache", None) or out.past_key_values
+            return (out.logits[:, -1], *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+
+    class Continuation(torch.nn.Module):
+        def __init__(self, mode: str = "all") -> None:
+            super().__init__()
+            self.model = model
+            self.mode = mode  # "all" logits; "last": the last position's (the LLM judge); "extend": those and the cache
+
+        def forward(self, input_ids: Any, attention_mask: Any, position_ids: Any, *past: Any) -> Any:
+            cache = DynamicCache(config=self.model.config)
+            for i in range(layers):
+                cache.update(past[2 * i], past[2 * i + 1], i)
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                             cache=cache, use_cache=True, logits_to_keep=0 if self.mode == "all" else 1)
+            if self.mode != "extend":
+                return out.logits
+            cache = getattr(out, "cache", None) or out.past_key_values
+            return (out.logits[:, -1], *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+
+    return Prefix().eval(), Continuation().eval(), Continuation("last").eval(), Continuation("extend").eval()
+
+
+class OnnxCausalLM:
+    """A causal LM on ONNX Runtime: ``prefix(ids, mask, positions) -> (last logits, past)`` and
+    ``continuation(ids, mask, positions, past) -> logits`` (numpy)."""
+
+    def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
+        import torch
+
+        prefix, cont, *lazy = causal_modules(model)
+        self._name, self._backend, self._device = name, backend, device
+        self._lazy: dict[str, Any] = dict(zip(("last", "extend", "packed"), (*lazy, cont)))
+        ids = torch.tensor([[5, 6, 7], [0, 8, 9]])
+        mask = torch.tensor([[1, 1, 1], [0, 1, 1]])
+        sample = {"input_ids": ids, "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
+        layers = int(model.config.num_hidden_layers)
+        self.past_names = [f"past_{i}_{kv}" for i in range(layers) for kv in ("key", "value")]
+        kv_axes = {n: {0: "batch", 2: "past_length"} for n in self.past_names}
+        self.prefix = onnx_runner(name, "causal-lm-prefix", prefix, sample, ["logits", *self.past_names],
+                                  backend=backend, device=device, output_axes={"logits": {0: "batch"}, **kv_axes})
+        with torch.no_grad():
+            past = prefix(*sample.values())[1:]
+        cont_sample = {"input_ids": ids[:, :2], "attention_mask": torch.cat([mask, mask[:, :2]], 1),
+                       "position_ids": sample["position_ids"][:, :2] + 3, **dict(zip(self.past_names, past))}
+        self._cont_sample = cont_sample
+        self.continuation = onnx_runner(name, "causal-lm-continuation", cont, cont_sample, ["logits"],
+                                        backend=backend, device=device,
+                                        output_axes={"logits": {0: "batch", 1: "input_ids_length"}})
+
+    def run_prefix(self, input_ids: Any, attention_mask: Any, position_ids: Any) -> tuple[np.ndarray, list[np.ndarray]]:
+        out = self.prefix({"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids})
+        return out[0], out[1:]
+
+    def run_continuation(self, past: list[np.ndarray], repeats: int, input_ids: Any, attention_mask: Any,
+                         position_ids: Any) -> np.ndarray:
+        """Logits after ``past`` with each of its rows repeated ``repeats`` times (row b → b*repeats…)."""
+        feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
+        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+        return self.continuation(feed)[0]
+
+    def _graph(self, mode: str) -> OnnxRunner:
+        """The ``last`` or ``extend`` continuation graph, exported on first use."""
+        graph = self._lazy[mode]
+        if not isinstance(graph, OnnxRunner):
+            import torch
+
+            present = [n.replace("past", "present") for n in self.past_names] if mode == "extend" else []
+            axes = {"logits": {0: "batch", 1: "input_ids_length"} if mode == "packed" else {0: "batch"},
+                    **{n: {0: "batch", 2: "total_length"} for n in present}}
+            sample = dict(self._cont_sample)
+            if mode == "packed":  # a 4-D additive mask [batch, 1, query, past + query]
+                seen = sample.pop("attention_mask").bool()[:, None, None, :].expand(-1, 1, 2, -1).clone()
+                seen[:, :, 0, -1] = False
+                sample = {"input_ids": sample.pop("input_ids"), "attention_mask": torch.zeros(seen.shape).masked_fill(
+                    ~seen, torch.finfo(torch.float32).min), **sample}
+            kind = {"last": "causal-lm-continuation-last", "extend": "causal-lm-extension",
+                    "packed": "causal-lm-packed-continuation"}[mode]
+            graph = self._lazy[mode] = onnx_runner(self._name, kind, graph, sample, ["logits", *present],
+                                                   backend=self._backend, device=self._device, output_axes=axes)
+        return graph
+
+    def run_packed(self, past: list[np.ndarray], input_ids: Any, mask: Any, position_ids: Any) -> np.ndarray:
+        """Logits of ``input_ids`` after ``past`` under a 4-D additive ``mask`` ``[batch, 1, query, past + query]``
+        (FULL's packed follow-ups, :func:`dialeval.full.causal.mean_followup_nll`)."""
+        feed = dict(zip(self.past_names, past))
+        feed.update(input_ids=input_ids, attention_mask=mask, position_ids=position_ids)
+        return self._graph("packed")(feed)[0]
+
+    def run_continuation_last(self, past: list[np.ndarray], repeats: int, input_ids: Any, attention_mask: Any,
+                              position_ids: Any) -> np.ndarray:
+        """The last position's logits ``[batch, vocab]`` after ``past`` (rows repeated as in
+        :meth:`run_continuation`)."""
+        feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
+        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+        return self._graph("last")(feed)[0][:, -1]
+
+    def run_extension(self, past: list[np.ndarray], rows: np.ndarray, input_ids: Any, attention_mask: Any,
+                      position_ids: Any) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``(last logits, grown past)`` of ``input_ids`` after row ``rows[r]`` of ``past`` (a shared prefix)."""
+        feed = {n: np.take(p, rows, axis=0) for n, p in zip(self.past_names, past)}
+        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+        out = self._graph("extend")(feed)
+        return out[0], out[1:]
+
+
+# --------------------------------------------------------------------------------------------------
+# Seq2seq LMs (FULL with BlenderBot, BART, T5): an encoder graph, and a decoder graph scoring whole
+# teacher-forced follow-ups against the encoder's states (no key/value cache: the follow-ups are short).
+# --------------------------------------------------------------------------------------------------
+
+def seq2seq_modules(model: Any) -> tuple[Any, Any]:
+    """(encoder, decoder) modules of a transformers encoder-decoder LM: ``encoder(ids, mask) -> states`` and
+    ``decoder(decoder_ids, states, mask) -> logits`` (the LM head and any final logits bias included)."""
+    import torch
+    from transformers.modeling_outputs import BaseModelOutput
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            return self.model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    class Decoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, decoder_input_ids: Any, encoder_hidden_states: Any, attention_mask: Any) -> Any:
+            return self.model(encoder_outputs=BaseModelOutput(last_hidden_state=encoder_hidden_states),
+                              attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                              use_cache=False).logits
+
+    return Encoder().eval(), Decoder().eval()
+
+
+class OnnxSeq2SeqLM:
+    """An encoder-decoder LM on ONNX Runtime: ``encode(ids, mask) -> states`` and
+    ``decode(decoder_ids, states, mask) -> logits`` (numpy)."""
+
+    def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
+        import torch
+
+        encoder, decoder = seq2seq_modules(model)
+        ids, mask = torch.tensor([[5, 6, 7], [8, 9, 1]]), torch.tensor([[1, 1, 1], [1, 1, 0]])
+        self.encoder = onnx_runner(name, "seq2seq-encoder", encoder, {"input_ids": ids, "attention_mask": mask},
+                                   ["last_hidden_state"], backend=backend, device=device,
+                                   output_axes={"last_hidden_state": {0: "batch", 1: "input_ids_length"}})
+        with torch.no_grad():
+            states = encoder(ids, mask)
+        sample = {"decoder_input_ids": torch.tensor([[2, 5], [2, 6]]), "encoder_hidden_states": states,
+                  "attention_mask": mask}
+        self.decoder = onnx_runner(name, "seq2seq-decoder", decoder, sample, ["logits"], backend=backend,
+                                   device=device, output_axes={"logits": {0: "batch", 1: "decoder_input_ids_length"}})
+
+    def encode(self, input_ids: Any, attention_mask: Any) -> np.ndarray:
+        return self.encoder({"input_ids": input_ids, "attention_mask": attention_mask})[0]
+
+    def decode(self, decoder_input_ids: Any, encoder_hidden_states: Any, attention_mask: Any) -> np.ndarray:
+        return self.decoder({"decoder_input_ids": decoder_input_ids, "encoder_hidden_states": encoder_hidden_states,
+                             "attention_mask": attention_mask})[0]

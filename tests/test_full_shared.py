@@ -1,0 +1,81 @@
+"""FULL's shared-context prefixes and packed follow-ups: the grouping by hand, and the scores of several
+responses to one context equal to a plain loop (one forward pass per history + follow-up, no cache), on
+torch and ONNX Runtime, for both follow-up routes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from dialeval.full.causal import packed_layout
+from dialeval.full.scorer import FollowupScorer
+from dialeval.full.shared_prefix import common_prefix_length, pack_groups, prefix_groups
+from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
+from dialeval.lm import load_lm
+from dialeval.testing.blenderbot import build_tiny_causal_lm
+
+CONTEXT = ["Hello , how are you today ?", "I am fine , thank you . And you ?", "Do you like music ?"]
+HISTORIES = [
+    [*CONTEXT, "Yes , I love jazz ."],
+    [*CONTEXT, "No ."],
+    [*CONTEXT, "Yes , I love jazz ."],  # a repeated item: its shared part stops one token short
+    ["Where are you from ? I have wondered about it for a while .", "I am from Beijing ."],
+    [*CONTEXT, "Sometimes , when I am driving to work in the morning and the roads are quiet ."],
+    ["Hi"],
+    ["Where are you from ? I have wondered about it for a while .", "Shanghai , near the river ."],
+]
+
+
+def test_common_prefix_and_groups_by_hand():
+    assert common_prefix_length([[1, 2, 3], [1, 2, 4], [1, 2]]) == 2
+    assert common_prefix_length([[5], [6]]) == 0
+    items = [[1] * 10 + [2], [1] * 10 + [3, 4], [1] * 10 + [2], [7, 8], [1] * 3 + [9], [1] * 3]
+    keys = ["a", "a", "a", None, "b", "b"]
+    groups, singles = prefix_groups(items, keys)
+    # "a": 10 shared tokens (the repeated item keeps its last token); "b" shares 3 < 8 tokens: no group
+    assert groups == [(10, [0, 1, 2])] and singles == [3, 4, 5]
+    # "b" with a lower bar: 3 common tokens, but the shorter member keeps one of its own, so 2 are shared
+    assert prefix_groups(items, keys, min_shared=2) == ([(10, [0, 1, 2]), (2, [4, 5])], [3])
+
+
+def test_pack_groups_splits_and_orders():
+    packs = pack_groups([(4, [0, 1, 2]), (9, [3, 4]), (6, [5, 6, 7, 8, 9])], rows_per_pack=3)
+    assert packs == [[(9, [3, 4])], [(6, [5, 6, 7])], [(6, [8, 9])], [(4, [0, 1, 2])]]
+    assert sorted(i for p in packs for _, m in p for i in m) == list(range(10))
+
+
+def test_packed_layout_by_hand():
+    lay = packed_layout([[10, 11, 12], [20], [30, 31]])
+    # inputs: every follow-up but its last token; a one-token follow-up has none
+    assert lay["ids"].tolist() == [10, 11, 30] and lay["target"].tolist() == [11, 12, 31]
+    assert lay["segment"].tolist() == [0, 0, 2] and lay["offset"].tolist() == [0, 1, 0]
+    assert lay["sees"].tolist() == [[True, False, False], [True, True, False], [False, False, True]]
+
+
+@pytest.fixture(scope="module")
+def tiny_path(tmp_path_factory):
+    return str(build_tiny_causal_lm(tmp_path_factory.mktemp("shared") / "llama", arch="llama"))
+
+
+def _plain_nll(lm, history_ids: list[int], f_ids: list[int]) -> float:
+    """One forward pass of history + follow-up, batch 1, no cache."""
+    with torch.no_grad():
+        logp = torch.log_softmax(lm.model(torch.tensor([history_ids + f_ids])).logits[0].float(), -1)
+    n = len(history_ids)
+    return mean_token_nll([logp[n - 1 + t, tok].item() for t, tok in enumerate(f_ids)])
+
+
+@pytest.mark.parametrize("backend", ["torch", pytest.param("onnx", marks=pytest.mark.onnx)])
+def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend):
+    lm = load_lm(tiny_path, device="cpu", backend=backend)
+    reference = load_lm(tiny_path, device="cpu", backend="torch")
+    scorer = FollowupScorer(lm)
+    f_ids = scorer.encode_follow_ups(FOLLOW_UPS)
+    items = [scorer.encode_history(h, scorer.max_length) for h in HISTORIES]
+    groups, _ = prefix_groups(items, [tuple(h[:-1]) for h in HISTORIES])
+    assert sorted(m for _, members in groups for m in members) == [0, 1, 2, 3, 4, 6]  # two shared contexts
+    for share, packed in [(True, True), (True, False), (False, True)]:
+        got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False, share_prefix=share, packed=packed)
+        for i, ids in enumerate(items):
+            for k, f in enumerate(f_ids):
+                assert got[i, k] == pytest.approx(_plain_nll(reference, ids, f), abs=2e-5), (share, packed, i, k)
