@@ -4,9 +4,20 @@ answering each FED context with two of FED's own responses) gives the numbers of
 import json
 
 import pytest
+from inspect_ai import Task, eval
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
+from inspect_ai.solver import generate
 
 import dialeval
 from dialeval.datasets.fed import fed_rows
+from dialeval.integrations import adapted
 from dialeval.integrations import inspect as di
 from dialeval.testing.blenderbot import build_tiny_causal_lm
 
@@ -25,8 +36,6 @@ def fed_turns(shared_data):
 def mock_model(turns):
     """``mockllm/model`` answering a FED context with its FED response, and a second choice (the next item's). The
     outputs state their usage: without it mockllm counts tokens with tiktoken, which downloads its table."""
-    from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput, ModelUsage, get_model
-
     answers = {"\n".join(t["contexts"]): (t["response"], t["other"]) for t in turns}
 
     def respond(messages, tools, tool_choice, config):
@@ -39,8 +48,6 @@ def mock_model(turns):
 
 
 def test_one_scorer_factory_per_declared_metric():
-    from dialeval.integrations import adapted
-
     factories = di.scorers()
     assert list(factories) == list(adapted())
     assert callable(factories["vendi_score"]())
@@ -49,10 +56,6 @@ def test_one_scorer_factory_per_declared_metric():
 
 
 def test_inspect_eval_equals_direct_compute(tmp_path, fed_turns):
-    from inspect_ai import Task, eval
-    from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.solver import generate
-
     lm = build_tiny_causal_lm(tmp_path / "lm", arch="llama")
     full = {"model": str(lm), "device": "cpu"}
     samples = [Sample(input="\n".join(t["contexts"]), target="", id=i, metadata={"contexts": t["contexts"]})
@@ -76,4 +79,5 @@ def test_inspect_eval_equals_direct_compute(tmp_path, fed_turns):
              for c, r in zip(contexts, responses)]
     assert [per_sample[i] for i in range(1, ITEMS + 1)] == alone
     together = dialeval.load("full_followup", "turn").compute(contexts=contexts, predictions=responses, **full)
+    # each sample was scored alone, the direct call batches all five (padding): equal up to float rounding
     assert got["full_followup_turn"] == pytest.approx(together["full_followup"], rel=1e-6)

@@ -5,6 +5,12 @@ import json
 import types
 
 import pytest
+from lighteval.logging.evaluation_tracker import EvaluationTracker
+from lighteval.models.model_input import GenerationParameters
+from lighteval.models.transformers.transformers_model import TransformersModelConfig
+from lighteval.pipeline import ParallelismManager, Pipeline, PipelineParameters
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from transformers import GenerationConfig
 
 import dialeval
 from dialeval import registry
@@ -24,8 +30,6 @@ def fed_turns(shared_data):
 
 def sampling_lm(folder):
     """The tiny random LM, sampling (greedy, a tied-embedding random model repeats its last prompt token)."""
-    from transformers import GenerationConfig
-
     lm = build_tiny_causal_lm(folder, arch="llama")
     config = GenerationConfig.from_pretrained(lm)
     config.update(do_sample=True, temperature=1.0, top_k=0)
@@ -35,12 +39,6 @@ def sampling_lm(folder):
 
 def run_task(tmp_path, turns, lm, task_metrics):
     """Run one LightEval custom task (the turns as a local JSON-lines dataset) and return the pipeline."""
-    from lighteval.logging.evaluation_tracker import EvaluationTracker
-    from lighteval.models.model_input import GenerationParameters
-    from lighteval.models.transformers.transformers_model import TransformersModelConfig
-    from lighteval.pipeline import ParallelismManager, Pipeline, PipelineParameters
-    from lighteval.tasks.lighteval_task import LightevalTaskConfig
-
     data = tmp_path / "fed_turns"
     data.mkdir()
     (data / "test.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
