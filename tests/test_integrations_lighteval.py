@@ -72,16 +72,23 @@ def test_every_declared_metric_is_adapted_at_its_level():
         dl.metric("distinct_n", tokeniser="casual")
     with pytest.raises(ValueError, match="unknown dialeval metric 'dist'; choose one of: distinct_n"):
         dl.metric("dist")
+    with pytest.raises(ValueError, match="distinct_n: `samples` sets the size of a response set"):
+        dl.metric("distinct_n", samples=3)
+    with pytest.raises(ValueError, match="vendi_score: `samples`=1 must be an integer ≥ 2"):
+        dl.metric("vendi_score", samples=1)
 
 
 def test_lighteval_task_equals_direct_compute(tmp_path, fed_turns):
     lm = sampling_lm(tmp_path / "lm")
     full = {"model": str(lm), "device": "cpu"}
     pipeline = run_task(tmp_path, fed_turns, lm, [dl.metric("distinct_n"), dl.metric("ent_n", n=[1, 2]),
-                                                  dl.metric("full_followup_turn", **full)])
+                                                  dl.metric("full_followup_turn", **full),
+                                                  dl.metric("vendi_score", samples=2)])
     task = "fed_turns|0"
     details = pipeline.evaluation_tracker.details_logger.details[task]
     generations = [d.model_response.final_text[0] for d in details]
+    sets = [d.model_response.final_text for d in details]
+    assert all(len(s) == 2 for s in sets)
     contexts = [d.doc.specific["contexts"] for d in details]
     assert len(generations) == ITEMS and all(isinstance(g, str) for g in generations)
     got = pipeline.evaluation_tracker.metrics_logger.metric_aggregated[task]
@@ -92,6 +99,8 @@ def test_lighteval_task_equals_direct_compute(tmp_path, fed_turns):
         assert got[f"distinct_n/{key}"] == distinct[key]
     assert {k: v for k, v in got.items() if k.startswith("ent_n/")} == {"ent_n/ent_1": ent["ent_1"],
                                                                           "ent_n/ent_2": ent["ent_2"]}
+    vendi = dialeval.load("vendi_score").compute(predictions=sets)
+    assert got["vendi_score/vendi_score"] == vendi["vendi_score"]
     direct = dialeval.load("full_followup", "turn").compute(contexts=contexts, predictions=generations, **full)
     assert [d.metric["full_followup_turn"] for d in details] == direct["scores"]
     assert got["full_followup_turn"] == direct["full_followup"]

@@ -5,8 +5,8 @@ once over the task's docs; its numbers are reported as ``distinct_n/distinct_1``
 model=...)`` is a batched ``SampleLevelMetric``: all docs are scored in one call and each doc gets its score; the
 task's number is their mean (the metric's headline). Options are the metric's own ``compute`` options. A doc
 carries what the metric reads beyond the generation in ``Doc.specific``: ``contexts`` (the dialogue so far, a
-list of turns), ``references``/``candidates`` (DialStory). Response-set metrics read each doc's samples
-(``num_samples``) as its set. :func:`metrics` adapts every declared metric (see :mod:`dialeval.integrations`).
+list of turns), ``references``/``candidates`` (DialStory). Response-set metrics read each doc's ``samples``
+generations (``metric("vendi_score", samples=5)``; default 2) as its set. :func:`metrics` adapts every declared metric (see :mod:`dialeval.integrations`).
 
 Offline, build the ``Pipeline`` inside :func:`custom_tasks_only`: LightEval 0.13 imports all its built-in tasks
 when a Pipeline starts, and one of them (``tiny_benchmarks``) downloads a file from GitHub on import.
@@ -18,14 +18,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from lighteval.metrics.metrics_sample import SampleLevelComputation
+from lighteval.metrics.metrics_sample import SampleLevelComputation, SamplingMetric
 from lighteval.metrics.sample_preparator import Preparator
 from lighteval.metrics.utils.metric_utils import CorpusLevelMetric, Metric, SampleLevelMetric
 from lighteval.models.model_output import ModelResponse
 from lighteval.tasks.registry import Registry
 from lighteval.tasks.requests import Doc, SamplingMethod
 
-from dialeval import integrations
+from dialeval import integrations, registry
 from dialeval.integrations import Adapted
 
 __all__ = ["metric", "metrics", "dialogue_doc", "custom_tasks_only"]
@@ -57,6 +57,22 @@ class ItemInputs(Preparator):
         return _record(self.target, doc, model_response)
 
 
+class SetInputs(SamplingMetric, ItemInputs):
+    """Keeps a doc's response set (``samples`` generations; LightEval generates the most any metric asks for)."""
+
+    def __init__(self, target: Adapted, samples: int) -> None:
+        ItemInputs.__init__(self, target)
+        self.samples = samples
+
+    def num_samples(self) -> int:
+        return self.samples
+
+    def prepare(self, doc: Doc, model_response: ModelResponse, **kwargs: Any) -> dict[str, Any]:
+        record = _record(self.target, doc, model_response)
+        record["predictions"] = record["predictions"][: self.samples]
+        return record
+
+
 class CorpusNumbers:
     """A corpus-level metric over the task's docs: ``{"<adapter>/<result key>": value}``."""
 
@@ -68,16 +84,24 @@ class CorpusNumbers:
         return {f"{self.target.name}/{k}": v for k, v in integrations.result_numbers(self.target, result).items()}
 
 
-def metric(name: str, **options: Any) -> Metric:
-    """The LightEval metric of adapter ``name`` (a metric name, or ``<metric>_<config>``) with its ``options``."""
+def metric(name: str, *, samples: int | None = None, **options: Any) -> Metric:
+    """The LightEval metric of adapter ``name`` (a metric name, or ``<metric>_<config>``) with its ``options``;
+    ``samples``: generations per doc, the response set of a response-set metric (default 2)."""
     target = integrations.get(name, options)
+    sets = target.kind == "response_sets"
+    if samples is not None and not sets:
+        raise ValueError(f"{name}: `samples` sets the size of a response set; {name} reads "
+                         f"{registry.INPUT_KINDS[target.kind]}. Leave it out.")
+    if sets and (isinstance(samples, bool) or not isinstance(samples, int | None) or (samples or 2) < 2):
+        raise ValueError(f"{name}: `samples`={samples!r} must be an integer ≥ 2 (generations per doc).")
     # dialeval's declarations state no direction; LightEval only records this flag (see each metric's card).
     if target.per_item:
         return SampleLevelMetric(metric_name=target.name, higher_is_better=True, category=SamplingMethod.GENERATIVE,
                                  sample_level_fn=ItemScores(target, options), corpus_level_fn=integrations.mean,
                                  batched_compute=True)
     return CorpusLevelMetric(metric_name=target.name, higher_is_better=True, category=SamplingMethod.GENERATIVE,
-                             sample_level_fn=ItemInputs(target), corpus_level_fn=CorpusNumbers(target, options))
+                             sample_level_fn=SetInputs(target, samples or 2) if sets else ItemInputs(target),
+                             corpus_level_fn=CorpusNumbers(target, options))
 
 
 def metrics(options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Metric]:
