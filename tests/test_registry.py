@@ -161,6 +161,22 @@ def test_toy_metric_in_hub_build(toy_package, tmp_path):
     assert "Toy Words" in (space / "README.md").read_text(encoding="utf-8")
 
 
+def test_toy_metric_in_lighteval_and_inspect(toy_package):
+    from lighteval.models.model_output import ModelResponse
+    from lighteval.tasks.requests import Doc
+
+    from dialeval.integrations import inspect as di
+    from dialeval.integrations import lighteval as dl
+
+    adapted = dl.metric(TOY, scale=2.0)  # a plugin is adapted from its declaration, as a corpus-level metric
+    assert type(adapted).__name__ == "CorpusLevelMetric" and TOY in dl.metrics() and TOY in di.scorers()
+    docs = [Doc(query="q", choices=[""], gold_index=0) for _ in range(2)]
+    items = [adapted.compute_sample(doc=d, model_response=ModelResponse(text=[t]))[TOY]
+             for d, t in zip(docs, ["one two three", "four"])]
+    # (3 + 1) / 2 words, times 2; num_responses is a declared setting, not a score
+    assert adapted.get_corpus_aggregations()[TOY](items) == {f"{TOY}/toy_words": 4.0}
+
+
 def test_every_declaration_is_complete():
     """Each built-in metric: script and card present, module class bound to its declaration, a worked
     example whose inputs its module accepts."""
