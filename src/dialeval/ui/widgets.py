@@ -13,7 +13,7 @@ from dialeval import registry
 from dialeval.registry import MetricDeclaration, Option
 from dialeval.ui.blocks import named
 from dialeval.ui.devices import concurrency as default_concurrency
-from dialeval.ui.devices import gpu_decorator
+from dialeval.ui.devices import gpu_decorator, metric_gpu_duration
 from dialeval.ui.inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
 from dialeval.ui.plots import plot_panel
 from dialeval.ui.results import TABLE_HEADERS, result_rows, results_table, to_jsonable
@@ -117,7 +117,7 @@ def _compute_function(decl: MetricDeclaration, limits: Limits, server: Server) -
     names = boxes_for(decl.inputs, decl.references_option is not None)
     n_boxes = len(names)
     options = _widget_options(decl)
-    run_on_gpu = gpu_decorator()(run_metric)  # only the scoring needs the GPU (ZeroGPU)
+    run_on_gpu = gpu_decorator(metric_gpu_duration)(run_metric)  # only the scoring needs the GPU (ZeroGPU)
 
     def refused(message: str) -> tuple[Any, ...]:
         return f"**Input problem:** {message}", results_table([]), None, None
