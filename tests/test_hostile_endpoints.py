@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from dialeval import registry
+from dialeval import registry, ui
 from dialeval.resources import examples_dir
 from dialeval.ui import serving
 from dialeval.ui.serving import ServerPolicy
@@ -50,8 +50,10 @@ def test_endpoint_names_per_app():
     try:
         demo = build_demo(None)
         model_metrics = [n for n, d in registry.declarations().items() if d.needs_model]
+        tools = [f"/score_{n}" for n in registry.declarations() if ui.availability(n)[0]]  # the MCP tools (32.3)
+        assert "/score_distinct_n" in tools
         assert set(demo.get_api_info()["named_endpoints"]) == {
-            "/evaluate", "/load_upload", "/load_example", *(f"/check_model_{n}" for n in model_metrics)}
+            "/evaluate", "/load_upload", "/load_example", *(f"/check_model_{n}" for n in model_metrics), *tools}
         assert set(metric_widget("distinct_n").get_api_info()["named_endpoints"]) == {"/compute"}
         assert set(metric_widget("nli_diversity").get_api_info()["named_endpoints"]) == {"/compute", "/check_model"}
     finally:
