@@ -146,3 +146,19 @@ def test_per_client_job_limit_applies_to_mcp_calls(demo_url):
     assert second.isError and "already has 1 requests waiting or running" in text(second)
     _, [again] = mcp(demo_url, [("score_distinct_n", {"responses": RESPONSES})])
     assert not again.isError and json.loads(text(again))["distinct_n"]["distinct_1"] == 0.625
+
+
+def test_readme_mcp_agent_example_runs(demo_url):
+    import contextlib
+    import io
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"### From an MCP agent\n.*?```python\n(.*?)```", readme, re.S)
+    assert block, "README has no code block under '### From an MCP agent'"
+    code = block.group(1).replace("http://127.0.0.1:7860/", demo_url)
+    assert code != block.group(1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})  # noqa: S102 - the README's own example
+    assert out.getvalue().splitlines() == ["['score_distinct_n', 'score_ent_n', 'score_low_frequency']", "0.625"]
