@@ -5,6 +5,7 @@ pid), its tools listed and called with the `mcp` package's streamable-HTTP clien
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -42,23 +43,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def demo_url():
-    port = free_port()
-    env = {**os.environ, "DIALEVAL_MAX_JOBS_PER_CLIENT": "1", "DIALEVAL_MAX_RESPONSES": "5",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(port)], env=env, cwd=REPO / "tests",
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def env_with_src(**extra: str) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+@contextlib.contextmanager
+def served(args: list[str], port: int, cwd: Path, env: dict[str, str]):
+    """``args`` run in their own process until ``http://127.0.0.1:<port>/`` answers; stopped by its pid after."""
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 120
         while True:
-            assert proc.poll() is None, f"dialeval demo exited: {proc.stderr.read()[-2000:]}"
+            assert proc.poll() is None, f"{args} exited: {proc.stderr.read()[-2000:]}"
             try:
                 urllib.request.urlopen(url + "gradio_api/info", timeout=2).close()
                 break
             except OSError:
-                assert time.monotonic() < deadline, "dialeval demo did not answer within 120 s"
+                assert time.monotonic() < deadline, f"{args} did not answer within 120 s"
                 time.sleep(0.5)
         yield url
     finally:
@@ -68,6 +71,15 @@ def demo_url():
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def demo_url():
+    port = free_port()
+    env = env_with_src(DIALEVAL_MAX_JOBS_PER_CLIENT="1", DIALEVAL_MAX_RESPONSES="5")
+    # cwd tests/: the checkout root's spaces/ templates must not shadow the real `spaces` package
+    with served([sys.executable, "-c", SERVER, str(port)], port, REPO / "tests", env) as url:
+        yield url
 
 
 async def _mcp(url: str, calls: list[tuple[str, dict]], gap_s: float = 0.0) -> tuple[list, list]:
@@ -149,7 +161,6 @@ def test_per_client_job_limit_applies_to_mcp_calls(demo_url):
 
 
 def test_readme_mcp_agent_example_runs(demo_url):
-    import contextlib
     import io
     import re
 
@@ -162,3 +173,22 @@ def test_readme_mcp_agent_example_runs(demo_url):
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {"__name__": "readme"})  # noqa: S102 - the README's own example
     assert out.getvalue().splitlines() == ["['score_distinct_n', 'score_ent_n', 'score_low_frequency']", "0.625"]
+
+
+def test_metric_space_serves_its_one_tool_with_the_numbers_of_compute(tmp_path):
+    """A metric Space's app.py, as `hub build` writes it, run in its own process: MCP on, one typed tool."""
+    from gradio_client import Client
+
+    from dialeval import hub
+
+    folder = hub.write_metric_space(registry.get("dialspk"), tmp_path / "dialspk", "acme", hub.Install(None)).folder
+    port = free_port()
+    with served([sys.executable, "app.py"], port, folder, env_with_src(GRADIO_SERVER_PORT=str(port))) as url:
+        speakers = {"speakers_predicted": "Alice, Bob", "speakers_gold": "Alice, Carol"}
+        tools, [result] = mcp(url, [("score_dialspk", speakers)])
+        assert [t.name for t in tools] == ["score_dialspk"]
+        assert list(tools[0].inputSchema["properties"]) == ["speakers_predicted", "speakers_gold"]
+        tool = json.loads(text(result))["dialspk"]
+        assert (tool["dac"], tool["sac"]) == (0.5, 0.0)  # one of two turns right; the story not all right
+        *_, raw = Client(url, verbose=False).predict(**speakers, api_name="/compute")
+        assert raw == tool

@@ -41,13 +41,13 @@ def tool_doc(decl: MetricDeclaration) -> str:
     """The tool's docstring: what the metric measures, then ``Args:`` (one line per parameter, from
     :data:`BOXES` and the declared models), then ``Returns:``."""
     lines = [f"{decl.title}: {decl.summary}. Scores {INPUT_KINDS[decl.inputs]} given as text and returns its "
-             "result (full precision, with its signature), as the dialeval demo's /evaluate does with only this "
-             "metric ticked.", "", "Args:"]
+             "result (full precision, with its signature): the numbers the app's page computes for the same input.",
+             "", "Args:"]
     lines += [f"    {box}: {BOXES[box][0]}, {BOXES[box][1]}." for box in tool_boxes(decl)]
     if decl.needs_model:
         lines.append(f"    model: the model (Hub id); empty for the default. Offered: {', '.join(decl.models)}.")
-    lines += ["", "Returns:", f"    JSON: {{\"{decl.name}\": the result, or its status and reason, \"dialeval\": "
-              "version, device, dtype and models}."]
+    lines += ["", "Returns:", f"    JSON: {{\"{decl.name}\": the result, or its status and reason}} (the demo adds "
+              "\"dialeval\": version, device, dtype and models)."]
     return "\n".join(lines)
 
 
