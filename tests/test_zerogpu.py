@@ -50,7 +50,7 @@ def test_metric_space_scoring_gets_its_own_duration_callable(monkeypatch):
     seen = []
     monkeypatch.setattr(spaces, "GPU", lambda **kwargs: seen.append(kwargs) or (lambda fn: fn))
     ui.metric_widget("distinct_n")
-    assert seen == [{"duration": devices.metric_gpu_duration}]
+    assert seen == [{"duration": devices.metric_gpu_duration}] * 2  # /compute and its MCP tool
 
 
 def test_duration_is_items_times_model_metrics_with_a_floor_and_a_cap():
