@@ -2,7 +2,7 @@
 # GPU check (issue 25), within 5 minutes on one CUDA GPU: the suite's GPU-marked tests, then the three speed
 # benchmarks on CUDA in half precision (transformers' default SDPA attention): Sem-Ent (dialeval vs
 # sentence-transformers), NLI (dialeval vs CrossEncoder and pipeline), FULL (SmolLM2, dialeval vs a
-# transformers loop). Usage: bash benchmarks/gpu_check.sh [fp16|bf16]   (run from anywhere)
+# transformers loop), then the demo's /evaluate with every model metric (issue 32.4). Usage: bash benchmarks/gpu_check.sh [fp16|bf16]   (run from anywhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DTYPE="${1:-bf16}"
@@ -19,4 +19,6 @@ step "NLI Diversity speed, roberta-base shape, $DTYPE"
 timeout 75 python benchmarks/nli_diversity.py --device cuda --dtypes "$DTYPE" --sets 16 --repeats 3
 step "FULL speed, SmolLM2-135M, $DTYPE"
 timeout 60 python benchmarks/full_followup.py --causal --device cuda --dtypes "$DTYPE" --limit 24 --repeats 3
+step "Demo /evaluate on CUDA, every model metric, $DTYPE"
+DIALEVAL_DTYPE="$DTYPE" timeout 120 python benchmarks/demo_gpu.py --items 32 --repeats 3
 echo; echo "gpu_check.sh: done in $((SECONDS - start)) s"

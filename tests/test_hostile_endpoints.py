@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from dialeval import registry
+from dialeval import registry, ui
 from dialeval.resources import examples_dir
 from dialeval.ui import serving
 from dialeval.ui.serving import ServerPolicy
@@ -50,10 +50,13 @@ def test_endpoint_names_per_app():
     try:
         demo = build_demo(None)
         model_metrics = [n for n, d in registry.declarations().items() if d.needs_model]
+        tools = [f"/score_{n}" for n in registry.declarations() if ui.availability(n)[0]]  # the MCP tools (32.3)
+        assert "/score_distinct_n" in tools
         assert set(demo.get_api_info()["named_endpoints"]) == {
-            "/evaluate", "/load_upload", "/load_example", *(f"/check_model_{n}" for n in model_metrics)}
-        assert set(metric_widget("distinct_n").get_api_info()["named_endpoints"]) == {"/compute"}
-        assert set(metric_widget("nli_diversity").get_api_info()["named_endpoints"]) == {"/compute", "/check_model"}
+            "/evaluate", "/load_upload", "/load_example", *(f"/check_model_{n}" for n in model_metrics), *tools}
+        assert set(metric_widget("distinct_n").get_api_info()["named_endpoints"]) == {"/compute", "/score_distinct_n"}
+        assert set(metric_widget("sem_ent").get_api_info()["named_endpoints"]) == {"/compute", "/check_model",
+                                                                                  "/score_sem_ent"}
     finally:
         serving._ACTIVE.clear()
 
@@ -156,8 +159,9 @@ def test_every_widget_is_served_under_the_server_policy():
             server = widget.dialeval_server
             assert server.policy.public and server.gate.max_jobs_per_client == 2
             gated = [fn for fn in widget.fns.values() if serving.is_gated(fn.fn)]
-            assert [fn.api_name for fn in gated] == ["compute"], name
-            assert gated[0].concurrency_limit == 8  # handed to the gate: max(8, 4 × 2 slots)
+            tool = [f"score_{name}"] if ui.availability(name)[0] else []  # its MCP tool, through the same gate
+            assert [fn.api_name for fn in gated] == ["compute", *tool], name
+            assert {fn.concurrency_limit for fn in gated} == {8}  # handed to the gate: max(8, 4 × 2 slots)
             assert widget.delete_cache == (60, 600)  # Gradio's age sweep: every minute, files over 10 minutes
             assert widget in file_cache._APPS and widget.dialeval_cache_bound == file_cache.CacheBound()
             assert server.files.root.is_dir()  # the results folder, removed on exit and SIGTERM
@@ -177,7 +181,8 @@ def test_metric_space_app_takes_the_public_policy_on_a_space(tmp_path, monkeypat
         demo = runpy.run_path(str(folder / "app.py"), run_name="space_app")["demo"]
         server = demo.dialeval_server
         assert server.policy.public and server.policy.restricts_models and server.gate.max_jobs_per_client == 2
-        assert [fn.api_name for fn in demo.fns.values() if serving.is_gated(fn.fn)] == ["compute"]
+        tool = ["score_nli_diversity"] if ui.availability("nli_diversity")[0] else []
+        assert [fn.api_name for fn in demo.fns.values() if serving.is_gated(fn.fn)] == ["compute", *tool]
     finally:
         serving._ACTIVE.clear()
 

@@ -347,11 +347,13 @@ def test_third_request_of_one_client_is_refused_at_once_while_another_client_is_
 def test_prepare_opens_gated_events_and_bounds_the_gradio_cache(public_app, local_app):
     demo, _ = public_app
     gated = [fn for fn in demo.fns.values() if serving.is_gated(fn.fn)]
-    assert [fn.api_name for fn in gated] == ["evaluate"]
-    assert gated[0].concurrency_limit == serving.dispatch_limit(demo.dialeval_server.gate.concurrency) >= 8
+    tools = [fn.api_name for fn in gated if fn.api_name.startswith("score_")]  # the MCP tools, through the same gate
+    assert [fn.api_name for fn in gated] == ["evaluate", *tools] and "score_distinct_n" in tools
+    assert {fn.concurrency_limit for fn in gated} == {serving.dispatch_limit(demo.dialeval_server.gate.concurrency)}
+    assert gated[0].concurrency_limit >= 8
     assert demo.delete_cache == serving.GRADIO_CACHE_SWEEP
     local, _ = local_app  # no per-client limit on this machine's own demo: Gradio's usual limit
-    assert [fn.concurrency_limit for fn in local.fns.values() if serving.is_gated(fn.fn)] == ["default"]
+    assert {fn.concurrency_limit for fn in local.fns.values() if serving.is_gated(fn.fn)} == {"default"}
 
 
 def test_private_recheck_discloses_nothing_on_a_public_server(tmp_path):

@@ -29,6 +29,7 @@ from dialeval.resources import resource_path
 from dialeval.runtime import hub_id
 
 ORG = "acme"
+CPU_TORCH = ["--extra-index-url https://download.pytorch.org/whl/cpu", "torch==2.13.0+cpu"]
 WHEEL = f"dialeval-{dialeval.__version__}-py3-none-any.whl"
 RESPONSES = ["i like tea .", "i like coffee .", "no thanks"]
 CARD_FIELDS = {"title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "python_version", "app_file", "pinned",
@@ -99,7 +100,9 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
             ("library", "dialeval", hint, None)}
         assert (folder / WHEEL).is_file()
         extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
-        assert (folder / "requirements.txt").read_text().splitlines() == [f"dialeval{extras} @ {url}"]
+        torch = CPU_TORCH if "models" in extras else []  # hub build --torch cpu (the default, issue 34.4)
+        assert [line for line in (folder / "requirements.txt").read_text().splitlines() if not line.startswith("#")] \
+            == [*torch, f"dialeval{extras} @ {url}"]
         assert f'metric_widget("{name}",' in (folder / "app.py").read_text()
         card = SpaceCard.load(folder / "README.md")
         meta = card.data.to_dict()
@@ -118,7 +121,7 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
 def test_demo_dataset_folders_and_upload_commands(built, wheel_server):
     demo = built / "spaces" / hub.DEMO_NAME
     assert [line for line in (demo / "requirements.txt").read_text().splitlines() if not line.startswith("#")] == \
-        [f"dialeval[models,space] @ {wheel_server[1]}{WHEEL}"]
+        [*CPU_TORCH, f"dialeval[models,space] @ {wheel_server[1]}{WHEEL}"]
     meta = SpaceCard.load(demo / "README.md").data.to_dict()
     assert CARD_FIELDS <= set(meta) and meta["suggested_hardware"] == "t4-small"
     assert sorted(meta["preload_from_hub"]) == ["HuggingFaceTB/SmolLM2-135M-Instruct", "roberta-large-mnli",

@@ -228,7 +228,7 @@ def test_gpu_decorator_uses_spaces_gpu_when_present(monkeypatch):
     build_demo(examples_dir=None)
     assert wrapped == [evaluate_texts]  # only the scoring runs under spaces.GPU, not the plotting
     monkeypatch.setitem(sys.modules, "spaces", types.ModuleType("spaces"))  # a folder named spaces: no GPU
-    assert ui.gpu_decorator()(len) is len
+    assert ui.gpu_decorator(60)(len) is len
 
 
 def test_pick_precision_prefers_cuda_bf16(monkeypatch):

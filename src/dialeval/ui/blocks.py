@@ -11,7 +11,8 @@ its first model that loads; ``draw_plots``, default true) → the outputs named 
 models are looked at, every other name gets the same refusal). The page opens on the first bundled example with
 the metrics that can run ticked, set in the browser only (a ``js=`` load, :func:`first_example_js`): the
 components' initial values, which are the API defaults, stay empty and unticked. Every event with a Python function is
-one of these endpoints; the button and scroll steps run in the browser only (``js=``), so no other function
+one of these endpoints or an MCP tool ``/score_<metric>`` (one per metric that can run here, :mod:`dialeval.ui.mcp`:
+its boxes and ``model`` → the results JSON); the button and scroll steps run in the browser only (``js=``), so no other function
 can be called by ``fn_index``.
 """
 
@@ -27,8 +28,9 @@ from dialeval.registry import MetricDeclaration
 from dialeval.runtime import progress_bar
 from dialeval.ui.cache import ModuleCache
 from dialeval.ui.devices import concurrency as default_concurrency
-from dialeval.ui.devices import gpu_decorator, pick_precision
+from dialeval.ui.devices import gpu_decorator, gpu_duration, pick_precision
 from dialeval.ui.inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
+from dialeval.ui.mcp import add_tools, only_metric_tools
 from dialeval.ui.plots import plot_panel
 from dialeval.ui.results import TABLE_HEADERS, result_rows, results_json, results_table
 from dialeval.ui.scoring import MetricOutcome, availability, default_model, run_metric
@@ -217,26 +219,48 @@ def _plot_outputs(outcomes: list[MetricOutcome], draw_plots: bool) -> list[Any]:
     return [plot_panel(decl, by_name.get(decl.name), draw_plots) for decl in plotted()]
 
 
-def _evaluate_handler(limits: Limits, server: Server) -> Any:
+def _scorer(limits: Limits, server: Server) -> Any:
+    """``score(texts, selected) -> (outcomes, status, meta)``, shared by ``/evaluate`` and the MCP tools: the
+    server's model policy (an :class:`InputError` when refused), then the scoring under ``spaces.GPU`` (ZeroGPU;
+    the slot sized by :func:`dialeval.ui.devices.gpu_duration`); plots and files are drawn on the CPU after."""
     device, dtype = pick_precision()
-    # Only the scoring runs under spaces.GPU (ZeroGPU): plots and files are drawn on the CPU after.
-    compute_on_gpu = gpu_decorator()(evaluate_texts)
+    compute_on_gpu = gpu_decorator(gpu_duration)(evaluate_texts)
 
+    def score(texts: dict[str, str], selected: dict[str, Any]) -> tuple[list[MetricOutcome], str, dict[str, Any]]:
+        selected = server.policy.check_selection(selected)  # InputError → refused(...)
+        outcomes, message = compute_on_gpu(texts, selected, limits)
+        meta = {"version": __version__, "device": device, "dtype": dtype or "fp32",
+                "models": {k: v for k, v in selected.items() if v}}
+        return outcomes, message, meta
+
+    return score
+
+
+def _evaluate_handler(server: Server, score: Any) -> Any:
     def refused(message: str) -> tuple[Any, ...]:
         return f"**Input problem:** {message}", results_table([]), *_plot_outputs([], False), None
 
     def on_evaluate(request: Any, *args: Any) -> tuple[Any, ...]:
         texts, selected, draw_plots = _selection(args)
-        selected = server.policy.check_selection(selected)  # InputError → refused(...)
-        outcomes, message = compute_on_gpu(texts, selected, limits)
+        outcomes, message, meta = score(texts, selected)
         if not outcomes:
             return message, results_table([]), *_plot_outputs([], False), None
-        meta = {"version": __version__, "device": device, "dtype": dtype or "fp32",
-                "models": {k: v for k, v in selected.items() if v}}
         path = server.files.write_json(getattr(request, "session_hash", None), results_json(outcomes, **meta))
         return message, results_table(result_rows(outcomes)), *_plot_outputs(outcomes, draw_plots), path
 
     return gated(server, on_evaluate, refused)
+
+
+def _tool_handler(score: Any) -> Any:
+    """The MCP tools' handler (:mod:`dialeval.ui.mcp`): the results JSON of ``/evaluate``'s download; an input
+    problem common to all metrics is an :class:`InputError` (the tool's error)."""
+    def on_tool(request: Any, texts: dict[str, str], selected: dict[str, Any]) -> dict[str, Any]:
+        outcomes, message, meta = score(texts, selected)
+        if not outcomes:
+            raise InputError(message.replace("**Input problem:** ", ""))
+        return results_json(outcomes, **meta)
+
+    return on_tool
 
 
 def upload_texts(parsed: Any) -> list[str]:
@@ -326,10 +350,11 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
         # The server's gate (dialeval.ui.serving) holds the computing slots until a computation has really
         # stopped, and admits each client's requests; Gradio's queue (max_size) holds the rest.
         names = api_parameters()
+        score = _scorer(limits, server)
         # While it runs: the button is disabled and the status beside it shows the progress; after, the
         # button comes back and the results scroll into view.
         run.click(None, None, run, js=BUTTON_BUSY_JS, queue=False).then(
-            named(_evaluate_handler(limits, server), names),
+            named(_evaluate_handler(server, score), names),
             inputs_kwargs=dict(zip(names, [*box_list, *metric_inputs, draw_box])),
             outputs=[status, results, *plots, download], api_name="evaluate", show_progress_on=[status],
         ).then(None, None, run, js=BUTTON_READY_JS, queue=False)
@@ -342,6 +367,8 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
         on_example = _example_handler(examples)
         load_example.click(on_example, inputs_kwargs={"title": example}, outputs=[status, *box_list],
                            api_name="load_example")
+        enabled = dict(zip(registry.declarations(), ticks))
+        add_tools(server, _tool_handler(score), lambda name: enabled[name])  # MCP tools: one per metric that runs
     demo.queue(default_concurrency_limit=concurrency or default_concurrency(), max_size=64)
     demo.dialeval_server = server
-    return demo
+    return only_metric_tools(demo)

@@ -8,7 +8,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,19 +50,95 @@ def _zerogpu_module() -> Any:
         if spec is None or spec.loader is None:
             continue
         real = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(real)
+        sys.modules["spaces"] = real  # its own `from .zero import ...` must find it, not the templates
+        try:
+            spec.loader.exec_module(real)
+        except BaseException:
+            sys.modules["spaces"] = module  # a broken install: the templates stay what `spaces` names
+            raise
         if not getattr(real, "DIALEVAL_SPACE_TEMPLATES", False):
             return real
+        sys.modules["spaces"] = module
     return None
 
 
-def gpu_decorator(duration: int = 120) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``spaces.GPU(duration=...)`` when the Hugging Face ``spaces`` package is installed (ZeroGPU),
-    else the identity (also for a folder named ``spaces`` without ``GPU``)."""
+#: ZeroGPU slot sizing (:func:`gpu_duration`): seconds per input line per selected model metric, the floor
+#: (the worker's start and the first CUDA kernels) and the cap (the longest slot a request may ask for).
+GPU_SECONDS_PER_ITEM = 0.5
+GPU_FLOOR_S = 20
+GPU_CAP_S = 120
+
+
+def gpu_seconds(items: dict[str, int]) -> int:
+    """The ZeroGPU slot, in seconds, for ``items`` (metric → input lines it reads): each metric that runs a model
+    adds :data:`GPU_SECONDS_PER_ITEM` per line (model-free metrics run in milliseconds on the CPU and add
+    nothing), on top of :data:`GPU_FLOOR_S`, and the slot is at most :data:`GPU_CAP_S`."""
+    from dialeval import registry
+
+    seconds = sum(GPU_SECONDS_PER_ITEM * n for name, n in items.items() if registry.get(name).needs_model)
+    return int(min(GPU_CAP_S, GPU_FLOOR_S + seconds))
+
+
+def _boxes(name: str) -> tuple[str, ...]:
+    from dialeval import registry
+    from dialeval.ui.inputs import boxes_for
+
+    decl = registry.get(name)
+    return boxes_for(decl.inputs, decl.references_option is not None)
+
+
+def gpu_duration(texts: dict[str, str], selected: dict[str, Any], *args: Any, **kwargs: Any) -> int:
+    """The slot for the demo's ``evaluate_texts(texts, selected, ...)`` (``spaces.GPU`` calls it with the same
+    arguments): :func:`gpu_seconds` of the non-blank lines of the boxes each selected metric reads."""
+    def lines(box: str) -> int:
+        return sum(1 for line in str(texts.get(box) or "").splitlines() if line.strip())
+
+    return gpu_seconds({name: sum(lines(box) for box in _boxes(name)) for name in selected})
+
+
+def metric_gpu_duration(name: str, inputs: Any, *args: Any, **kwargs: Any) -> int:
+    """The slot for a metric Space's ``run_metric(name, inputs, ...)``: :func:`gpu_seconds` of the parsed items
+    (responses, turns, speakers) of the boxes the metric reads."""
+    def count(values: Any) -> int:
+        return sum(len(v) if isinstance(v, list) else 1 for v in values or [])
+
+    return gpu_seconds({name: sum(count(getattr(inputs, box, [])) for box in _boxes(name))})
+
+
+def gpu_decorator(duration: Callable[..., int] | int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``spaces.GPU(duration=duration)`` when the Hugging Face ``spaces`` package is installed (ZeroGPU; a
+    callable ``duration`` is called with the decorated function's arguments: the demo's :func:`gpu_duration`, a
+    metric Space's :func:`metric_gpu_duration`),
+    else the identity (also for a folder named ``spaces`` without ``GPU``). Off ZeroGPU ``spaces.GPU`` itself
+    returns the function unchanged."""
     gpu = getattr(_zerogpu_module(), "GPU", None)
     if not callable(gpu):
         return lambda fn: fn
     return gpu(duration=duration)
+
+
+def place_models_on_cuda(names: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """Load the default model of every model metric (of ``names``, default all) that can run here onto CUDA, at import (ZeroGPU's rule:
+    models are placed at module level, not inside the ``spaces.GPU`` function), with the device and dtype
+    requests use (:func:`pick_precision`), through each declaration's ``loader`` into the process-wide cache.
+    Nothing happens without CUDA. Returns the (metric, model) pairs placed."""
+    device, dtype = pick_precision()
+    if not device.startswith("cuda"):
+        return []
+    from dialeval import registry
+    from dialeval.ui.scoring import availability, default_model
+
+    placed = []
+    for decl in registry.declarations().values():
+        if names is not None and decl.name not in names:
+            continue
+        load = decl.loader_function()
+        model = default_model(decl) if decl.needs_model else None
+        if load is None or model is None or not availability(decl.name, model)[0]:
+            continue
+        load(model, device=device, dtype=dtype)
+        placed.append((decl.name, model))
+    return placed
 
 
 def concurrency() -> int:

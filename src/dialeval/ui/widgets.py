@@ -13,10 +13,11 @@ from dialeval import registry
 from dialeval.registry import MetricDeclaration, Option
 from dialeval.ui.blocks import named
 from dialeval.ui.devices import concurrency as default_concurrency
-from dialeval.ui.devices import gpu_decorator
+from dialeval.ui.devices import gpu_decorator, metric_gpu_duration
 from dialeval.ui.inputs import BOXES, InputError, Limits, UIInputs, box_text, boxes_for
+from dialeval.ui.mcp import add_tools, only_metric_tools
 from dialeval.ui.plots import plot_panel
-from dialeval.ui.results import TABLE_HEADERS, result_rows, results_table, to_jsonable
+from dialeval.ui.results import TABLE_HEADERS, result_rows, results_json, results_table, to_jsonable
 from dialeval.ui.scoring import availability, default_model, run_metric
 from dialeval.ui.serving import Server, ServerPolicy, gated, prepare
 
@@ -117,7 +118,7 @@ def _compute_function(decl: MetricDeclaration, limits: Limits, server: Server) -
     names = boxes_for(decl.inputs, decl.references_option is not None)
     n_boxes = len(names)
     options = _widget_options(decl)
-    run_on_gpu = gpu_decorator()(run_metric)  # only the scoring needs the GPU (ZeroGPU)
+    run_on_gpu = gpu_decorator(metric_gpu_duration)(run_metric)  # only the scoring needs the GPU (ZeroGPU)
 
     def refused(message: str) -> tuple[Any, ...]:
         return f"**Input problem:** {message}", results_table([]), None, None
@@ -144,6 +145,19 @@ def _compute_function(decl: MetricDeclaration, limits: Limits, server: Server) -
     return gated(server, compute, refused)
 
 
+def _tool_handler(decl: MetricDeclaration, limits: Limits, server: Server) -> Any:
+    """The metric's MCP tool (:mod:`dialeval.ui.mcp`): the boxes and model → ``{metric: result}``; a problem with
+    the input or the model is an :class:`InputError` (the tool's error)."""
+    run_on_gpu = gpu_decorator(metric_gpu_duration)(run_metric)
+
+    def on_tool(request: Any, texts: dict[str, str], selected: dict[str, Any]) -> dict[str, Any]:
+        inputs = UIInputs.from_text(**texts, limits=limits)
+        model = server.policy.check_model(decl.name, selected.get(decl.name)) if decl.needs_model else None
+        return results_json([run_on_gpu(decl.name, inputs, model)])
+
+    return on_tool
+
+
 def _model_check(name: str) -> Any:
     def check_model(model: str | None = None) -> tuple[Any, Any]:
         """Whether the metric can run with ``model`` (enables Compute, or says why not). On a public server
@@ -162,8 +176,9 @@ def metric_widget(name: str, limits: Limits | None = None, policy: ServerPolicy 
     the same policy as the full demo (:mod:`dialeval.ui.serving`: ``policy``, default
     :meth:`ServerPolicy.from_env`; the per-client gate; result files cleaned on exit; :func:`prepare`).
 
-    Endpoints: ``/compute`` (:func:`api_parameters` → status, table, plot, raw JSON) and, for a model metric,
-    ``/check_model`` (``model`` → status, button); nothing else runs Python."""
+    Endpoints: ``/compute`` (:func:`api_parameters` → status, table, plot, raw JSON), for a model metric
+    ``/check_model`` (``model`` → status, button), and, when the metric can run, its MCP tool ``/score_<metric>``
+    (:mod:`dialeval.ui.mcp`, the only tool listed); nothing else runs Python."""
     import gradio as gr
 
     decl = registry.get(name)
@@ -190,6 +205,7 @@ def metric_widget(name: str, limits: Limits | None = None, policy: ServerPolicy 
         if model is not None:
             model.change(_model_check(name), inputs_kwargs={"model": model}, outputs=[status, button],
                          api_name="check_model")
+        add_tools(server, _tool_handler(decl, limits, server), lambda n: n == name and ok)  # its MCP tool, if it runs
     demo.queue(default_concurrency_limit=server.gate.concurrency)
     demo.dialeval_server = server
-    return prepare(demo)
+    return prepare(only_metric_tools(demo))
