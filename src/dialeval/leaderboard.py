@@ -36,6 +36,7 @@ from dialeval.files import (
     atomic_write_text,
     check_output_path,
 )
+from dialeval.leaderboard_published import PUBLISHED
 from dialeval.metaeval import (
     STATISTICS,
     evaluate_scores,
@@ -57,18 +58,6 @@ CONFIGS = {"contest": ("con_test_200_resp_gen", "dec_test_200_resp_gen"), "fed":
 #: Rows per cached chunk of a quality dataset other than FED: an interrupted run loses at most one chunk.
 CHUNK_ROWS = 200
 #: Published numbers to compare rows with: (dataset, config, target, statistic) → "who: value" lines.
-PUBLISHED = {
-    ("contest", "con_test_200_resp_gen", "label_value", "spearman"): (
-        "human absolute scores 0.63, Sent-BERT 0.59 (Tevet & Berant 2021)", "Confidence NLI 0.62 (Stasaski & Hearst 2022)"),
-    ("fed", "turn", "annotation_means.Overall", "spearman"): (
-        "FULL 0.51 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.352 (SmolLM2 default, FULL card)"),
-    ("fed", "dialog", "annotation_means.Overall", "spearman"): (
-        "FULL 0.69 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.463 (SmolLM2 default, FULL card)"),
-    ("dailydialog_plusplus", "default", "positive_vs_adversarial", "auc"): (
-        "FULL 0.611 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",),
-    ("dailydialog_plusplus", "default", "positive_vs_random", "auc"): (
-        "FULL 0.590 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",),
-}
 MARKER = ".dialeval-leaderboard"
 Log = Callable[[str], None]
 

@@ -1,0 +1,105 @@
+"""FULL's causal routes on the leaderboard's own items: the previous default against the packed follow-ups
+and the shared-context prefixes, interleaved in one run, same scores.
+
+    python benchmarks/full_routes.py [--dataset dailydialog_plusplus=45 --dataset usr_topicalchat=36
+                                      --dataset dstc9_interactive=16] [--repeats 2] [--threads 2]
+
+Model: the offline default (SmolLM2-135M-Instruct, its own text: a space after each turn, 512 tokens, summed
+NLL) on ONNX Runtime (the CPU default). Routes, all through :func:`dialeval.full.scorer.full_scores`:
+
+- ``previous``: each history once, then one padded row per follow-up on a copy of its cache (the default
+  up to 0.1.0, ``share_prefix=False, packed=False``);
+- ``packed``: the five follow-ups of a history in one row behind a 4-D mask, the cache used as it is;
+- ``packed+shared`` (the default now): also the common token prefix of histories with the same context once.
+
+Each dataset's slice is its first N rows as the leaderboard reads them (DailyDialog++: 15 rows per context).
+Printed per dataset: items/s per route, the speed-up over ``previous``, the max relative difference of the
+follow-up NLLs against ``previous``, and % of the measured matmul peak (useful FLOPs: 2 × non-embedding
+parameters per history token and per follow-up token, plus the LM head on follow-up tokens).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import interleaved, machine_line, matmul_peak, non_embedding_params, offline, table  # noqa: E402
+
+offline()
+
+REPO = Path(__file__).resolve().parents[1]
+ROUTES = {"previous": (False, False), "packed": (False, True), "packed+shared": (True, True)}
+
+
+def histories(dataset: str, n: int) -> tuple[list[list[str]], str]:
+    from dialeval.full.full_followup import full_histories
+    from dialeval.leaderboard import DATA_FOLDERS
+    from dialeval.metaeval import load_rows
+    from dialeval.registry import QUALITY_CONFIGS
+
+    config = next(iter(QUALITY_CONFIGS.get(dataset, {"default": ("turn", "")})))
+    level = QUALITY_CONFIGS[dataset][config][0] if dataset in QUALITY_CONFIGS else "turn"
+    rows = load_rows(dataset, config, data_dir=REPO.parent / "shared" / "data" / DATA_FOLDERS[dataset])[:n]
+    if level == "dialog":
+        return full_histories("dialog", dialogues=[list(r["context"]) for r in rows]), level
+    return full_histories("turn", [list(r["context"]) for r in rows], [r["response"] for r in rows]), level
+
+
+def useful_flops(lm, hs: list[list[str]]) -> float:
+    from dialeval.full.scorer import FollowupScorer
+    from dialeval.full.texts import FOLLOW_UPS
+
+    scorer = FollowupScorer(lm)
+    f_lens = [len(f) for f in scorer.encode_follow_ups(FOLLOW_UPS)]
+    budget = scorer.max_length - max(f_lens)
+    tokens = sum(len(scorer.encode_history(h, budget)) for h in hs)
+    cfg = lm.model.config
+    body, head = non_embedding_params(lm.model), cfg.vocab_size * cfg.hidden_size
+    return 2.0 * (body * tokens + (body + head) * len(hs) * sum(n - 1 for n in f_lens))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dataset", action="append", help="NAME=ROWS (repeatable)")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    import torch
+
+    from dialeval.full.scorer import full_scores
+    from dialeval.lm import load_lm
+
+    torch.set_num_threads(args.threads)
+    specs = args.dataset or ["dailydialog_plusplus=45", "usr_topicalchat=36", "dstc9_interactive=16"]
+    peak = matmul_peak(torch.float32)
+    lm = load_lm(None, backend="onnx")
+    out_rows = []
+    for spec in specs:
+        name, _, n = spec.partition("=")
+        hs, level = histories(name, int(n or 30))
+        for share, packed in ROUTES.values():  # warm-up: graphs exported/opened once
+            full_scores(hs[:2], level=level, lm=lm, share_prefix=share, packed=packed, progress=False)
+        candidates = {r: (lambda s=s, p=p, hs=hs, level=level: full_scores(hs, level=level, lm=lm, share_prefix=s,
+                                                                            packed=p, progress=False))
+                      for r, (s, p) in ROUTES.items()}
+        secs, outs = interleaved(candidates, args.repeats)
+        base = np.array(outs["previous"]["follow_up_scores"])
+        flops = useful_flops(lm, hs)
+        for route in ROUTES:
+            got = np.array(outs[route]["follow_up_scores"])
+            rel = float(np.max(np.abs(got - base) / np.abs(base)))
+            out_rows.append([f"{name} ({len(hs)} {level})", route, f"{len(hs) / secs[route]:.2f}",
+                             f"{secs['previous'] / secs[route]:.2f}x", f"{rel:.1e}",
+                             f"{100 * flops / secs[route] / peak:.0f} %"])
+        print(table(["items", "route", "items/s", "vs previous", "max rel d NLL", "% of peak"], out_rows[-3:]),
+              flush=True)
+    print(machine_line(args.threads))
+    print(table(["items", "route", "items/s", "vs previous", "max rel d NLL", "% of peak"], out_rows))
+
+
+if __name__ == "__main__":
+    main()
