@@ -32,7 +32,8 @@ def main() -> None:
     from dialeval import registry
     from dialeval.demo import launch
     from dialeval.ui import availability
-    from dialeval.ui.devices import gpu_duration, place_models_on_cuda
+    from dialeval.ui.devices import gpu_duration
+    from dialeval.ui.scoring import place_models_on_cuda
 
     t0 = time.perf_counter()
     placed = place_models_on_cuda()

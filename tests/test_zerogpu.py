@@ -13,7 +13,7 @@ import pytest
 import dialeval
 from dialeval import registry, ui
 from dialeval.registry import MetricDeclaration
-from dialeval.ui import devices
+from dialeval.ui import devices, scoring
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -102,7 +102,7 @@ def test_space_app_places_offered_models_on_cuda_at_import(monkeypatch):
 
 def test_no_cuda_places_nothing(monkeypatch):
     loads = _fake_cuda(monkeypatch, present=False)
-    assert devices.place_models_on_cuda() == [] and loads == []
+    assert scoring.place_models_on_cuda() == [] and loads == []
 
 
 def test_every_model_metric_declares_its_loader():

@@ -19,7 +19,7 @@ except ImportError:
     pass
 
 from dialeval.demo import build_demo, launch_options  # noqa: E402
-from dialeval.ui.devices import place_models_on_cuda  # noqa: E402
+from dialeval.ui.scoring import place_models_on_cuda  # noqa: E402
 
 place_models_on_cuda()  # with CUDA (ZeroGPU too): the offered models go to the GPU here, at import
 demo = build_demo()

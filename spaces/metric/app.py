@@ -21,7 +21,7 @@ except ImportError:
 
 from dialeval.demo import launch_options  # noqa: E402
 from dialeval.ui import metric_widget  # noqa: E402
-from dialeval.ui.devices import place_models_on_cuda  # noqa: E402
+from dialeval.ui.scoring import place_models_on_cuda  # noqa: E402
 from dialeval.ui.serving import ServerPolicy  # noqa: E402
 
 # 0.0.0.0 on a Hugging Face Space, loopback (or $DIALEVAL_HOST) elsewhere; the same server policy as the full demo

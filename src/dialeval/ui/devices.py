@@ -8,7 +8,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,30 +115,6 @@ def gpu_decorator(duration: Callable[..., int] | int) -> Callable[[Callable[...,
     if not callable(gpu):
         return lambda fn: fn
     return gpu(duration=duration)
-
-
-def place_models_on_cuda(names: Sequence[str] | None = None) -> list[tuple[str, str]]:
-    """Load the default model of every model metric (of ``names``, default all) that can run here onto CUDA, at import (ZeroGPU's rule:
-    models are placed at module level, not inside the ``spaces.GPU`` function), with the device and dtype
-    requests use (:func:`pick_precision`), through each declaration's ``loader`` into the process-wide cache.
-    Nothing happens without CUDA. Returns the (metric, model) pairs placed."""
-    device, dtype = pick_precision()
-    if not device.startswith("cuda"):
-        return []
-    from dialeval import registry
-    from dialeval.ui.scoring import availability, default_model
-
-    placed = []
-    for decl in registry.declarations().values():
-        if names is not None and decl.name not in names:
-            continue
-        load = decl.loader_function()
-        model = default_model(decl) if decl.needs_model else None
-        if load is None or model is None or not availability(decl.name, model)[0]:
-            continue
-        load(model, device=device, dtype=dtype)
-        placed.append((decl.name, model))
-    return placed
 
 
 def concurrency() -> int:

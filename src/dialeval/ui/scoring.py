@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -262,3 +262,24 @@ def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: Mod
         return MetricOutcome(name, "error", message=error_line(exc) if is_user_error(exc)
                              else f"{type(exc).__name__}: {error_line(exc)}")
     return MetricOutcome(name, "ok", result=result)
+
+
+def place_models_on_cuda(names: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """Load the default model of every model metric (of ``names``, default all) that can run here onto CUDA, at import (ZeroGPU's rule:
+    models are placed at module level, not inside the ``spaces.GPU`` function), with the device and dtype
+    requests use (:func:`pick_precision`), through each declaration's ``loader`` into the process-wide cache.
+    Nothing happens without CUDA. Returns the (metric, model) pairs placed."""
+    device, dtype = pick_precision()
+    if not device.startswith("cuda"):
+        return []
+    placed = []
+    for decl in registry.declarations().values():
+        if names is not None and decl.name not in names:
+            continue
+        load = decl.loader_function()
+        model = default_model(decl) if decl.needs_model else None
+        if load is None or model is None or not availability(decl.name, model)[0]:
+            continue
+        load(model, device=device, dtype=dtype)
+        placed.append((decl.name, model))
+    return placed
