@@ -454,7 +454,8 @@ def app(tiny_nli):
     assert attempts == []
     assert demo._queue.default_concurrency_limit == 4
     try:
-        yield Client(demo.local_url, verbose=False)
+        # file downloads use httpx (5 s default): allow for a loaded 2-core machine
+        yield Client(demo.local_url, verbose=False, httpx_kwargs={"timeout": 120})
     finally:
         demo.close()
 
