@@ -121,12 +121,11 @@ def _turn_texts(turns: list[Any], speaker_prefix: bool) -> list[str]:
     return [t if isinstance(t, str) else f"{t['speaker']}: {t['text']}" if speaker_prefix else t["text"] for t in turns]
 
 
-def full_fed_adapter(options: dict[str, Any], config: str, quality: str | None = None) -> Adapter:
+def full_fed_adapter(options: dict[str, Any], config: str) -> Adapter:
     """FULL on FED rows (``config`` = the level, turn or dialog; speakers stripped unless ``speaker_prefix=True``),
     on DailyDialog++ rows (config ``default``: turn level, the context plus one response) and on the other
     quality datasets' rows (``config`` = the level the meta-evaluation passes; context turns are strings). A
-    turn-level row without context (Holistic's fluency set) is scored as the one-turn history of its response.
-    ``quality`` (the dataset's overall quality) is not used: FULL has one score for every quality."""
+    turn-level row without context (Holistic's fluency set) is scored as the one-turn history of its response."""
     level = "turn" if config == "default" else config
     opts = dict(options)
     prefix = opts.pop("speaker_prefix", False)
