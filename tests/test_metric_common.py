@@ -114,6 +114,7 @@ def test_evaluate_load_from_the_checkout_root_for_every_metric(tmp_path):
         "nli_diversity": {"model": str(tiny_nli_model(tmp_path / "nli")), "device": "cpu"},
         "full_followup": {"model": str(build_tiny_causal_lm(tmp_path / "lm")), "device": "cpu"},
         "llm_judge": {"model": str(tmp_path / "lm"), "device": "cpu"},
+        "quality_vendi": {"quality_model": str(tmp_path / "lm"), "device": "cpu"},
     }
     code = """
 import json, sys, evaluate

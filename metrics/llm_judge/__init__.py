@@ -42,8 +42,10 @@ METRIC = declare(
     emoji="⚖️",
     tags=("dialogue", "quality", "language-model", "llm-as-a-judge"),
     order=75,
-    # FED only for now: on every quality dataset the 135M judge would need about 85 CPU-minutes (about 1.8 items
-    # per CPU-second on FED, card), past the leaderboard's hour; its adapter already reads their rows.
-    meta_datasets=("fed",),
+    # every human-judged quality dataset (dialeval.registry.QUALITY_CONFIGS), each at its level with the rubric of its
+    # overall quality; the 135M judge takes 2 to 9 min per dataset on one thread (card), USR TopicalChat's long
+    # histories over 30 min and DSTC9's 2,200 dialogues more (not measured).
+    meta_datasets=("fed", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive", "predictive_engagement",
+                   "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl"),
     meta_adapter="dialeval.judge.adapter:judge_adapter",
 )

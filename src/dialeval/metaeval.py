@@ -40,6 +40,7 @@ an *adapter* ``rows -> per-row scores`` (:func:`make_adapter`).
 
 from __future__ import annotations
 
+import inspect
 import io
 import math
 import os
@@ -154,8 +155,11 @@ def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any]
     if dataset not in decl.meta_datasets:
         raise ValueError(f"{metric} does not apply to {dataset!r}; it scores {sorted(decl.meta_datasets)}.")
     factory = decl.meta_adapter_factory()
-    if factory and dataset in QUALITY_CONFIGS:  # a quality dataset's adapter is told the level it scores
-        return factory(options, QUALITY_CONFIGS[dataset][config][0])
+    if factory and dataset in QUALITY_CONFIGS:  # a quality dataset's adapter is told its level (and overall quality)
+        level, quality = QUALITY_CONFIGS[dataset][config]
+        if "quality" in inspect.signature(factory).parameters:
+            return factory(options, level, quality=quality)
+        return factory(options, level)
     return factory(options, config) if factory else loaded_set_adapter(metric, options)
 
 

@@ -202,8 +202,9 @@ class MetricDeclaration:
     ``model_option``), which the metric's Hub Space installs. ``meta_datasets`` are the human-judged datasets
     ``dialeval meta-eval`` scores the metric on (see :data:`META_DATASETS`) and ``meta_adapter`` is
     ``"pkg.module:factory"`` with ``factory(options, config)`` returning a function from dataset rows to
-    ``{"scores", "signature"}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the
-    rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
+    ``{"scores", "signature"}``; on a quality dataset ``config`` is its level, and a factory with a ``quality``
+    parameter also gets the dataset's overall quality (default, for ``response_sets`` metrics: load the metric
+    and ``compute`` the rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
     ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
     ``item_column`` names the per-item column it writes on Ray (default: the metric's name). ``core`` is

@@ -1,7 +1,7 @@
 """The LLM judge on human-judged dataset rows (declared as ``meta_adapter``): FED rows at their level (turn:
 context + response; dialog: the conversation) and DailyDialog++ rows (context + one response), speakers
 stripped as FULL's adapter does, so both metrics read the same texts; a turn-level row without context is rated
-as a one-turn conversation."""
+as a one-turn conversation. On the other quality datasets the rubric is that of the dataset's overall quality."""
 
 from __future__ import annotations
 
@@ -17,13 +17,17 @@ def _texts(turns: list[Any]) -> list[str]:
     return [t if isinstance(t, str) else t["text"] for t in turns]
 
 
-def judge_adapter(options: dict[str, Any], config: str) -> Adapter:
-    """``score(rows) -> {"scores", "signature"}`` for ``config`` (turn, dialog, or DailyDialog++'s default)."""
+def judge_adapter(options: dict[str, Any], config: str, quality: str | None = None) -> Adapter:
+    """``score(rows) -> {"scores", "signature"}`` for ``config`` (turn, dialog, or DailyDialog++'s default).
+    ``quality``: the dataset's overall quality (a quality dataset's, from the meta-evaluation), the rubric the judge
+    reads unless the options name one (``--metric-arg quality=...``)."""
     level = "turn" if config == "default" else config
     known = {o.name for o in get_declaration("llm_judge").options}
     unknown = sorted(set(options) - known)
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; known: {sorted(known)}.")
+    if quality is not None and "quality" not in options and "rubric" not in options:
+        options = {**options, "quality": quality}
 
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if level == "turn" and rows and all(not r["context"] for r in rows):  # a response rated alone (fluency)

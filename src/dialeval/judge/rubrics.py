@@ -1,6 +1,8 @@
 """Rubrics and prompts of the LLM judge (G-Eval's rubric prompt, Liu et al. 2023; Prometheus 2's 1–5 scale,
 Kim et al. 2024): one rubric per annotated quality of FED (Mehri & Eskenazi 2020) and USR (Mehri & Eskenazi
-2020), or a user's own rubric text.
+2020), one for the overall quality of each other human-judged dataset (GRADE's coherence, PredictiveEngagement's
+engagement, Pang et al.'s context coherence and fluency, DSTC10's appropriateness; ConTurE's and DSTC9's overall
+ratings read the ``overall`` rubric), or a user's own rubric text.
 
 A prompt is one user message, ``INSTRUCTION`` + the rubric + the item + ``QUESTION``, rendered through the
 model's chat template when it has one, and followed by the answer prefix ``Rating:``; the judge then reads the
@@ -36,6 +38,12 @@ TURN_RUBRICS = {
     "natural": "Natural: is the response naturally written, as a person would say it?",
     "maintains context": "Maintains context: does the response serve as a valid continuation of the conversation?",
     "uses knowledge": "Uses knowledge: does the response use the given fact or knowledge well?",
+    # the overall qualities of the other human-judged datasets (dialeval.registry.QUALITY_CONFIGS)
+    "coherence": "Coherence: does the response follow coherently from the context, on its topic and logic?",
+    "engagement": "Engagement: would a person find the response engaging, wanting to reply to it?",
+    "context coherence": "Context coherence: is the response coherent with and relevant to the context?",
+    "fluency": "Fluency: is the response fluent, grammatical and natural English?",
+    "appropriateness": "Appropriateness: is the response an appropriate reply to the context?",
 }
 #: Dialogue-level rubrics: the whole conversation (FED dialog level; DSTC9).
 DIALOG_RUBRICS = {
@@ -50,8 +58,12 @@ DIALOG_RUBRICS = {
     "flexible": "Flexible: is the system flexible and adaptable to the user and their interests?",
     "informative": "Informative: is the system informative throughout the conversation?",
     "inquisitive": "Inquisitive: is the system inquisitive throughout the conversation?",
+    # a response rated without context is a one-turn conversation (Pang et al.'s fluency set)
+    "fluency": "Fluency: is the text fluent, grammatical and natural English?",
 }
 RUBRICS = {"turn": TURN_RUBRICS, "dialog": DIALOG_RUBRICS}
+#: Annotated quality names that mean a default rubric's quality (ConTurE's and DSTC9's overall ratings).
+ALIASES = {"overall impression": "overall", "human (overall)": "overall"}
 
 
 def quality_key(quality: str) -> str:
@@ -74,6 +86,7 @@ def resolve_rubric(level: str, quality: Any, rubric: Any) -> tuple[str, str]:
                              "every prompt).")
         return quality.strip(), rubric.strip()
     key = quality_key(quality)
+    key = ALIASES.get(key, key)
     if key not in RUBRICS[level]:
         raise ValueError(f"quality={quality!r} has no default rubric at level {level!r}; use one of "
                          f"{sorted(RUBRICS[level])}, or pass your own rubric= text.")
