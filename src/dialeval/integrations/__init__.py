@@ -43,7 +43,7 @@ class Adapted:
 
 def adapted() -> dict[str, Adapted]:
     """Every declared metric as ``{adapter name: Adapted}``: the metric's name, or ``<name>_<config>`` for each
-    config of a metric with several (``full_followup_turn``, ``full_followup_dialog``)."""
+    config of a metric with several (``<name>_turn``, ``<name>_dialog``)."""
     out: dict[str, Adapted] = {}
     for decl in registry.declarations().values():
         configs: Sequence[str | None] = [None] if decl.configs == ("default",) else decl.configs

@@ -1,9 +1,9 @@
 """dialeval's metrics as Inspect AI scorers (``pip install "dialeval[inspect]"``).
 
-``scorer("full_followup_turn", model=...)`` scores each sample on its own (the sample's completion after its
-``metadata["contexts"]``); the task metric is the mean, the metric's headline. ``scorer("distinct_n")`` and the
+``scorer("<per-item metric>_<config>", model=...)`` scores each sample on its own (the sample's completion after its
+``metadata["contexts"]``); the task metric is the mean, the metric's headline. ``scorer("<corpus metric>")`` and the
 other corpus-level metrics keep each sample's completion (its value is the completion; the inputs are in the
-score's metadata) and compute the metric once over all samples, reported as ``distinct_n/distinct_1``, ... .
+score's metadata) and compute the metric once over all samples, reported as ``<metric>/<key>``, ... .
 Response-set metrics read a sample's choices (``GenerateConfig(num_choices=...)``) as its set. :func:`scorers`
 gives one scorer factory per declared metric (see :mod:`dialeval.integrations`).
 """

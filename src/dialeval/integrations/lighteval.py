@@ -1,12 +1,12 @@
 """dialeval's metrics as LightEval metrics (``pip install "dialeval[lighteval]"``).
 
-``metric("distinct_n")`` is a ``CorpusLevelMetric``: each doc's generation is kept, and the metric is computed
-once over the task's docs; its numbers are reported as ``distinct_n/distinct_1``, ... . ``metric("full_followup_turn",
+``metric("<corpus metric>")`` is a ``CorpusLevelMetric``: each doc's generation is kept, and the metric is computed
+once over the task's docs; its numbers are reported as ``<metric>/<key>``, ... . ``metric("<per-item metric>_<config>",
 model=...)`` is a batched ``SampleLevelMetric``: all docs are scored in one call and each doc gets its score; the
 task's number is their mean (the metric's headline). Options are the metric's own ``compute`` options. A doc
 carries what the metric reads beyond the generation in ``Doc.specific``: ``contexts`` (the dialogue so far, a
 list of turns), ``references``/``candidates`` (DialStory). Response-set metrics read each doc's ``samples``
-generations (``metric("vendi_score", samples=5)``; default 2) as its set. :func:`metrics` adapts every declared metric (see :mod:`dialeval.integrations`).
+generations (``metric("<set metric>", samples=5)``; default 2) as its set. :func:`metrics` adapts every declared metric (see :mod:`dialeval.integrations`).
 
 Offline, build the ``Pipeline`` inside :func:`custom_tasks_only`: LightEval 0.13 imports all its built-in tasks
 when a Pipeline starts, and one of them (``tiny_benchmarks``) downloads a file from GitHub on import.
