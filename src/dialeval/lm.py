@@ -294,3 +294,24 @@ def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
     offered = model if model in (DEFAULT_LM, GEMMA3_LM) else offered_model(model)
     return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path,
                     offline=offered if offered in (DEFAULT_LM, GEMMA3_LM) else None)
+
+
+def pad_id(model: Any) -> int:
+    """The id a causal LM's batches are padded with: its pad token, else its (first) end token, else 0 (the
+    padded positions are masked, so only the id's range matters)."""
+    cfg = model.config
+    eos = cfg.eos_token_id[0] if isinstance(cfg.eos_token_id, list) else cfg.eos_token_id
+    return cfg.pad_token_id if cfg.pad_token_id is not None else (eos if isinstance(eos, int) else 0)
+
+
+def left_padded(seqs: list[list[int]], pad: int) -> tuple[Any, Any]:
+    """``(ids, mask)`` of ``seqs`` left-padded to the longest (every sequence ends at the last column)."""
+    import torch
+
+    width = max(len(h) for h in seqs)
+    input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    attn = torch.zeros((len(seqs), width), dtype=torch.long)
+    for b, h in enumerate(seqs):
+        input_ids[b, width - len(h):] = torch.tensor(h)
+        attn[b, width - len(h):] = 1
+    return input_ids, attn

@@ -16,18 +16,7 @@ from typing import Any
 
 import numpy as np
 
-
-def left_padded(seqs: list[list[int]], pad: int) -> tuple[Any, Any]:
-    """``(ids, mask)`` of ``seqs`` left-padded to the longest (every sequence ends at the last column)."""
-    import torch
-
-    width = max(len(h) for h in seqs)
-    input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-    attn = torch.zeros((len(seqs), width), dtype=torch.long)
-    for b, h in enumerate(seqs):
-        input_ids[b, width - len(h):] = torch.tensor(h)
-        attn[b, width - len(h):] = 1
-    return input_ids, attn
+from dialeval.lm import left_padded
 
 
 def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tuple[Any, Any, Any]:

@@ -34,7 +34,7 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
-from dialeval.lm import position_limit
+from dialeval.lm import pad_id, position_limit
 from dialeval.runtime import load_pretrained, run_batched
 
 # --------------------------------------------------------------------------------------------------
@@ -244,19 +244,15 @@ class FollowupScorer:
             total = total + (rest * lmask[:, 1:].repeat(n_items, 1)).sum(-1).view(n_items, n_f)
         return (-total / lmask.sum(-1).to(total.dtype)).double().cpu().tolist()
 
-    def _pad_id(self) -> int:
-        cfg = self.model.config
-        return cfg.pad_token_id if cfg.pad_token_id is not None else (cfg.eos_token_id if isinstance(cfg.eos_token_id, int) else 0)
-
     def _causal_step(self, batch: list[list[int]], f_ids: list[list[int]], packed: bool = True) -> list[list[float]]:
         """Run the (left-padded) histories once, then every follow-up after their key/value cache."""
-        last, cache, attn = history_pass(self.lm, batch, self._pad_id(), self.device)
+        last, cache, attn = history_pass(self.lm, batch, pad_id(self.model), self.device)
         return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)
 
     def _shared_step(self, pack: list[tuple[int, list[int]]], items: list[list[int]], f_ids: list[list[int]],
                      packed: bool = True) -> list[list[float]]:
         """Each group's shared prefix once, then its members, then the follow-ups (:mod:`.shared_prefix`)."""
-        last, cache, attn = shared_history_pass(self.lm, pack, items, self._pad_id(), self.device)
+        last, cache, attn = shared_history_pass(self.lm, pack, items, pad_id(self.model), self.device)
         return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
+from dialeval.lm import left_padded, pad_id
 from dialeval.runtime import run_batched
 
 
@@ -62,9 +63,7 @@ class JudgeScorer:
             raise ValueError(f"{lm.name!r} is a {lm.kind} model; the LLM judge needs a causal (decoder-only) chat "
                              "LM, e.g. the offline SmolLM2-135M-Instruct (model=None).")
         self.lm, self.model = lm, lm.model
-        cfg = self.model.config
-        eos = cfg.eos_token_id[0] if isinstance(cfg.eos_token_id, list) else cfg.eos_token_id
-        self.pad = cfg.pad_token_id if cfg.pad_token_id is not None else (eos if isinstance(eos, int) else 0)
+        self.pad = pad_id(self.model)
 
     def score(self, prefix: list[int], items: list[list[int]], rating_ids: Sequence[int], *, share_prefix: bool = True,
               batch_size: int = 8, max_tokens: int | None = 4096,
@@ -83,19 +82,8 @@ class JudgeScorer:
                            desc="llm_judge", progress=progress)
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
 
-    def _left_padded(self, batch: list[list[int]]) -> tuple[Any, Any]:
-        import torch
-
-        width = max(len(ids) for ids in batch)
-        input_ids = torch.full((len(batch), width), self.pad, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for b, ids in enumerate(batch):
-            input_ids[b, width - len(ids):] = torch.tensor(ids)
-            mask[b, width - len(ids):] = 1
-        return input_ids, mask
-
     def _from_scratch(self, batch: list[list[int]]) -> np.ndarray:
-        input_ids, mask = self._left_padded(batch)
+        input_ids, mask = left_padded(batch, self.pad)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         if self.lm.onnx is not None:
             return self.lm.onnx.run_prefix(input_ids.numpy(), mask.numpy(), positions.numpy())[0]
@@ -124,7 +112,7 @@ class JudgeScorer:
         """Last-position logits of each item after the shared prefix (left-padded between prefix and item)."""
         import torch
 
-        input_ids, mask = self._left_padded(batch)
+        input_ids, mask = left_padded(batch, self.pad)
         n, width = input_ids.shape
         lengths = mask.sum(-1, keepdim=True)
         positions = (n_prefix + torch.arange(width).unsqueeze(0) - (width - lengths)).clamp(min=n_prefix)
