@@ -7,9 +7,16 @@ from __future__ import annotations
 import pytest
 import torch
 
+from dialeval.full import hosted
 from dialeval.full.causal import packed_layout
+from dialeval.full.hosted import followup_trie, query_chunks
 from dialeval.full.scorer import FollowupScorer
-from dialeval.full.shared_prefix import common_prefix_length, pack_groups, prefix_groups
+from dialeval.full.shared_prefix import (
+    common_prefix_length,
+    nested_hosts,
+    pack_groups,
+    prefix_groups,
+)
 from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
 from dialeval.lm import load_lm
 from dialeval.testing.blenderbot import build_tiny_causal_lm
@@ -23,6 +30,11 @@ HISTORIES = [
     [*CONTEXT, "Sometimes , when I am driving to work in the morning and the roads are quiet ."],
     ["Hi"],
     ["Where are you from ? I have wondered about it for a while .", "Shanghai , near the river ."],
+    # every turn of one conversation: each history but its trailing separator begins the next one
+    CONTEXT[:1],
+    CONTEXT[:2],
+    CONTEXT,
+    CONTEXT[:2],
 ]
 
 
@@ -42,6 +54,30 @@ def test_pack_groups_splits_and_orders():
     packs = pack_groups([(4, [0, 1, 2]), (9, [3, 4]), (6, [5, 6, 7, 8, 9])], rows_per_pack=3)
     assert packs == [[(9, [3, 4])], [(6, [5, 6, 7])], [(6, [8, 9])], [(4, [0, 1, 2])]]
     assert sorted(i for p in packs for _, m in p for i in m) == list(range(10))
+
+
+def test_nested_hosts_by_hand():
+    items = [[1, 2, 9], [1, 2, 3, 4], [1, 2, 3, 4, 5, 6], [7, 8], [1, 2, 3, 4], [1, 2, 3, 7], [5], [5]]
+    hosts = nested_hosts(items)
+    # [1,2,9] needs [1,2]: the longest run [1,2,3,4,5,6] holds it; so does it hold [1,2,3,4] (twice) and
+    # [1,2,3,7] (needs [1,2,3]); [7,8] stands alone, and holds both [5]: a one-token item needs no shared tokens
+    assert hosts == [2, 2, 2, 3, 2, 2, 3, 3]
+    for item, host in zip(items, hosts):
+        assert items[host][: len(item) - 1] == item[:-1]
+    assert nested_hosts([[3, 4], [3, 5, 6]]) == [1, 1] and nested_hosts([[3, 4, 4], [3, 5, 6]]) == [0, 1]
+
+
+def test_followup_trie_by_hand():
+    trie = followup_trie([[10, 11, 12], [10, 11, 13, 14], [20], [10, 15]])
+    # inputs 10,11 | 10,11,13 | – | 10: nodes 10 (depth 0), 11 (1), 13 (2)
+    assert trie["token"].tolist() == [10, 11, 13] and trie["depth"].tolist() == [0, 1, 2]
+    assert trie["sees"].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    # every scored token: the node predicting it (-1: the anchor), its id, its follow-up
+    assert trie["node"].tolist() == [-1, 0, 1, -1, 0, 1, 2, -1, -1, 0]
+    assert trie["target"].tolist() == [10, 11, 12, 10, 11, 13, 14, 20, 10, 15]
+    assert trie["follow_up"].tolist() == [0, 0, 0, 1, 1, 1, 1, 2, 3, 3]
+    assert query_chunks([3, 1, 2, 1], block=4, budget=12) == [[0], [2], [1, 3]]
+    assert query_chunks([1, 2], block=4, budget=64) == [[0, 1]]  # rows stay in order: the cache as it is
 
 
 def test_packed_layout_by_hand():
@@ -66,16 +102,23 @@ def _plain_nll(lm, history_ids: list[int], f_ids: list[int]) -> float:
 
 
 @pytest.mark.parametrize("backend", ["torch", pytest.param("onnx", marks=pytest.mark.onnx)])
-def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend):
+def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend, monkeypatch):
     lm = load_lm(tiny_path, device="cpu", backend=backend)
     reference = load_lm(tiny_path, device="cpu", backend="torch")
     scorer = FollowupScorer(lm)
     f_ids = scorer.encode_follow_ups(FOLLOW_UPS)
     items = [scorer.encode_history(h, scorer.max_length) for h in HISTORIES]
     groups, _ = prefix_groups(items, [tuple(h[:-1]) for h in HISTORIES])
-    assert sorted(m for _, members in groups for m in members) == [0, 1, 2, 3, 4, 6]  # two shared contexts
-    for share, packed in [(True, True), (True, False), (False, True)]:
-        got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False, share_prefix=share, packed=packed)
-        for i, ids in enumerate(items):
-            for k, f in enumerate(f_ids):
-                assert got[i, k] == pytest.approx(_plain_nll(reference, ids, f), abs=2e-5), (share, packed, i, k)
+    assert sorted(m for _, members in groups for m in members) == [0, 1, 2, 3, 4, 6, 8, 10]  # three shared contexts
+    hosts = nested_hosts(items)
+    assert len(set(hosts)) < len(items) - 1  # the conversation's turns (and the repeated item) run inside others
+    expected = [[_plain_nll(reference, ids, f) for f in f_ids] for ids in items]
+    routes = [(True, True, True, 512), (True, True, True, 30), (True, True, False, 512), (True, False, False, 512),
+              (False, True, False, 512)]
+    for share, packed, nested, budget in routes:  # budget 30: one host row per follow-up pass, cache rows copied
+        monkeypatch.setattr(hosted, "QUERY_BUDGET", budget)
+        got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False, share_prefix=share, packed=packed,
+                           nested=nested)
+        for i in range(len(items)):
+            for k in range(len(f_ids)):
+                assert got[i, k] == pytest.approx(expected[i][k], abs=2e-5), (share, packed, nested, budget, i, k)

@@ -20,7 +20,8 @@ from dialeval.full.formulation import (
     default_formulation,
     followup_nll,
 )
-from dialeval.full.shared_prefix import pack_groups, prefix_groups
+from dialeval.full.hosted import hosted_followup_nll
+from dialeval.full.shared_prefix import nested_hosts, pack_groups, prefix_groups
 from dialeval.full.texts import (
     COMPAT_MODES,
     FOLLOW_UPS,
@@ -155,14 +156,16 @@ class FollowupScorer:
     # ---- scoring ---------------------------------------------------------------------------------
 
     def score(self, histories: Sequence[Sequence[str]], follow_ups: Sequence[str], *, batch_size: int = 16,
-              max_tokens: int | None = None, progress: bool | None = None, share_prefix: bool = True, packed: bool = True) -> np.ndarray:
+              max_tokens: int | None = None, progress: bool | None = None, share_prefix: bool = True, packed: bool = True,
+              nested: bool = True) -> np.ndarray:
         """``[len(histories), len(follow_ups)]`` mean per-token NLLs (nats).
 
         ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
         the caller applies the package's 50-turn lookback (:func:`package_turns`). Causal models run the
         common token prefix of histories with equal earlier turns once (``share_prefix``; the same NLLs to
         float rounding, :mod:`dialeval.full.shared_prefix`) and score a history's follow-ups in one packed row
-        (``packed``, :mod:`dialeval.full.causal`).
+        (``packed``, :mod:`dialeval.full.causal`); with both and ``nested``, a history whose tokens begin
+        another's runs inside it and the follow-ups share their common first tokens (:mod:`dialeval.full.hosted`).
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"`batch_size` must be an int ≥ 1, got {batch_size!r}.")
@@ -178,9 +181,12 @@ class FollowupScorer:
         else:
             items = [self.encode_history(h, budget) for h in histories]
         step = self._seq2seq_step if self.kind == "seq2seq" else lambda b, f: self._causal_step(b, f, packed)
+        keys = [tuple(h[:-1]) if len(h) > 1 else None for h in histories]
+        if self.kind == "causal" and not self.compat and share_prefix and packed and nested:
+            return self._score_hosted(items, keys, f_ids, batch_size, max_tokens, progress)
         groups, singles = [], list(range(len(items)))
         if self.kind == "causal" and not self.compat and share_prefix:
-            groups, singles = prefix_groups(items, [tuple(h[:-1]) if len(h) > 1 else None for h in histories])
+            groups, singles = prefix_groups(items, keys)
         rows: list[Any] = [None] * len(items)
         packs = pack_groups(groups, batch_size)
         for pack, out in zip(packs, run_batched(packs, lambda ps: [self._shared_step(p, items, f_ids, packed) for p in ps],
@@ -193,6 +199,42 @@ class FollowupScorer:
                                   max_tokens=max_tokens, desc="FULL follow-ups", progress=progress)
         for i, r in zip(singles, single_rows):
             rows[i] = r
+        return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
+
+    def _score_hosted(self, items: list[list[int]], keys: list[Any], f_ids: list[list[int]], batch_size: int,
+                      max_tokens: int | None, progress: bool | None) -> np.ndarray:
+        """The causal default: only host histories run (:func:`nested_hosts`), grouped by shared context; each
+        host row then scores the follow-ups of every history it holds (:func:`hosted_followup_nll`)."""
+        hosts = nested_hosts(items)
+        guests: dict[int, list[int]] = {}
+        for i, h in enumerate(hosts):
+            guests.setdefault(h, []).append(i)
+        roots = sorted(guests)
+        found, alone = prefix_groups([items[i] for i in roots], [keys[i] for i in roots])
+        groups = [(shared, [roots[m] for m in members]) for shared, members in found]
+        rows: list[Any] = [None] * len(items)
+
+        def follow_ups(hosted: list[int], cache: Any, attn: Any) -> list[int]:
+            held = [[(len(items[g]), items[g][-1]) for g in guests[h]] for h in hosted]
+            for h, per_guest in zip(hosted, hosted_followup_nll(self.lm, cache, attn, held, f_ids)):
+                for g, nll in zip(guests[h], per_guest):
+                    rows[g] = nll
+            return hosted
+
+        def shared(pack: list[tuple[int, list[int]]]) -> list[int]:
+            _, cache, attn = shared_history_pass(self.lm, pack, items, pad_id(self.model), self.device)
+            return follow_ups([i for _, members in pack for i in members], cache, attn)
+
+        def single(batch: list[int]) -> list[int]:
+            _, cache, attn = history_pass(self.lm, [items[i] for i in batch], pad_id(self.model), self.device)
+            return follow_ups(batch, cache, attn)
+
+        packs = pack_groups(groups, batch_size)
+        run_batched(packs, lambda ps: [shared(p) for p in ps], lengths=[1] * len(packs), batch_size=1,
+                    desc="FULL shared contexts", progress=progress if packs else False)
+        singles = [roots[m] for m in alone]
+        run_batched(singles, single, lengths=[len(items[i]) for i in singles], batch_size=batch_size,
+                    max_tokens=max_tokens, desc="FULL follow-ups", progress=progress if singles else False)
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
 
     def _followup_tensors(self, f_ids: list[list[int]], pad_id: int) -> tuple[Any, Any]:
@@ -310,7 +352,8 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
                 compat: str | None = None, separator: str | None = None, max_length: int | None = None,
                 lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
                 progress: bool | None = None, follow_up_prefix: str = "", chat_template: bool = False,
-                aggregation: str | None = None, share_prefix: bool = True, packed: bool = True) -> dict[str, Any]:
+                aggregation: str | None = None, share_prefix: bool = True, packed: bool = True,
+                nested: bool = True) -> dict[str, Any]:
     """Score validated histories (turn level: context turns + response) and aggregate.
 
     Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
@@ -331,7 +374,7 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
         histories = [package_turns(h[:-1], h[-1], lookback) if level == "turn" else package_turns(h, None, lookback)
                      for h in histories]
     nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress,
-                       share_prefix=share_prefix, packed=packed)
+                       share_prefix=share_prefix, packed=packed, nested=nested)
     if not compat:
         nll = followup_nll(nll, [len(f) for f in scorer.encode_follow_ups(fus)], aggregation)
     values = followup_values(nll, compat)

@@ -3,7 +3,9 @@
 Several responses to one context (DailyDialog++: 15 per context, USR: 6, DailyDialog-Zhao: 9) give token
 sequences with a long common prefix. :func:`prefix_groups` finds, among items with the same context turns,
 their longest common token prefix; the scorer then runs that prefix once, each member's own tokens on a copy
-of its cache, and the follow-ups on those (:meth:`dialeval.full.scorer.FollowupScorer.score`). The grouping
+of its cache, and the follow-ups on those (:meth:`dialeval.full.scorer.FollowupScorer.score`). Before that,
+:func:`nested_hosts` finds the items whose tokens begin another item's (every turn of one conversation): they
+run inside it (:mod:`dialeval.full.hosted`). The grouping
 is by tokens, not by text, so truncation or a token merged across the context/response boundary only
 shortens the shared part; it never changes what a member conditions on.
 """
@@ -48,6 +50,40 @@ def prefix_groups(items: Sequence[Sequence[int]], keys: Sequence[Hashable | None
         else:
             singles.extend(members)
     return groups, sorted(singles)
+
+
+def nested_hosts(items: Sequence[Sequence[int]]) -> list[int]:
+    """For every item, the index of its *host*: an item whose tokens begin with all of the item's but its last
+    (``host[:L − 1] == item[:L − 1]``, L the item's length), itself when no other item qualifies. Every turn of
+    one conversation is hosted by its longest history; a repeated item by its twin.
+
+    In lexicographic order the items beginning with a given prefix are contiguous, so a right-to-left pass
+    hands each item its successor's host when the two share L − 1 tokens, and a left-to-right pass the last
+    host's when the common prefix since it is long enough; each host is then checked outright."""
+    order = sorted(range(len(items)), key=lambda i: list(items[i]))
+    seqs = [list(items[i]) for i in order]
+    lcp = [common_prefix_length([a, b]) for a, b in zip(seqs, seqs[1:])]  # lcp[k]: sorted items k and k + 1
+    host = list(range(len(seqs)))  # in sorted positions
+    for k in range(len(seqs) - 2, -1, -1):
+        if lcp[k] >= len(seqs[k]) - 1:
+            host[k] = host[k + 1]
+    last, shared = None, 0
+    for k in range(len(seqs)):
+        shared = min(shared, lcp[k - 1]) if k else 0
+        if host[k] == k:
+            if last is not None and shared >= len(seqs[k]) - 1:
+                host[k] = last
+            else:
+                last, shared = k, len(seqs[k])
+    out = list(range(len(items)))
+    for k, i in enumerate(order):
+        h = host[k]
+        while host[h] != h:
+            h = host[h]
+        n = len(seqs[k]) - 1
+        if len(seqs[h]) >= n and seqs[h][:n] == seqs[k][:n]:
+            out[i] = order[h]
+    return out
 
 
 def pack_groups(groups: Sequence[tuple[int, list[int]]], rows_per_pack: int) -> list[list[tuple[int, list[int]]]]:
