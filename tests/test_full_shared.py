@@ -113,9 +113,10 @@ def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend, monkeypatch)
     hosts = nested_hosts(items)
     assert len(set(hosts)) < len(items) - 1  # the conversation's turns (and the repeated item) run inside others
     expected = [[_plain_nll(reference, ids, f) for f in f_ids] for ids in items]
-    routes = [(True, True, True, 512), (True, True, True, 30), (True, True, False, 512), (True, False, False, 512),
-              (False, True, False, 512)]
-    for share, packed, nested, budget in routes:  # budget 30: one host row per follow-up pass, cache rows copied
+    routes = [(True, True, True, 512), (True, True, True, 90), (True, True, True, 30), (True, True, False, 512),
+              (True, False, False, 512), (False, True, False, 512)]
+    # budget 90: a few guests per pass, cache rows copied; 30: one guest per pass, a host split over passes
+    for share, packed, nested, budget in routes:
         monkeypatch.setattr(hosted, "QUERY_BUDGET", budget)
         got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False, share_prefix=share, packed=packed,
                            nested=nested)

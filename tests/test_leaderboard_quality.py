@@ -177,3 +177,27 @@ def test_hub_folder_has_configs_heatmap_and_both_eval_results_formats(shared_dat
         legacy = ModelCard("---\n" + (folder / "eval_results" / f"{name}.yaml").read_text(encoding="utf-8") + "---\n")
         mine = [r for r in report["rows"] if r["metric"] == col]
         assert [res.metric_value for res in legacy.data.eval_results] == [round(r["value"], 4) for r in mine]
+
+
+def test_overview_has_a_line_per_unit_with_item_and_system_cells():
+    def row(metric, dataset, config, target, value, n, level="item"):
+        return {"metric": metric, "dataset": dataset, "config": config, "target": target, "statistic": "spearman",
+                "value": value, "ci_low": value - 0.1, "ci_high": value + 0.1, "n": n, "level": level}
+
+    fed, usr = "annotation_means.Overall", "annotation_means.Overall"
+    report = {"rows": [row("full_followup", "fed", "turn", fed, 0.35, 375), row("full_followup", "fed", "turn", fed, 1.0, 3, "system"),
+                       row("llm_judge", "fed", "turn", fed, 0.16, 375),
+                       row("full_followup", "usr_topicalchat", "turn", usr, -0.05, 360),
+                       row("full_followup", "usr_topicalchat", "turn", "annotation_means.Natural", 0.9, 360),  # not overall
+                       row("llm_judge", "usr_topicalchat", "turn", usr, float("nan"), 360),
+                       row("column:metrics.CTX", "predictive_engagement", "turn", "annotation_means.engagement", 0.5, 600)],
+              "published": [{"dataset": "fed", "config": "turn", "target": fed, "statistic": "spearman",
+                             "compare_with": ["FULL 0.51", "DynaEval 0.323"]}]}
+    assert lq.overview_markdown(report) == [
+        "| unit (overall quality) | n | full_followup ρ [95% CI] | llm_judge ρ [95% CI] | full_followup system ρ (systems)"
+        " | published |",
+        "|---|---:|---:|---:|---:|---|",
+        "| fed turn (`Overall`) | 375 | 0.350 [0.250, 0.450] | 0.160 [0.060, 0.260] | 1.000 (3) | FULL 0.51; DynaEval 0.323 |",
+        "| usr_topicalchat turn (`Overall`) | 360 | -0.050 [-0.150, 0.050] | – [–, –] | – | – |",
+        "",
+    ]

@@ -304,8 +304,7 @@ def prepare_out(out: str | os.PathLike, data_dir: Path) -> Path:
     return path
 
 
-def _fmt(x: Any) -> str:
-    return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.3f}"
+_fmt = lq.fmt_value
 
 
 def _fmt_p(x: Any) -> str:
@@ -323,8 +322,9 @@ def _stat_label(row: dict[str, Any]) -> str:
 
 
 def quality_markdown(report: dict[str, Any]) -> list[str]:
-    """The summary row per metric and the significance clusters of each unit's overall quality (Spearman)."""
-    lines = []
+    """The overview of every quality unit, the summary row per metric and the significance clusters of each unit's
+    overall quality (Spearman)."""
+    lines = lq.overview_markdown(report)
     if report.get("summary"):
         lines += ["| metric | mean ρ over units | 95% CI | units | top cluster in |", "|---|---:|---|---:|---:|"]
         lines += [f"| {r['metric']} | {_fmt(r['mean'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {r['units']} | "

@@ -126,3 +126,40 @@ def summary(units: dict[tuple[str, str], dict[str, Any]], cluster_rows: list[dic
                     "mean": res["value"], "ci_low": res["low"], "ci_high": res["high"], "units": res["datasets"],
                     "unit_names": names[metric], "top_cluster_units": top.get(metric, 0)})
     return out
+
+
+def fmt_value(x: Any) -> str:
+    """A statistic as the tables print it: 3 decimals, ``–`` for a missing or undefined value."""
+    return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.3f}"
+
+
+def overview_markdown(report: dict[str, Any]) -> list[str]:
+    """One line per quality unit (the README's quality table): n, each metric's item-level Spearman ρ [CI] with
+    the unit's overall quality, its system-level ρ (systems), and the published numbers to compare with. Metrics
+    measured on one unit only (a dataset's stored columns) stay in that dataset's own table."""
+    rows = [r for r in report["rows"] if is_quality(r["dataset"]) and r["statistic"] == "spearman"
+            and r["target"] == overall_target(r["dataset"], r["config"])]
+    item = {(r["metric"], r["dataset"], r["config"]): r for r in rows if r.get("level", "item") == "item"}
+    system = {(r["metric"], r["dataset"], r["config"]): r for r in rows if r.get("level") == "system"}
+    metrics = [m for m in dict.fromkeys(k[0] for k in item) if sum(k[0] == m for k in item) >= 2]
+    if not metrics:
+        return []
+    published = {(p["dataset"], p["config"]): "; ".join(p["compare_with"]) for p in report.get("published", ())
+                 if p["statistic"] == "spearman" and is_quality(p["dataset"])
+                 and p["target"] == overall_target(p["dataset"], p["config"])}
+    with_systems = [m for m in metrics if any(k[0] == m for k in system)]
+    lines = ["| unit (overall quality) | n | " + " | ".join(f"{m} ρ [95% CI]" for m in metrics)
+             + "".join(f" | {m} system ρ (systems)" for m in with_systems) + " | published |",
+             "|---|---:|" + "---:|" * (len(metrics) + len(with_systems)) + "---|"]
+    for dataset, configs in QUALITY_CONFIGS.items():
+        for config, (_, quality) in configs.items():
+            found = [item[(m, dataset, config)] for m in metrics if (m, dataset, config) in item]
+            if not found:
+                continue
+            cells = [f"{fmt_value(r['value'])} [{fmt_value(r['ci_low'])}, {fmt_value(r['ci_high'])}]"
+                     if (r := item.get((m, dataset, config))) else "–" for m in metrics]
+            cells += [f"{fmt_value(r['value'])} ({r['n']})" if (r := system.get((m, dataset, config))) else "–"
+                      for m in with_systems]
+            lines.append(f"| {dataset} {config} (`{quality}`) | {found[0]['n']:,} | " + " | ".join(cells)
+                         + f" | {published.get((dataset, config), '–')} |")
+    return [*lines, ""]

@@ -92,7 +92,7 @@ def hosted_layout(attn: np.ndarray, guests: list[list[tuple[int, int]]], trie: d
 
 def query_chunks(guest_counts: list[int], block: int, budget: int = QUERY_BUDGET) -> list[list[int]]:
     """Rows grouped so that each follow-up pass runs at most ``budget`` query positions (rows × its widest
-    row), most guests first, each chunk's rows in their order; a row wider than ``budget`` runs alone."""
+    row), most guests first, each chunk's rows in their order."""
     order = sorted(range(len(guest_counts)), key=lambda r: -guest_counts[r])
     chunks: list[list[int]] = []
     for r in order:
@@ -103,17 +103,18 @@ def query_chunks(guest_counts: list[int], block: int, budget: int = QUERY_BUDGET
     return [sorted(c) for c in chunks]
 
 
-def guest_nll(logp: np.ndarray, guests: list[list[tuple[int, int]]], trie: dict[str, np.ndarray],
+def guest_nll(logits: np.ndarray, lse: np.ndarray, guests: list[list[tuple[int, int]]], trie: dict[str, np.ndarray],
               lengths: np.ndarray) -> list[list[list[float]]]:
-    """Mean NLL of every follow-up of every guest from the query rows' log-probabilities ``logp``
-    ``[rows, Q, vocab]`` (``lengths``: each follow-up's token count)."""
+    """Mean NLL of every follow-up of every guest from the query rows' ``logits`` ``[rows, Q, vocab]`` and their
+    log-normalisers ``lse`` ``[rows, Q]`` (log p = logit − logsumexp; ``lengths``: each follow-up's token count)."""
     block = 1 + len(trie["token"])
     query = trie["node"] + 1  # the anchor is query 0 of a guest's block
     out = []
     for r, row in enumerate(guests):
         per_row = []
         for g in range(len(row)):
-            tok = logp[r, g * block + query, trie["target"]].astype(np.float64)
+            q = g * block + query
+            tok = logits[r, q, trie["target"]].astype(np.float64) - lse[r, q].astype(np.float64)
             total = np.bincount(trie["follow_up"], weights=tok, minlength=len(lengths))
             per_row.append((-total / lengths).tolist())
         out.append(per_row)
@@ -124,20 +125,23 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
                         f_ids: list[list[int]]) -> list[list[list[float]]]:
     """``[row][guest][follow-up]`` mean NLLs of every guest's follow-ups after the host cache ``cache`` (its 2-D
     mask ``attn``; torch ``DynamicCache`` or ONNX Runtime arrays), in passes of at most :data:`QUERY_BUDGET`
-    queries."""
+    queries (a host with more guests than fit is split over passes)."""
     import torch
 
     trie = followup_trie(f_ids)
+    block = 1 + len(trie["token"])
     lengths = np.asarray([len(f) for f in f_ids], dtype=np.float64)
     mask2d = attn.cpu().numpy()
-    chunks = query_chunks([len(g) for g in guests], 1 + len(trie["token"]))
-    out: list[Any] = [None] * len(guests)
+    per_pass = max(1, QUERY_BUDGET // block)
+    parts = [(r, g[k:k + per_pass]) for r, g in enumerate(guests) for k in range(0, len(g), per_pass)]
+    found: list[Any] = [None] * len(parts)
     onnx = getattr(lm, "onnx", None)
-    for rows in chunks:
-        chunk_guests = [guests[r] for r in rows]
+    for chunk in query_chunks([len(g) for _, g in parts], block):
+        rows = [parts[p][0] for p in chunk]
+        chunk_guests = [parts[p][1] for p in chunk]
         lay = hosted_layout(mask2d[rows], chunk_guests, trie)
         mask = np.where(lay["sees"], np.float32(0), np.finfo(np.float32).min).astype(np.float32)[:, None]
-        whole = len(rows) == len(guests)  # every row, in order: the cache as it is
+        whole = rows == list(range(len(guests)))  # every row once, in order: the cache as it is
         if onnx is not None:
             past = cache if whole else [np.take(p, rows, axis=0) for p in cache]
             logits = torch.from_numpy(onnx.run_packed(past, lay["ids"], mask, lay["positions"]))
@@ -146,9 +150,13 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
             logits = lm.model(input_ids=torch.from_numpy(lay["ids"]).to(dev), attention_mask=torch.from_numpy(mask).to(dev),
                               position_ids=torch.from_numpy(lay["positions"]).to(dev),
                               cache=cache if whole else _cache_rows(lm.model, cache, rows), use_cache=True).logits
-        logp = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
-        for r, nll in zip(rows, guest_nll(logp, chunk_guests, trie, lengths)):
-            out[r] = nll
+        logits = logits.float()
+        lse = torch.logsumexp(logits, dim=-1).cpu().numpy()
+        for p, nll in zip(chunk, guest_nll(logits.cpu().numpy(), lse, chunk_guests, trie, lengths)):
+            found[p] = nll
+    out: list[list[list[float]]] = [[] for _ in guests]
+    for (r, _), nll in zip(parts, found):
+        out[r].extend(nll)
     return out
 
 
