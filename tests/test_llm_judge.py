@@ -13,7 +13,7 @@ import pytest
 import dialeval
 from dialeval.judge.llm_judge import compare, compute_llm_judge
 from dialeval.judge.rubrics import RUBRICS, item_text, prompt_parts
-from dialeval.judge.scorer import expected_rating
+from dialeval.judge.scorer import JudgeScorer, expected_rating
 from dialeval.testing.blenderbot import build_tiny_blenderbot, build_tiny_causal_lm
 
 CONTEXTS = [["Hi! How was your weekend?", "Great , I went hiking ."], ["What is your favourite food ?"],
@@ -68,6 +68,25 @@ def test_scores_equal_a_plain_forward_pass_on_every_route(tiny_lm):
     dialogs = [[*c, r] for c, r in zip(CONTEXTS, RESPONSES)]
     got = compute_llm_judge(dialogues=dialogs, config="dialog", model=tiny_lm, backend="torch")
     assert got["scores"] == pytest.approx([_by_hand(tiny_lm, "dialog", d, None) for d in dialogs], abs=2e-5)
+
+
+@pytest.mark.onnx
+def test_responses_to_one_context_share_it_and_equal_the_plain_pass(tiny_lm, monkeypatch):
+    """Three systems' responses to each context: the context runs once after the rubric prefix (groups split
+    over packs of 2), and every score equals a plain forward pass of its whole prompt."""
+    contexts = [CONTEXTS[0]] * 3 + [CONTEXTS[2]] * 2 + [CONTEXTS[1]]
+    responses = ["Oh nice , which trail ?", "Cool .", "I went to the sea instead , it was cold and windy .",
+                 "Miles Davis , for sure .", "Nobody .", "I like trains ."]
+    want = [_by_hand(tiny_lm, "turn", c, r) for c, r in zip(contexts, responses)]
+    shared_packs = []
+    original = JudgeScorer._shared
+    monkeypatch.setattr(JudgeScorer, "_shared", lambda self, past, n, pack, items: shared_packs.append(pack)
+                        or original(self, past, n, pack, items))
+    for backend in ("torch", "onnx"):
+        shared_packs.clear()
+        got = compute_llm_judge(contexts, responses, model=tiny_lm, backend=backend, batch_size=2)
+        assert got["scores"] == pytest.approx(want, abs=2e-5), backend
+        assert sorted(i for pack in shared_packs for _, members in pack for i in members) == [0, 1, 2, 3, 4]
 
 
 def test_the_scored_speaker_is_b_at_both_levels():

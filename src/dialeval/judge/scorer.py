@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.full.causal import shared_history_pass
+from dialeval.full.shared_prefix import pack_groups, prefix_groups
 from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
 from dialeval.lm import left_padded, pad_id
 from dialeval.runtime import run_batched
@@ -66,21 +68,43 @@ class JudgeScorer:
         self.pad = pad_id(self.model)
 
     def score(self, prefix: list[int], items: list[list[int]], rating_ids: Sequence[int], *, share_prefix: bool = True,
-              batch_size: int = 8, max_tokens: int | None = 4096,
-              progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``expected_rating`` of ``prefix + item`` for every item."""
+              batch_size: int = 8, max_tokens: int | None = 4096, progress: bool | None = None,
+              keys: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
+        ``keys`` (their context) also run their common tokens once, after the prefix
+        (:func:`dialeval.full.shared_prefix.prefix_groups`, as FULL does)."""
+        rows: list[Any] = [None] * len(items)
+        todo = list(range(len(items)))
         if share_prefix and prefix:
             past = self._prefix_cache(prefix)
+            groups, todo = prefix_groups(items, keys) if keys is not None else ([], todo)
+            packs = pack_groups(groups, batch_size)
+            for pack, logits in zip(packs, run_batched(packs, lambda ps: [self._shared(past, len(prefix), p, items)
+                                                                          for p in ps], lengths=[1] * len(packs),
+                                                       batch_size=1, desc="llm_judge shared contexts",
+                                                       progress=progress if packs else False)):
+                for i, row in zip((i for _, members in pack for i in members), logits):
+                    rows[i] = row
 
             def step(batch: list[list[int]]) -> list[np.ndarray]:
                 return list(self._continue(past, len(prefix), batch))
         else:
             def step(batch: list[list[int]]) -> list[np.ndarray]:
                 return list(self._from_scratch([prefix + ids for ids in batch]))
-        lengths = [len(ids) + (0 if share_prefix else len(prefix)) for ids in items]
-        rows = run_batched(items, step, lengths=lengths, batch_size=batch_size, max_tokens=max_tokens,
-                           desc="llm_judge", progress=progress)
+        lengths = [len(items[i]) + (0 if share_prefix else len(prefix)) for i in todo]
+        for i, row in zip(todo, run_batched([items[i] for i in todo], step, lengths=lengths, batch_size=batch_size,
+                                            max_tokens=max_tokens, desc="llm_judge",
+                                            progress=progress if todo else False)):
+            rows[i] = row
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
+
+    def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]],
+                items: list[list[int]]) -> np.ndarray:
+        """Last-position logits of a pack's members: each group's common tokens once after the prefix cache,
+        then every member's own (:func:`dialeval.full.causal.shared_history_pass`)."""
+        last, _, _ = shared_history_pass(self.lm, pack, items, self.pad, self.model.device, past=past,
+                                         past_length=n_prefix)
+        return np.asarray(last.float().cpu().numpy() if hasattr(last, "cpu") else last)
 
     def _from_scratch(self, batch: list[list[int]]) -> np.ndarray:
         input_ids, mask = left_padded(batch, self.pad)
