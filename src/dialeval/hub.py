@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from dialeval import registry
 from dialeval._version import __version__
 from dialeval.files import atomic_directory, check_output_path
 from dialeval.hub_cards import (
+    Install,
     card_datasets,
     card_models,
     client_example,
@@ -65,50 +66,6 @@ class HubRepo:
         missing (a Space with the gradio SDK) and pushes the folder as its root."""
         words = ["hf", "upload", self.repo_id, str(self.folder), ".", "--repo-type", self.repo_type]
         return " ".join(shlex.quote(w) for w in words)
-
-
-@dataclass(frozen=True)
-class Install:
-    """Where a Space gets dialeval: a vendored wheel (``wheel`` set) named by an absolute URL, or the
-    package index (``wheel`` is ``None``). ``wheel_url`` is that URL (a ``/``-ended prefix gets the wheel's
-    file name appended); empty: the Space repo's own file URL."""
-
-    wheel: Path | None
-    version: str = __version__
-    wheel_url: str = ""
-    torch: str = "cpu"  # the torch build of model Spaces (dialeval.space_hardware.TORCH_BUILDS)
-
-    def requirements(self, extras: Sequence[str], repo_id: str) -> str:
-        """``requirements.txt``: the torch lines of :attr:`torch` when ``extras`` pull torch (``models``), then
-        :meth:`requirement`."""
-        from dialeval.space_hardware import torch_lines
-
-        return (torch_lines(self.torch) if "models" in extras else "") + self.requirement(extras, repo_id) + "\n"
-
-    def requirement(self, extras: Sequence[str], repo_id: str) -> str:
-        """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it with only that file
-        present: ``dialeval[extras] @ <absolute wheel URL>``, or the index's release."""
-        extra = f"[{','.join(extras)}]" if extras else ""
-        if self.wheel is None:
-            return f"dialeval{extra}=={self.version}"
-        return f"dialeval{extra} @ {self.url(repo_id)}"
-
-    def url(self, repo_id: str) -> str:
-        """The wheel's absolute URL for the Space ``repo_id``."""
-        if self.wheel is None:
-            raise ValueError("an index install has no wheel URL.")
-        if self.wheel_url:
-            return self.wheel_url + self.wheel.name if self.wheel_url.endswith("/") else self.wheel_url
-        return f"https://huggingface.co/spaces/{repo_id}/resolve/main/{self.wheel.name}"
-
-    def source(self, repo_id: str) -> str:
-        """What ``pip install`` takes for dialeval itself, without quotes: the wheel URL or ``dialeval==V``."""
-        return f"dialeval=={self.version}" if self.wheel is None else self.url(repo_id)
-
-    def command(self, repo_id: str, extras: Sequence[str]) -> str:
-        """The ``pip install`` a user runs before ``evaluate.load("<org>/<name>")`` (no checkout): the
-        same requirement as the Space's ``requirements.txt``."""
-        return f'pip install "{self.requirement(extras, repo_id)}"'
 
 
 def annotate_imports(script: str, source: str) -> str:

@@ -1,24 +1,69 @@
 """The Hub cards ``dialeval hub build`` writes: a metric Space's YAML front matter (the fields the Hub's own
 metric Spaces use, its models and datasets), its generated "Install" / "How to use from the Hub" / client
-sections, and the helpers the demo Space's card shares (:mod:`dialeval.hub`)."""
+sections, the install line they and ``requirements.txt`` give (:class:`Install`), and the helpers the demo Space's
+card shares (:mod:`dialeval.hub`)."""
 
 from __future__ import annotations
 
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from dialeval import registry
-
-if TYPE_CHECKING:
-    from dialeval.hub import Install
+from dialeval._version import __version__
 
 GRADIO_TESTED = "6.31.0"  # sdk_version when gradio is not installed where the folders are built
 SHORT_DESCRIPTION_MAX = 60  # the Hub's limit for short_description
 LICENSE = "mit"
 COLORS = ("blue", "green", "indigo", "purple", "pink", "red", "yellow", "gray")
+
+
+@dataclass(frozen=True)
+class Install:
+    """Where a Space gets dialeval: a vendored wheel (``wheel`` set) named by an absolute URL, or the
+    package index (``wheel`` is ``None``). ``wheel_url`` is that URL (a ``/``-ended prefix gets the wheel's
+    file name appended); empty: the Space repo's own file URL."""
+
+    wheel: Path | None
+    version: str = __version__
+    wheel_url: str = ""
+    torch: str = "cpu"  # the torch build of model Spaces (dialeval.space_hardware.TORCH_BUILDS)
+
+    def requirements(self, extras: Sequence[str], repo_id: str) -> str:
+        """``requirements.txt``: the torch lines of :attr:`torch` when ``extras`` pull torch (``models``), then
+        :meth:`requirement`."""
+        from dialeval.space_hardware import torch_lines
+
+        return (torch_lines(self.torch) if "models" in extras else "") + self.requirement(extras, repo_id) + "\n"
+
+    def requirement(self, extras: Sequence[str], repo_id: str) -> str:
+        """The ``requirements.txt`` line, as the Space's ``pip install -r`` reads it with only that file
+        present: ``dialeval[extras] @ <absolute wheel URL>``, or the index's release."""
+        extra = f"[{','.join(extras)}]" if extras else ""
+        if self.wheel is None:
+            return f"dialeval{extra}=={self.version}"
+        return f"dialeval{extra} @ {self.url(repo_id)}"
+
+    def url(self, repo_id: str) -> str:
+        """The wheel's absolute URL for the Space ``repo_id``."""
+        if self.wheel is None:
+            raise ValueError("an index install has no wheel URL.")
+        if self.wheel_url:
+            return self.wheel_url + self.wheel.name if self.wheel_url.endswith("/") else self.wheel_url
+        return f"https://huggingface.co/spaces/{repo_id}/resolve/main/{self.wheel.name}"
+
+    def source(self, repo_id: str) -> str:
+        """What ``pip install`` takes for dialeval itself, without quotes: the wheel URL or ``dialeval==V``."""
+        return f"dialeval=={self.version}" if self.wheel is None else self.url(repo_id)
+
+    def command(self, repo_id: str, extras: Sequence[str]) -> str:
+        """The ``pip install`` a user runs before ``evaluate.load("<org>/<name>")`` (no checkout): the
+        same requirement as the Space's ``requirements.txt``."""
+        return f'pip install "{self.requirement(extras, repo_id)}"'
 
 
 def sdk_version() -> str:
