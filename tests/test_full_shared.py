@@ -116,10 +116,11 @@ def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend, monkeypatch)
     routes = [(True, True, True, 512), (True, True, True, 90), (True, True, True, 30), (True, True, False, 512),
               (True, False, False, 512), (False, True, False, 512)]
     # budget 90: a few guests per pass, cache rows copied; 30: one guest per pass, a host split over passes
-    for share, packed, nested, budget in routes:
+    routes.append((True, True, True, 30, 1))  # batch size 1: one host alone, its guests over several passes
+    for share, packed, nested, budget, *batch in routes:
         monkeypatch.setattr(hosted, "QUERY_BUDGET", budget)
-        got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False, share_prefix=share, packed=packed,
-                           nested=nested)
+        got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=(batch or [2])[0], progress=False, share_prefix=share,
+                           packed=packed, nested=nested)
         for i in range(len(items)):
             for k in range(len(f_ids)):
                 assert got[i, k] == pytest.approx(expected[i][k], abs=2e-5), (share, packed, nested, budget, i, k)

@@ -201,3 +201,5 @@ def test_overview_has_a_line_per_unit_with_item_and_system_cells():
         "| usr_topicalchat turn (`Overall`) | 360 | -0.050 [-0.150, 0.050] | – [–, –] | – | – |",
         "",
     ]
+    full = {**report, "bootstrap": {"confidence": 0.95}, "pairs": [], "skipped": [], "signature": "s"}
+    assert leaderboard.markdown(full).startswith("| unit (overall quality) | n | full_followup ρ [95% CI]")

@@ -322,9 +322,8 @@ def _stat_label(row: dict[str, Any]) -> str:
 
 
 def quality_markdown(report: dict[str, Any]) -> list[str]:
-    """The overview of every quality unit, the summary row per metric and the significance clusters of each unit's
-    overall quality (Spearman)."""
-    lines = lq.overview_markdown(report)
+    """The summary row per metric and the significance clusters of each unit's overall quality (Spearman)."""
+    lines = []
     if report.get("summary"):
         lines += ["| metric | mean ρ over units | 95% CI | units | top cluster in |", "|---|---:|---|---:|---:|"]
         lines += [f"| {r['metric']} | {_fmt(r['mean'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | {r['units']} | "
@@ -358,9 +357,10 @@ def summary_markdown(report: dict[str, Any]) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The leaderboard as Markdown: compact tables per dataset, then every row and every paired test."""
+    """The leaderboard as Markdown: the overview of the quality units (:func:`dialeval.leaderboard_quality.
+    overview_markdown`), compact tables per dataset, then every row and every paired test."""
     pct = round(report["bootstrap"]["confidence"] * 100)
-    lines = [summary_markdown(report), *quality_markdown(report),
+    lines = [*lq.overview_markdown(report), summary_markdown(report), *quality_markdown(report),
              f"| metric | dataset | config | target | statistic | value | {pct}% CI | n |", "|---|---|---|---|---|---:|---|---:|"]
     for r in report["rows"]:
         lines.append(f"| {r['metric']} | {r['dataset']} | {r['config']} | {r['target']} | {_stat_label(r)} | "

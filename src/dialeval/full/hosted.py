@@ -136,12 +136,14 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
     parts = [(r, g[k:k + per_pass]) for r, g in enumerate(guests) for k in range(0, len(g), per_pass)]
     found: list[Any] = [None] * len(parts)
     onnx = getattr(lm, "onnx", None)
-    for chunk in query_chunks([len(g) for _, g in parts], block):
+    chunks = query_chunks([len(g) for _, g in parts], block, QUERY_BUDGET)
+    for chunk in chunks:
         rows = [parts[p][0] for p in chunk]
         chunk_guests = [parts[p][1] for p in chunk]
         lay = hosted_layout(mask2d[rows], chunk_guests, trie)
         mask = np.where(lay["sees"], np.float32(0), np.finfo(np.float32).min).astype(np.float32)[:, None]
-        whole = rows == list(range(len(guests)))  # every row once, in order: the cache as it is
+        # one pass over every row, in order: the cache as it is (torch appends to it, so never with a second pass)
+        whole = len(chunks) == 1 and rows == list(range(len(guests)))
         if onnx is not None:
             past = cache if whole else [np.take(p, rows, axis=0) for p in cache]
             logits = torch.from_numpy(onnx.run_packed(past, lay["ids"], mask, lay["positions"]))
