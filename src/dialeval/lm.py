@@ -315,3 +315,17 @@ def left_padded(seqs: list[list[int]], pad: int) -> tuple[Any, Any]:
         input_ids[b, width - len(h):] = torch.tensor(h)
         attn[b, width - len(h):] = 1
     return input_ids, attn
+
+
+def cache_of_rows(model: Any, keys_values: list[Any], rows: list[int]) -> Any:
+    """A new transformers ``DynamicCache`` holding rows ``rows`` (repeats allowed) of the per-layer tensors
+    ``keys_values`` (layer 0's keys, its values, layer 1's keys, ...): a one-row prompt cache repeated for a
+    batch (``rows=[0] * n``), or some rows of a batch's cache (a pass that appends to it leaves the source intact)."""
+    import torch
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    index = torch.tensor(rows, device=keys_values[0].device)
+    for i in range(len(keys_values) // 2):
+        cache.update(keys_values[2 * i].index_select(0, index), keys_values[2 * i + 1].index_select(0, index), i)
+    return cache

@@ -9,6 +9,13 @@ import numpy as np
 
 from dialeval.onnx_backend import OnnxRunner, onnx_runner
 
+
+def cache_tensors(cache: Any) -> list[Any]:
+    """A transformers cache's per-layer tensors: layer 0's keys, its values, layer 1's keys, ... (the order these
+    graphs take and return them in, and :func:`dialeval.lm.cache_of_rows` reads)."""
+    return [t for layer in cache.layers for t in (layer.keys, layer.values)]
+
+
 # --------------------------------------------------------------------------------------------------
 # Causal LMs (FULL): a prefix graph returning the last position's logits and the key/value cache, and a
 # continuation graph scoring tokens after a given cache — the history runs once per item, as on torch.
@@ -31,7 +38,7 @@ def causal_modules(model: Any) -> tuple[Any, Any]:
             out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                              use_cache=True, logits_to_keep=1)
             cache = getattr(out, "cache", None) or out.past_key_values
-            return (out.logits[:, -1], *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+            return (out.logits[:, -1], *cache_tensors(cache))
 
     class Continuation(torch.nn.Module):
         def __init__(self, mode: str = "all") -> None:
@@ -48,7 +55,7 @@ def causal_modules(model: Any) -> tuple[Any, Any]:
             if self.mode != "extend":
                 return out.logits
             cache = getattr(out, "cache", None) or out.past_key_values
-            return (out.logits[:, -1], *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+            return (out.logits[:, -1], *cache_tensors(cache))
 
     return Prefix().eval(), Continuation().eval(), Continuation("last").eval(), Continuation("extend").eval()
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.lm import left_padded
+from dialeval.lm import cache_of_rows, left_padded
 
 
 def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tuple[Any, Any, Any]:
@@ -59,24 +59,13 @@ def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[
                                        p_pos.numpy())[1]
         last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
         return torch.from_numpy(last), cache, attn
-    cache = None if past is None else _expanded_cache(lm.model, past, len(pack), device)
+    cache = None if past is None else cache_of_rows(lm.model, [t.to(device) for t in past], [0] * len(pack))
     cache = lm.model(input_ids=p_ids.to(device), attention_mask=p_full.to(device), position_ids=p_pos.to(device),
                      cache=cache, use_cache=True, logits_to_keep=1).cache
     cache.batch_select_indices(rows.to(device))
     out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
                    cache=cache, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], out.cache, attn.to(device)
-
-
-def _expanded_cache(model: Any, past: list[Any], rows: int, device: Any) -> Any:
-    """A ``DynamicCache`` holding the one-row ``past`` (keys, values per layer) ``rows`` times."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=model.config)
-    for i in range(len(past) // 2):
-        cache.update(past[2 * i].to(device).expand(rows, -1, -1, -1).contiguous(),
-                     past[2 * i + 1].to(device).expand(rows, -1, -1, -1).contiguous(), i)
-    return cache
 
 
 def packed_layout(f_ids: list[list[int]]) -> dict[str, np.ndarray]:

@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.lm import cache_of_rows
+from dialeval.onnx_lm import cache_tensors
+
 #: the most query positions (anchors, trie nodes and padding, over all rows) one follow-up pass runs: it bounds
 #: the ``[rows, queries, vocab]`` logits (512 × 49,152 floats ≈ 100 MB for SmolLM2)
 QUERY_BUDGET = 512
@@ -87,7 +90,7 @@ def hosted_layout(attn: np.ndarray, guests: list[list[tuple[int, int]]], trie: d
             sees[r, nodes, :past] = valid[r] & (rank[r] <= length - 1)
             sees[r, nodes, past + a] = True  # the anchor: the history's last token
             sees[r, nodes, past + a + 1: past + a + block] = trie["sees"]
-    return {"ids": ids, "positions": positions, "sees": sees, "block": np.int64(block)}
+    return {"ids": ids, "positions": positions, "sees": sees}
 
 
 def query_chunks(guest_counts: list[int], block: int, budget: int = QUERY_BUDGET) -> list[list[int]]:
@@ -151,7 +154,7 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
             dev = attn.device
             logits = lm.model(input_ids=torch.from_numpy(lay["ids"]).to(dev), attention_mask=torch.from_numpy(mask).to(dev),
                               position_ids=torch.from_numpy(lay["positions"]).to(dev),
-                              cache=cache if whole else _cache_rows(lm.model, cache, rows), use_cache=True).logits
+                              cache=cache if whole else cache_of_rows(lm.model, cache_tensors(cache), rows), use_cache=True).logits
         logits = logits.float()
         lse = torch.logsumexp(logits, dim=-1).cpu().numpy()
         for p, nll in zip(chunk, guest_nll(logits.cpu().numpy(), lse, chunk_guests, trie, lengths)):
@@ -160,15 +163,3 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
     for (r, _), nll in zip(parts, found):
         out[r].extend(nll)
     return out
-
-
-def _cache_rows(model: Any, cache: Any, rows: list[int]) -> Any:
-    """A new ``DynamicCache`` holding rows ``rows`` of ``cache`` (the pass appends to it; the host cache stays)."""
-    import torch
-    from transformers import DynamicCache
-
-    picked = DynamicCache(config=model.config)
-    index = torch.tensor(rows, device=cache.layers[0].keys.device)
-    for i, layer in enumerate(cache.layers):
-        picked.update(layer.keys.index_select(0, index), layer.values.index_select(0, index), i)
-    return picked

@@ -180,10 +180,10 @@ class FollowupScorer:
             items = [self.encode_package_history(h) for h in histories]
         else:
             items = [self.encode_history(h, budget) for h in histories]
-        step = self._seq2seq_step if self.kind == "seq2seq" else lambda b, f: self._causal_step(b, f, packed)
         keys = [tuple(h[:-1]) if len(h) > 1 else None for h in histories]
         if self.kind == "causal" and not self.compat and share_prefix and packed and nested:
             return self._score_hosted(items, keys, f_ids, batch_size, max_tokens, progress)
+        step = self._seq2seq_step if self.kind == "seq2seq" else lambda b, f: self._causal_step(b, f, packed)
         groups, singles = [], list(range(len(items)))
         if self.kind == "causal" and not self.compat and share_prefix:
             groups, singles = prefix_groups(items, keys)

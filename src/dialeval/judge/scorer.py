@@ -19,7 +19,8 @@ import numpy as np
 from dialeval.full.causal import shared_history_pass
 from dialeval.full.shared_prefix import pack_groups, prefix_groups
 from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
-from dialeval.lm import left_padded, pad_id
+from dialeval.lm import cache_of_rows, left_padded, pad_id
+from dialeval.onnx_lm import cache_tensors
 from dialeval.runtime import run_batched
 
 
@@ -104,7 +105,7 @@ class JudgeScorer:
         then every member's own (:func:`dialeval.full.causal.shared_history_pass`)."""
         last, _, _ = shared_history_pass(self.lm, pack, items, self.pad, self.model.device, past=past,
                                          past_length=n_prefix)
-        return np.asarray(last.float().cpu().numpy() if hasattr(last, "cpu") else last)
+        return last.float().cpu().numpy()
 
     def _from_scratch(self, batch: list[list[int]]) -> np.ndarray:
         input_ids, mask = left_padded(batch, self.pad)
@@ -130,7 +131,7 @@ class JudgeScorer:
             out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
                              use_cache=True, logits_to_keep=1)
         cache = getattr(out, "cache", None) or out.past_key_values
-        return [t for layer in cache.layers for t in (layer.keys, layer.values)]
+        return cache_tensors(cache)
 
     def _continue(self, past: list[Any], n_prefix: int, batch: list[list[int]]) -> np.ndarray:
         """Last-position logits of each item after the shared prefix (left-padded between prefix and item)."""
@@ -143,12 +144,7 @@ class JudgeScorer:
         full_mask = torch.cat([torch.ones((n, n_prefix), dtype=torch.long), mask], dim=1)
         if self.lm.onnx is not None:
             return self.lm.onnx.run_continuation_last(past, n, input_ids.numpy(), full_mask.numpy(), positions.numpy())
-        from transformers import DynamicCache
-
-        cache = DynamicCache(config=self.model.config)
-        for i in range(len(past) // 2):
-            cache.update(past[2 * i].expand(n, -1, -1, -1).contiguous(),
-                         past[2 * i + 1].expand(n, -1, -1, -1).contiguous(), i)
+        cache = cache_of_rows(self.model, past, [0] * n)
         dev = self.model.device
         out = self.model(input_ids=input_ids.to(dev), attention_mask=full_mask.to(dev), position_ids=positions.to(dev),
                          cache=cache, use_cache=True, logits_to_keep=1)
