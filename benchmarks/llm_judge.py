@@ -64,7 +64,11 @@ def main() -> int:
     from dialeval.lm import load_lm, position_limit
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dataset", default="fed", help="fed, or a turn-level quality dataset (usr_personachat, ...)")
+    from dialeval.registry import QUALITY_CONFIGS
+
+    turn_level = [d for d, configs in QUALITY_CONFIGS.items() if configs.get("turn", ("",))[0] == "turn"]
+    p.add_argument("--dataset", default="fed", choices=turn_level,
+                   help="fed, or a turn-level quality dataset (usr_personachat, ...)")
     p.add_argument("--limit", type=int, default=48, help="items (the first N)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
