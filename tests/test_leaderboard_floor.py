@@ -1,0 +1,32 @@
+"""The compute floor of the whole leaderboard (benchmarks/leaderboard_floor.py): its token counts, by hand."""
+
+import importlib.util
+from pathlib import Path
+
+PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "leaderboard_floor.py"
+
+
+def _floor():
+    spec = importlib.util.spec_from_file_location("leaderboard_floor", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_trie_counts_each_distinct_prefix_once():
+    floor = _floor()
+    # trie of 123, 124, 5 (and 123 repeated): nodes 1, 2, 3, 4, 5 at depths 0, 1, 2, 2, 0 → Σ(depth + 1) = 1+2+3+3+1
+    assert floor.trie_cost([(1, 2, 3), (5,), (1, 2, 4), (1, 2, 3)]) == (5, 10)
+    assert floor.trie_cost([(7, 8), (7,)]) == (2, 3)
+    assert floor.trie_cost([]) == (0, 0)
+
+
+def test_full_and_judge_sequences():
+    floor = _floor()
+    seqs, scored = floor.full_sequences([[1, 2], [1, 2], [3]], [[9, 8, 7], [9, 6]])
+    assert seqs == [(1, 2, 9, 8), (1, 2, 9), (1, 2, 9, 8), (1, 2, 9), (3, 9, 8), (3, 9)]
+    # two distinct histories, each scored at its last position and after 9 and after 9 8 (the follow-ups'
+    # distinct proper prefixes)
+    assert scored == 2 * 3
+    seqs, scored = floor.judge_sequences([4, 4], [[1], [1], [2]])
+    assert seqs == [(4, 4, 1), (4, 4, 1), (4, 4, 2)] and scored == 2
