@@ -40,6 +40,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from dialeval.full.scorer import FollowupScorer  # noqa: E402
+from dialeval.full.shared_prefix import common_prefix_length  # noqa: E402
 from dialeval.judge.scorer import JudgeScorer  # noqa: E402
 from dialeval.leaderboard import DATA_FOLDERS, plan  # noqa: E402
 from dialeval.lm import load_lm  # noqa: E402
@@ -53,13 +54,8 @@ def trie_cost(seqs: list[tuple[int, ...]]) -> tuple[int, int]:
     nodes = depth_sum = 0
     prev: tuple[int, ...] = ()
     for s in sorted(set(seqs)):
-        lcp = 0
-        for a, b in zip(prev, s):
-            if a != b:
-                break
-            lcp += 1
-        new = len(s) - lcp  # nodes at depths lcp .. len(s) - 1
-        nodes += new
+        lcp = common_prefix_length([prev, s])
+        nodes += len(s) - lcp  # nodes at depths lcp .. len(s) - 1
         depth_sum += (len(s) * (len(s) + 1) - lcp * (lcp + 1)) // 2
         prev = s
     return nodes, depth_sum
