@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from dialeval.full.scorer import FollowupScorer  # noqa: E402
-from dialeval.full.shared_prefix import common_prefix_length  # noqa: E402
+from dialeval.shared_prefix import common_prefix_length  # noqa: E402
 from dialeval.judge.scorer import JudgeScorer  # noqa: E402
 from dialeval.leaderboard import DATA_FOLDERS, plan  # noqa: E402
 from dialeval.lm import load_lm  # noqa: E402

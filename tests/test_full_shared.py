@@ -8,17 +8,19 @@ import pytest
 import torch
 
 from dialeval.full import hosted
+from dialeval.full import scorer as full_scorer
 from dialeval.full.causal import packed_layout
 from dialeval.full.hosted import followup_trie, query_chunks
 from dialeval.full.scorer import FollowupScorer
-from dialeval.full.shared_prefix import (
+from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
+from dialeval.lm import load_lm
+from dialeval.shared_prefix import (
     common_prefix_length,
     nested_hosts,
+    pack_cost,
     pack_groups,
     prefix_groups,
 )
-from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
-from dialeval.lm import load_lm
 from dialeval.testing.blenderbot import build_tiny_causal_lm
 
 CONTEXT = ["Hello , how are you today ?", "I am fine , thank you . And you ?", "Do you like music ?"]
@@ -54,6 +56,34 @@ def test_pack_groups_splits_and_orders():
     packs = pack_groups([(4, [0, 1, 2]), (9, [3, 4]), (6, [5, 6, 7, 8, 9])], rows_per_pack=3)
     assert packs == [[(9, [3, 4])], [(6, [5, 6, 7])], [(6, [8, 9])], [(4, [0, 1, 2])]]
     assert sorted(i for p in packs for _, m in p for i in m) == list(range(10))
+
+
+GROUPS = [(4, [0, 1, 2]), (9, [3, 4]), (6, [5, 6, 7, 8, 9])]
+LENGTHS = [6, 7, 10, 12, 11, 8, 9, 8, 20, 7]  # own tokens (length − shared): 2 3 6 | 3 2 | 2 3 2 14 1
+
+
+def test_pack_groups_token_budget_by_hand():
+    # budget 40: [5..9] splits before 8 (6 + 4·14 > 40); [3,4] + [5,6,7] cost 2·9 + 5·3 = 33; adding [8,9]
+    # costs 3·9 + 7·14; [8,9] + [0,1,2] costs 2·6 + 5·14
+    assert pack_groups(GROUPS, 8, max_tokens=40, lengths=LENGTHS) == [
+        [(9, [3, 4]), (6, [5, 6, 7])], [(6, [8, 9])], [(4, [0, 1, 2])]]
+    unbounded = [[(9, [3, 4]), (6, [5, 6, 7, 8, 9])], [(4, [0, 1, 2])]]
+    assert pack_groups(GROUPS, 8) == unbounded == pack_groups(GROUPS, 8, max_tokens=None, lengths=LENGTHS)
+    assert pack_groups(GROUPS, 8, max_tokens=10_000, lengths=LENGTHS) == unbounded
+
+
+def test_pack_groups_oversize_member_runs_alone():
+    # member 0 alone costs 5 + 95 > 20: it runs alone, never dropped; member 1 costs 5 + 2
+    assert pack_groups([(5, [0, 1])], 8, max_tokens=20, lengths=[100, 7]) == [[(5, [0])], [(5, [1])]]
+
+
+def test_pack_groups_budget_keeps_every_member_once():
+    for rows, budget in [(1, 1), (3, 1), (3, 25), (8, 40), (8, 60), (2, 10_000)]:
+        packs = pack_groups(GROUPS, rows, max_tokens=budget, lengths=LENGTHS)
+        assert sorted(i for p in packs for _, m in p for i in m) == list(range(10)), (rows, budget)
+        for p in packs:
+            assert sum(len(m) for _, m in p) <= rows
+            assert pack_cost(p, LENGTHS) <= budget or p == [(p[0][0], p[0][1][:1])], (rows, budget, p)
 
 
 def test_nested_hosts_by_hand():
@@ -124,3 +154,16 @@ def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend, monkeypatch)
         for i in range(len(items)):
             for k in range(len(f_ids)):
                 assert got[i, k] == pytest.approx(expected[i][k], abs=2e-5), (share, packed, nested, budget, i, k)
+
+
+@pytest.mark.parametrize("nested", [True, False])
+def test_a_token_budget_regroups_packs_and_keeps_the_nlls(tiny_path, nested, monkeypatch):
+    scorer = FollowupScorer(load_lm(tiny_path, device="cpu", backend="torch"))
+    free = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested)
+    passes = []
+    original = full_scorer.shared_history_pass
+    monkeypatch.setattr(full_scorer, "shared_history_pass", lambda lm, pack, *a: passes.append(pack)
+                        or original(lm, pack, *a))
+    capped = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested, max_tokens=40)
+    assert len(passes) > 2  # without a budget, one pack holds every shared context
+    assert capped == pytest.approx(free, abs=1e-6)  # regrouped rows: float rounding only

@@ -89,6 +89,20 @@ def test_responses_to_one_context_share_it_and_equal_the_plain_pass(tiny_lm, mon
         assert sorted(i for pack in shared_packs for _, members in pack for i in members) == [0, 1, 2, 3, 4]
 
 
+def test_a_token_budget_regroups_shared_packs_and_keeps_the_scores(tiny_lm, monkeypatch):
+    contexts = [CONTEXTS[0]] * 3 + [CONTEXTS[2]] * 2
+    responses = ["Oh nice , which trail ?", "Cool .", "Sure .", "Miles Davis , for sure .", "Nobody ."]
+    packs = []
+    original = JudgeScorer._shared
+    monkeypatch.setattr(JudgeScorer, "_shared", lambda self, past, n, pack, items: packs.append(pack)
+                        or original(self, past, n, pack, items))
+    free = compute_llm_judge(contexts, responses, model=tiny_lm, backend="torch", max_tokens=None)["scores"]
+    assert len(packs) == 1
+    capped = compute_llm_judge(contexts, responses, model=tiny_lm, backend="torch", max_tokens=1)["scores"]
+    assert len(packs) == 1 + 5  # every member alone
+    assert capped == pytest.approx(free, abs=1e-6)
+
+
 def test_the_scored_speaker_is_b_at_both_levels():
     # turn level: the last context turn is the other speaker's (A), the rated response is B's
     assert item_text("turn", ["u1", "s1", "u2"], "r") == "Conversation:\nA: u1\nB: s1\nA: u2\n\nResponse (B): r"

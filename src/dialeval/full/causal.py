@@ -1,8 +1,6 @@
-"""FULL's causal-LM passes (torch or ONNX Runtime): histories once, follow-ups after their cache.
+"""FULL's follow-up passes (torch or ONNX Runtime), after a history cache (from
+:func:`dialeval.lm.history_pass` or :func:`dialeval.lm.shared_history_pass`).
 
-- :func:`history_pass` runs left-padded histories; :func:`shared_history_pass` runs each group's shared
-  prefix once and every member's own tokens after a copy of its group's cache
-  (:mod:`dialeval.full.shared_prefix`).
 - :func:`mean_followup_nll` scores every follow-up after each history. ``packed=True`` (default) puts all the
   follow-ups of a history in one row behind a 4-D mask: each follow-up sees the history and its own earlier
   tokens, and takes the positions it would have alone, so the history's cache is used as it is instead of
@@ -15,57 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from dialeval.lm import cache_of_rows, left_padded
-
-
-def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tuple[Any, Any, Any]:
-    """``(last logits, cache, mask)`` of the left-padded histories ``batch``."""
-    import torch
-
-    input_ids, attn = left_padded(batch, pad)
-    positions = (attn.cumsum(-1) - 1).clamp(min=0)
-    onnx = getattr(lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_lm.OnnxCausalLM) or torch
-    if onnx is not None:
-        last, cache = onnx.run_prefix(input_ids.numpy(), attn.numpy(), positions.numpy())
-        return torch.from_numpy(last), cache, attn
-    input_ids, attn, positions = input_ids.to(device), attn.to(device), positions.to(device)
-    out = lm.model(input_ids=input_ids, attention_mask=attn, position_ids=positions, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1], out.cache, attn
-
-
-def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
-                        device: Any, past: Any = None, past_length: int = 0) -> tuple[Any, Any, Any]:
-    """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
-    prefix, one over every member's own tokens after a copy of its group's cache (the padding between the
-    two is masked; positions continue from the prefix). ``past`` (one row, ``past_length`` tokens: the LLM
-    judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch) comes before every item."""
-    import torch
-
-    p_ids, p_attn = left_padded([items[members[0]][:shared] for shared, members in pack], pad)
-    p_pos = past_length + (p_attn.cumsum(-1) - 1).clamp(min=0)
-    rows = torch.tensor([g for g, (_, members) in enumerate(pack) for _ in members])
-    s_ids, s_attn = left_padded([items[i][shared:] for shared, members in pack for i in members], pad)
-    ones = torch.ones((len(pack), past_length), dtype=p_attn.dtype)
-    p_full = torch.cat([ones, p_attn], dim=1)
-    attn = torch.cat([p_full[rows], s_attn], dim=1)
-    s_pos = past_length + p_attn.sum(-1)[rows].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
-    onnx = getattr(lm, "onnx", None)
-    if onnx is not None:
-        if past is None:
-            cache = onnx.run_prefix(p_ids.numpy(), p_attn.numpy(), p_pos.numpy())[1]
-        else:
-            cache = onnx.run_extension(past, np.zeros(len(pack), dtype=np.int64), p_ids.numpy(), p_full.numpy(),
-                                       p_pos.numpy())[1]
-        last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
-        return torch.from_numpy(last), cache, attn
-    cache = None if past is None else cache_of_rows(lm.model, [t.to(device) for t in past], [0] * len(pack))
-    cache = lm.model(input_ids=p_ids.to(device), attention_mask=p_full.to(device), position_ids=p_pos.to(device),
-                     cache=cache, use_cache=True, logits_to_keep=1).cache
-    cache.batch_select_indices(rows.to(device))
-    out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
-                   cache=cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1], out.cache, attn.to(device)
 
 
 def packed_layout(f_ids: list[list[int]]) -> dict[str, np.ndarray]:

@@ -3,7 +3,7 @@
 Scoring every turn of a conversation gives histories that are token prefixes of each other (ConTurE, FED turn
 level: h₁ ⊂ h₂ ⊂ … ⊂ hₖ, up to the separator token that ends each, which the next turn's first word absorbs).
 The key/value cache of the longest one already holds all of every shorter one's tokens but its last, so
-:func:`dialeval.full.shared_prefix.nested_hosts` runs only the longest (the *host*) and this module scores the
+:func:`dialeval.shared_prefix.nested_hosts` runs only the longest (the *host*) and this module scores the
 follow-ups of each history it holds (its *guests*, itself included) in one packed query row per host, behind a
 4-D additive mask:
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.full.causal import history_pass, mean_followup_nll, shared_history_pass
+from dialeval.full.causal import mean_followup_nll
 from dialeval.full.formulation import (
     AGGREGATIONS,
     chat_pieces,
@@ -21,7 +21,6 @@ from dialeval.full.formulation import (
     followup_nll,
 )
 from dialeval.full.hosted import hosted_followup_nll
-from dialeval.full.shared_prefix import nested_hosts, pack_groups, prefix_groups
 from dialeval.full.texts import (
     COMPAT_MODES,
     FOLLOW_UPS,
@@ -35,8 +34,9 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
-from dialeval.lm import pad_id, position_limit
+from dialeval.lm import history_pass, pad_id, position_limit, shared_history_pass
 from dialeval.runtime import load_pretrained, run_batched
+from dialeval.shared_prefix import nested_hosts, pack_groups, prefix_groups
 
 # --------------------------------------------------------------------------------------------------
 # Model scoring
@@ -163,9 +163,10 @@ class FollowupScorer:
         ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
         the caller applies the package's 50-turn lookback (:func:`package_turns`). Causal models run the
         common token prefix of histories with equal earlier turns once (``share_prefix``; the same NLLs to
-        float rounding, :mod:`dialeval.full.shared_prefix`) and score a history's follow-ups in one packed row
+        float rounding, :mod:`dialeval.shared_prefix`) and score a history's follow-ups in one packed row
         (``packed``, :mod:`dialeval.full.causal`); with both and ``nested``, a history whose tokens begin
         another's runs inside it and the follow-ups share their common first tokens (:mod:`dialeval.full.hosted`).
+        ``max_tokens`` caps the padded history tokens of a pass, shared-context packs included.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"`batch_size` must be an int ≥ 1, got {batch_size!r}.")
@@ -188,7 +189,7 @@ class FollowupScorer:
         if self.kind == "causal" and not self.compat and share_prefix:
             groups, singles = prefix_groups(items, keys)
         rows: list[Any] = [None] * len(items)
-        packs = pack_groups(groups, batch_size)
+        packs = pack_groups(groups, batch_size, max_tokens, [len(ids) for ids in items])
         for pack, out in zip(packs, run_batched(packs, lambda ps: [self._shared_step(p, items, f_ids, packed) for p in ps],
                                                  lengths=[1] * len(packs), batch_size=1, desc="FULL shared contexts",
                                                  progress=progress if packs else False)):
@@ -229,7 +230,7 @@ class FollowupScorer:
             _, cache, attn = history_pass(self.lm, [items[i] for i in batch], pad_id(self.model), self.device)
             return follow_ups(batch, cache, attn)
 
-        packs = pack_groups(groups, batch_size)
+        packs = pack_groups(groups, batch_size, max_tokens, [len(ids) for ids in items])
         run_batched(packs, lambda ps: [shared(p) for p in ps], lengths=[1] * len(packs), batch_size=1,
                     desc="FULL shared contexts", progress=progress if packs else False)
         singles = [roots[m] for m in alone]
@@ -293,7 +294,8 @@ class FollowupScorer:
 
     def _shared_step(self, pack: list[tuple[int, list[int]]], items: list[list[int]], f_ids: list[list[int]],
                      packed: bool = True) -> list[list[float]]:
-        """Each group's shared prefix once, then its members, then the follow-ups (:mod:`.shared_prefix`)."""
+        """Each group's shared prefix once, then its members (:func:`dialeval.lm.shared_history_pass`), then the
+        follow-ups."""
         last, cache, attn = shared_history_pass(self.lm, pack, items, pad_id(self.model), self.device)
         return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)
 

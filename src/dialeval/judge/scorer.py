@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.full.causal import shared_history_pass
-from dialeval.full.shared_prefix import pack_groups, prefix_groups
 from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
-from dialeval.lm import cache_of_rows, left_padded, pad_id
+from dialeval.lm import cache_of_rows, left_padded, pad_id, shared_history_pass
 from dialeval.onnx_lm import cache_tensors
 from dialeval.runtime import run_batched
+from dialeval.shared_prefix import pack_groups, prefix_groups
 
 
 def expected_rating(logits: np.ndarray, rating_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -73,13 +72,14 @@ class JudgeScorer:
               keys: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
         ``keys`` (their context) also run their common tokens once, after the prefix
-        (:func:`dialeval.full.shared_prefix.prefix_groups`, as FULL does)."""
+        (:func:`dialeval.shared_prefix.prefix_groups`, as FULL does). ``max_tokens`` caps the padded item tokens
+        of a pass, shared-context packs included."""
         rows: list[Any] = [None] * len(items)
         todo = list(range(len(items)))
         if share_prefix and prefix:
             past = self._prefix_cache(prefix)
             groups, todo = prefix_groups(items, keys) if keys is not None else ([], todo)
-            packs = pack_groups(groups, batch_size)
+            packs = pack_groups(groups, batch_size, max_tokens, [len(ids) for ids in items])
             for pack, logits in zip(packs, run_batched(packs, lambda ps: [self._shared(past, len(prefix), p, items)
                                                                           for p in ps], lengths=[1] * len(packs),
                                                        batch_size=1, desc="llm_judge shared contexts",
@@ -102,7 +102,7 @@ class JudgeScorer:
     def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]],
                 items: list[list[int]]) -> np.ndarray:
         """Last-position logits of a pack's members: each group's common tokens once after the prefix cache,
-        then every member's own (:func:`dialeval.full.causal.shared_history_pass`)."""
+        then every member's own (:func:`dialeval.lm.shared_history_pass`)."""
         last, _, _ = shared_history_pass(self.lm, pack, items, self.pad, self.model.device, past=past,
                                          past_length=n_prefix)
         return last.float().cpu().numpy()

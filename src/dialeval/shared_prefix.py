@@ -1,13 +1,13 @@
-"""Items that share a context share its key/value cache: the grouping, as pure functions.
+"""Items that share a leading run of tokens share its key/value cache: the grouping, as pure functions.
 
-Several responses to one context (DailyDialog++: 15 per context, USR: 6, DailyDialog-Zhao: 9) give token
-sequences with a long common prefix. :func:`prefix_groups` finds, among items with the same context turns,
-their longest common token prefix; the scorer then runs that prefix once, each member's own tokens on a copy
-of its cache, and the follow-ups on those (:meth:`dialeval.full.scorer.FollowupScorer.score`). Before that,
-:func:`nested_hosts` finds the items whose tokens begin another item's (every turn of one conversation): they
-run inside it (:mod:`dialeval.full.hosted`). The grouping
-is by tokens, not by text, so truncation or a token merged across the context/response boundary only
-shortens the shared part; it never changes what a member conditions on.
+Several texts scored by one causal LM often begin with the same tokens: responses to one context
+(DailyDialog++: 15 per context, USR: 6, DailyDialog-Zhao: 9), or every turn of one conversation.
+:func:`prefix_groups` finds, among items with equal keys, their longest common token prefix, so a scorer
+can run that prefix once and each member's own tokens on a copy of its cache
+(:func:`dialeval.lm.shared_history_pass`); :func:`pack_groups` packs the groups into passes under a row
+and token budget; :func:`nested_hosts` finds the items whose tokens begin another item's, so they can run
+inside it. FULL and the LLM judge both use them. The grouping is by tokens, not by text, so truncation or a
+token merged across a boundary only shortens the shared part; it never changes what a member conditions on.
 """
 
 from __future__ import annotations
@@ -86,19 +86,51 @@ def nested_hosts(items: Sequence[Sequence[int]]) -> list[int]:
     return out
 
 
-def pack_groups(groups: Sequence[tuple[int, list[int]]], rows_per_pack: int) -> list[list[tuple[int, list[int]]]]:
+Group = tuple[int, list[int]]  #: (shared prefix length, member indices)
+
+
+def pack_cost(pack: Sequence[Group], lengths: Sequence[int]) -> int:
+    """Padded tokens of a pack's two passes: parts × longest shared prefix + members × longest own suffix
+    (an item's own tokens: its length in ``lengths`` less its part's shared length)."""
+    longest_own = max(lengths[i] - shared for shared, members in pack for i in members)
+    n_members = sum(len(members) for _, members in pack)
+    return len(pack) * max(shared for shared, _ in pack) + n_members * longest_own
+
+
+def pack_groups(groups: Sequence[Group], rows_per_pack: int, max_tokens: int | None = None,
+                lengths: Sequence[int] | None = None) -> list[list[Group]]:
     """Groups packed, longest shared prefix first, so a pack holds at most ``rows_per_pack`` members; a
-    larger group is split into parts of that size, each part running the prefix again."""
+    larger group is split into parts of that size, each part running the prefix again. With ``max_tokens``
+    (and ``lengths[i]``, item i's tokens) a pack also stays within that :func:`pack_cost`: a part over it is
+    split into smaller chunks, down to one member, which runs alone however long it is."""
+    if max_tokens is not None and lengths is None:
+        raise ValueError("`max_tokens` needs `lengths` (every item's token count).")
     parts = [(shared, members[k:k + rows_per_pack]) for shared, members in groups
              for k in range(0, len(members), rows_per_pack)]
+    if max_tokens is not None:
+        parts = [chunk for part in parts for chunk in _within(part, max_tokens, lengths)]
     parts.sort(key=lambda g: (-g[0], g[1][0]))
-    packs: list[list[tuple[int, list[int]]]] = []
-    current: list[tuple[int, list[int]]] = []
+    packs: list[list[Group]] = []
+    current: list[Group] = []
     for part in parts:
-        if current and sum(len(m) for _, m in current) + len(part[1]) > rows_per_pack:
+        too_many = sum(len(m) for _, m in current) + len(part[1]) > rows_per_pack
+        too_big = max_tokens is not None and current and pack_cost([*current, part], lengths) > max_tokens
+        if current and (too_many or too_big):
             packs.append(current)
             current = []
         current.append(part)
     if current:
         packs.append(current)
     return packs
+
+
+def _within(part: Group, max_tokens: int, lengths: Sequence[int]) -> list[Group]:
+    """``part`` split, members in order, into chunks within ``max_tokens`` (a lone member may exceed it)."""
+    shared, members = part
+    chunks: list[list[int]] = []
+    for i in members:
+        if chunks and pack_cost([(shared, [*chunks[-1], i])], lengths) <= max_tokens:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return [(shared, chunk) for chunk in chunks]
