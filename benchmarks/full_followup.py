@@ -148,7 +148,7 @@ def main() -> None:
 
     from dialeval.full.scorer import _compat_tokenizer, full_scores
     from dialeval.full.texts import FULL_0_0_3_FOLLOW_UPS
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
     from dialeval.testing.blenderbot import (
         BLENDERBOT_400M_DISTILL,
         BLENDERBOT_400M_DISTILL_VOCAB,
@@ -233,7 +233,7 @@ def causal_main(args) -> None:
 
     from dialeval.full.scorer import FollowupScorer, full_scores
     from dialeval.full.texts import FOLLOW_UPS
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
 
     torch.set_num_threads(args.threads)
     items = fed_turn_items(args.limit)

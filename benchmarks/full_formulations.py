@@ -16,7 +16,7 @@ on the history), and follow-up NLLs are cached by the history's token ids.
 Truncation (256, 512) is then varied around the FED winner only (only histories it changes are re-run).
 
 Choice: the highest mean of FED turn ρ and dialog ρ (Spearman with the mean ``Overall`` rating,
-:mod:`dialeval.metaeval`'s FED protocol), per model; the per-level winners are reported too. Confirmation on
+:mod:`dialeval.meta.evaluation`'s FED protocol), per model; the per-level winners are reported too. Confirmation on
 an independent signal: DailyDialog++ test (first ``--ddpp-contexts`` contexts, first response of each kind),
 AUC of the score separating human positives from adversarial negatives and from random negatives.
 The selection effect is estimated by split halves: choose on a random half of FED, evaluate on the other.
@@ -46,8 +46,8 @@ for _k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
 from dialeval.full.formulation import followup_nll  # noqa: E402
 from dialeval.full.scorer import FollowupScorer  # noqa: E402
 from dialeval.full.texts import FOLLOW_UPS  # noqa: E402
-from dialeval.metaeval import FED_TARGET, Target, auc, evaluate_scores, spearman  # noqa: E402
-from dialeval.runtime import run_batched  # noqa: E402
+from dialeval.meta.evaluation import FED_TARGET, Target, auc, evaluate_scores, spearman  # noqa: E402
+from dialeval.models.runtime import run_batched  # noqa: E402
 
 SEPARATORS = {"nl": "\n", "tab": "\t", "sp": " "}
 #: name -> (speaker prefixes, separator key, follow-up: bare | turn | chat)
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge:
         runs = [json.loads(f.read_text(encoding="utf-8")) for f in args.merge]
         return finish(runs[0]["model"], [r for run in runs for r in run["rows"]], fed, args)
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
 
     if args.threads:
         import torch

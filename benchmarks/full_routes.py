@@ -42,8 +42,8 @@ HEADER = ["items", "route", "items/s", "vs previous", "vs packed+shared", "max r
 
 def histories(dataset: str, n: int) -> tuple[list[list[str]], str]:
     from dialeval.full.full_followup import full_histories
-    from dialeval.leaderboard import DATA_FOLDERS
-    from dialeval.metaeval import load_rows
+    from dialeval.meta.evaluation import load_rows
+    from dialeval.meta.leaderboard import DATA_FOLDERS
     from dialeval.registry import QUALITY_CONFIGS
 
     config = next(iter(QUALITY_CONFIGS.get(dataset, {"default": ("turn", "")})))
@@ -76,7 +76,7 @@ def main() -> None:
     import torch
 
     from dialeval.full.scorer import full_scores
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
 
     torch.set_num_threads(args.threads)
     specs = args.dataset or ["dailydialog_plusplus=45", "usr_topicalchat=36", "conture=60", "dstc9_interactive=16"]

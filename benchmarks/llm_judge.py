@@ -40,8 +40,8 @@ def judge_items(dataset: str, limit: int) -> list[tuple[list[str], str]]:
 
         rows = load("fed", "turn", data_dir=DATA)["test"]
         return [([t["text"] for t in r["context"]], r["response"]) for r in rows.select(range(min(limit, len(rows))))]
-    from dialeval.leaderboard import DATA_FOLDERS
-    from dialeval.metaeval import load_rows
+    from dialeval.meta.evaluation import load_rows
+    from dialeval.meta.leaderboard import DATA_FOLDERS
 
     rows = load_rows(dataset, "turn", data_dir=DATA.parent / DATA_FOLDERS[dataset])[:limit]
     return [(list(r["context"]), r["response"]) for r in rows]
@@ -61,7 +61,7 @@ def main() -> int:
     from dialeval.judge.llm_judge import judge_prompts
     from dialeval.judge.rubrics import RUBRICS
     from dialeval.judge.scorer import JudgeScorer
-    from dialeval.lm import load_lm, position_limit
+    from dialeval.models.lm import load_lm, position_limit
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     from dialeval.registry import QUALITY_CONFIGS

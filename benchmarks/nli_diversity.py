@@ -102,7 +102,7 @@ def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool
 def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> tuple[list[list[str]], object]:
     import numpy as np
 
-    from dialeval.runtime import length_sorted_batches
+    from dialeval.models.runtime import length_sorted_batches
 
     runs, clf, peer = runners(model_dir, model, tokenizer, pairs, sets, dtype, args.per_pair, args.threads,
                               args.device)

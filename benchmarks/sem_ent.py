@@ -84,7 +84,7 @@ def run_realdata(args: argparse.Namespace) -> None:
     human = entropy_nats(cluster_distribution(test_labels, space.k))
     gen = entropy_nats(cluster_distribution(gen_labels, space.k))
     sub = test[: args.n_bf16]
-    from dialeval.encoders import get_encoder
+    from dialeval.models.encoders import get_encoder
 
     enc16 = get_encoder(args.encoder, dtype="bf16")
     labels16 = space.assign_embeddings(enc16.encode(sub, field="test"))

@@ -43,8 +43,8 @@ SPACE = REPO / "src" / "dialeval" / "resources" / "semantic_space"
 def main(argv: list[str] | None = None) -> int:
     from sem_ent_speed import sample_texts
 
-    from dialeval.encoders import SentenceTransformerEncoder, default_encoder_path
-    from dialeval.runtime import length_sorted_batches
+    from dialeval.models.encoders import SentenceTransformerEncoder, default_encoder_path
+    from dialeval.models.runtime import length_sorted_batches
     from dialeval.semantic.space import SemanticSpace
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

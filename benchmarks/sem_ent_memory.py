@@ -57,7 +57,7 @@ def peak_mib() -> float:
 
 
 def make_encoder(kind: str, work: Path):
-    from dialeval.encoders import LastTokenEncoder, get_encoder
+    from dialeval.models.encoders import LastTokenEncoder, get_encoder
 
     if kind == "minilm":
         return get_encoder(None)

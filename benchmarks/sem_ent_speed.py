@@ -83,14 +83,14 @@ def routes(texts: list[str], dtype: str, threads: int, all_peers: bool = False) 
     from onnx_peer.driver import PeerProcess, available
     from sentence_transformers import SentenceTransformer
 
-    from dialeval.encoders import (
+    from dialeval.models.encoders import (
         BATCH_SIZE,
         CPU_MAX_TOKENS,
         ONNX_CPU_MAX_TOKENS,
         SentenceTransformerEncoder,
         default_encoder_path,
     )
-    from dialeval.runtime import length_sorted_batches, resolve_dtype
+    from dialeval.models.runtime import length_sorted_batches, resolve_dtype
 
     path = default_encoder_path()
     peer = SentenceTransformer(str(path), device="cpu")
@@ -156,8 +156,8 @@ def gpu_rows(texts: list[str], dtype: str, repeats: int, device: str) -> list[li
     """On CUDA (torch only; SDPA attention, the transformers default): dialeval against sentence-transformers."""
     from sentence_transformers import SentenceTransformer
 
-    from dialeval.encoders import SentenceTransformerEncoder, default_encoder_path
-    from dialeval.runtime import resolve_dtype
+    from dialeval.models.encoders import SentenceTransformerEncoder, default_encoder_path
+    from dialeval.models.runtime import resolve_dtype
 
     path = default_encoder_path()
     ours = SentenceTransformerEncoder(path, device=device, dtype=dtype)
@@ -220,8 +220,8 @@ def large_rows(n: int, repeats: int) -> list[list[str]]:
     from sem_ent import dailydialog_responses, reference_scheme
     from transformers import GPT2Model, GPT2Tokenizer
 
-    from dialeval.encoders import LastTokenEncoder
-    from dialeval.runtime import length_sorted_batches
+    from dialeval.models.encoders import LastTokenEncoder
+    from dialeval.models.runtime import length_sorted_batches
     from dialeval.testing import train_bpe_tokenizer
     from dialeval.testing.gpt2 import EOT, dialogpt_large_config
 

@@ -35,7 +35,7 @@ from dialeval.datasets.grade import GradeBuilder
 from dialeval.datasets.holistic import HolisticBuilder
 from dialeval.datasets.predictive_engagement import PredictiveEngagementBuilder
 from dialeval.datasets.usr import UsrPersonaChatBuilder, UsrTopicalChatBuilder
-from dialeval.io import MalformedDataError
+from dialeval.io.readers import MalformedDataError
 from dialeval.registry import QUALITY_CONFIGS  # re-exported: the levels live in the light registry
 
 __all__ = [
@@ -278,7 +278,7 @@ def _export_target(out: str | os.PathLike, data_dir: str | os.PathLike | None, c
                    overwrite: bool) -> Path:
     """``out`` checked before any work: not the input folder, not a file, not a non-empty folder that is not
     a previous export (it is replaced as a whole)."""
-    from dialeval.files import check_output_path
+    from dialeval.io.files import check_output_path
 
     return check_output_path(out, inputs=[data_dir, cache_dir], kind="dir", option="--out", overwrite=overwrite,
                              owned=is_export)
@@ -300,7 +300,7 @@ def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | N
 
     The folder is written as a temporary sibling, its card last, and renamed into place when complete: an
     interrupted export leaves no ``out`` (and no card, so ``datasets.load_dataset`` refuses the leftover)."""
-    from dialeval.files import atomic_directory, atomic_write_text
+    from dialeval.io.files import atomic_directory, atomic_write_text
 
     if file_format not in {"parquet", "jsonl"}:
         raise ValueError(f"file_format={file_format!r}; use 'parquet' or 'jsonl'.")

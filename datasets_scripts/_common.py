@@ -1,6 +1,6 @@
 """Shared pieces of the dataset builders: field type checks with errors naming the file and line, skipped-row
 accounting, and locating input files under ``data_dir``. Reading files (JSON, JSON Lines, CSV limits, UTF-8
-and surrogate errors, :class:`~dialeval.io.MalformedDataError`) is :mod:`dialeval.io`'s, the one reader stack."""
+and surrogate errors, :class:`~dialeval.io.readers.MalformedDataError`) is :mod:`dialeval.io.readers`'s, the one reader stack."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import datasets
 
-from dialeval.io import MalformedDataError, not_utf8, read_csv_stream
+from dialeval.io.readers import MalformedDataError, not_utf8, read_csv_stream
 
 logger = logging.getLogger("dialeval.datasets")
 
@@ -186,7 +186,7 @@ def quality_builder_info(description: str, qualities: Sequence[str], *, turn: bo
 
 
 def read_csv_table(path: Path, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Rows of a CSV file through :func:`dialeval.io.read_csv_stream`; ``columns`` names the columns of a file
+    """Rows of a CSV file through :func:`dialeval.io.readers.read_csv_stream`; ``columns`` names the columns of a file
     without a header row (its errors still name the file's own line). Reader errors become
     :class:`MalformedDataError` (one line, surfaced by ``load``)."""
     def lines(f: Any) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 import datasets
 
 from dialeval.datasets._common import STRINGS, find_file, parse_float, resolve_data_dir
-from dialeval.io import MalformedDataError, csv_field_limit, refuse_repeated_columns, where
+from dialeval.io.readers import MalformedDataError, csv_field_limit, refuse_repeated_columns, where
 
 CITATION = """@inproceedings{tevet-berant-2021-evaluating,
   title = {Evaluating the Evaluation of Diversity in Natural Language Generation},

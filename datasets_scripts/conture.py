@@ -22,7 +22,13 @@ from dialeval.datasets._common import (
 )
 from dialeval.datasets.dstc9_interactive import QUALITIES as DIALOG_QUALITIES
 from dialeval.datasets.dstc9_interactive import split_turns
-from dialeval.io import MalformedDataError, read_json, require_int, require_keys, require_str
+from dialeval.io.readers import (
+    MalformedDataError,
+    read_json,
+    require_int,
+    require_keys,
+    require_str,
+)
 
 CITATION = """@inproceedings{ghazarian-etal-2022-wrong,
   title = {What is wrong with you?: Leveraging User Sentiment for Automatic Dialog Evaluation},

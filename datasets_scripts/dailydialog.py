@@ -26,7 +26,7 @@ from typing import Any
 import datasets
 
 from dialeval.datasets._common import STRINGS, find_file, report_skipped, resolve_data_dir
-from dialeval.io import MalformedDataError, read_json, require_keys, require_str
+from dialeval.io.readers import MalformedDataError, read_json, require_keys, require_str
 
 CITATION = """@inproceedings{li-etal-2017-dailydialog,
   title = {DailyDialog: A Manually Labelled Multi-turn Dialogue Dataset},

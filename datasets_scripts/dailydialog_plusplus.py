@@ -14,7 +14,7 @@ from typing import Any
 import datasets
 
 from dialeval.datasets._common import STRINGS, find_file, resolve_data_dir
-from dialeval.io import read_jsonl, require_int, require_keys, require_str_list, where
+from dialeval.io.readers import read_jsonl, require_int, require_keys, require_str_list, where
 
 CITATION = """@article{sai-etal-2020-improving,
   title = {Improving Dialog Evaluation with a Multi-reference Adversarial Dataset and Large Scale Pretraining},

@@ -34,7 +34,7 @@ from typing import Any
 import datasets
 
 from dialeval.datasets._common import STRINGS, resolve_data_dir
-from dialeval.io import (
+from dialeval.io.readers import (
     MalformedDataError,
     read_jsonl,
     require_keys,

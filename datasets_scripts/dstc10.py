@@ -25,7 +25,13 @@ from dialeval.datasets._common import (
     quality_features,
     quality_row,
 )
-from dialeval.io import MalformedDataError, read_json, require_keys, require_str, require_str_list
+from dialeval.io.readers import (
+    MalformedDataError,
+    read_json,
+    require_keys,
+    require_str,
+    require_str_list,
+)
 
 CITATION = """@article{zhang2021automatic,
   title = {Automatic Evaluation and Moderation of Open-domain Dialogue Systems},

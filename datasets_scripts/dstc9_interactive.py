@@ -20,7 +20,7 @@ from dialeval.datasets._common import (
     quality_row,
     rater_lists,
 )
-from dialeval.io import MalformedDataError, read_json, require_keys, require_str
+from dialeval.io.readers import MalformedDataError, read_json, require_keys, require_str
 
 CITATION = """@article{gunasekara2020overview,
   title = {Overview of the Ninth Dialog System Technology Challenge: {DSTC9}},

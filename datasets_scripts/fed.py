@@ -16,7 +16,13 @@ from typing import Any
 import datasets
 
 from dialeval.datasets._common import find_file, resolve_data_dir
-from dialeval.io import MalformedDataError, read_json, require_int, require_keys, require_str
+from dialeval.io.readers import (
+    MalformedDataError,
+    read_json,
+    require_int,
+    require_keys,
+    require_str,
+)
 
 CITATION = """@inproceedings{mehri-eskenazi-2020-unsupervised,
   title = {Unsupervised Evaluation of Interactive Dialog with {D}ialo{GPT}},

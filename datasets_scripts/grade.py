@@ -18,7 +18,7 @@ from dialeval.datasets._common import (
     quality_configs,
     quality_row,
 )
-from dialeval.io import (
+from dialeval.io.readers import (
     MalformedDataError,
     parse_json,
     read_json,

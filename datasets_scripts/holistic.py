@@ -17,7 +17,7 @@ from dialeval.datasets._common import (
     quality_row,
     read_csv_table,
 )
-from dialeval.io import MalformedDataError, where
+from dialeval.io.readers import MalformedDataError, where
 
 CITATION = """@inproceedings{pang-etal-2020-towards,
   title = {Towards Holistic and Automatic Evaluation of Open-Domain Dialogue Generation},

@@ -22,7 +22,7 @@ from dialeval.datasets._common import (
     quality_row,
     read_csv_table,
 )
-from dialeval.io import MalformedDataError, where
+from dialeval.io.readers import MalformedDataError, where
 
 CITATION = """@inproceedings{ghazarian2020predictive,
   title = {Predictive Engagement: An Efficient Metric for Automatic Evaluation of Open-Domain Dialogue Systems},

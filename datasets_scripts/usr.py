@@ -19,7 +19,7 @@ from dialeval.datasets._common import (
     quality_configs,
     quality_row,
 )
-from dialeval.io import MalformedDataError, read_json, require_keys, require_str
+from dialeval.io.readers import MalformedDataError, read_json, require_keys, require_str
 
 CITATION = """@inproceedings{mehri-eskenazi-2020-usr,
   title = {{USR}: An Unsupervised and Reference Free Evaluation Metric for Dialog Generation},

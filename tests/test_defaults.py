@@ -51,7 +51,7 @@ def test_full_loads_without_a_config_name(tmp_path):
 
 def test_automatic_progress_bars_stay_silent_on_tiny_inputs(capsys, monkeypatch):
     """No bar for work that ends within the delay; an explicit ``progress=True`` shows one at once."""
-    from dialeval.runtime import run_batched
+    from dialeval.models.runtime import run_batched
 
     monkeypatch.delenv("DIALEVAL_PROGRESS", raising=False)
     items = ["a", "bb", "ccc"]

@@ -20,8 +20,6 @@ from dialeval.full.texts import (
     FOLLOW_UPS,
     FULL_0_0_3_FOLLOW_UPS,
     aggregate_followups,
-    check_dialogues,
-    check_turn_inputs,
     followup_values,
     keep_last_tokens,
     mean_token_nll,
@@ -29,8 +27,9 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
-from dialeval.lm import ModelNotAvailableError, detect_kind, find_smollm2_gguf, load_lm
-from dialeval.signature import parse_signature
+from dialeval.io.signature import parse_signature
+from dialeval.io.validation import check_dialogues, check_turn_inputs
+from dialeval.models.lm import ModelNotAvailableError, detect_kind, find_smollm2_gguf, load_lm
 from dialeval.testing.blenderbot import build_tiny_blenderbot, build_tiny_causal_lm
 
 HISTORIES = [

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.full.scorer import full_scores
-from dialeval.lm import load_lm
+from dialeval.models.lm import load_lm
 from dialeval.testing.blenderbot import build_tiny_blenderbot, state_fingerprint
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "full_compat_reference.json").read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ import torch
 from dialeval.full.formulation import chat_pieces, followup_nll
 from dialeval.full.scorer import FollowupScorer, full_scores
 from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
-from dialeval.lm import GEMMA3_LM, ModelNotAvailableError, load_lm
+from dialeval.models.lm import GEMMA3_LM, ModelNotAvailableError, load_lm
 from dialeval.testing.blenderbot import build_tiny_blenderbot, build_tiny_causal_lm
 
 #: a minimal ChatML-like template, prefix-stable like SmolLM2's

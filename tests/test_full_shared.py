@@ -13,8 +13,8 @@ from dialeval.full.causal import packed_layout
 from dialeval.full.hosted import followup_trie, query_chunks
 from dialeval.full.scorer import FollowupScorer
 from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
-from dialeval.lm import load_lm
-from dialeval.shared_prefix import (
+from dialeval.models.lm import load_lm
+from dialeval.models.shared_prefix import (
     common_prefix_length,
     nested_hosts,
     pack_cost,

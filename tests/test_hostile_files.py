@@ -13,13 +13,13 @@ import pytest
 from dialeval.cli import main
 from dialeval.datasets import MalformedDataError, export, load
 from dialeval.datasets.contest import read_contest_csv
-from dialeval.files import (
+from dialeval.io.files import (
     atomic_directory,
     atomic_write_json,
     atomic_write_text,
     check_output_path,
 )
-from dialeval.io import read_records, read_texts
+from dialeval.io.readers import read_records, read_texts
 
 CONTEST = ("diversity_eval", "with_metrics", "conTest", "con_test_200_with_hds_resp_gen.csv")
 

@@ -10,7 +10,7 @@ import pytest
 
 import dialeval
 from dialeval.cli import main
-from dialeval.runtime import (
+from dialeval.models.runtime import (
     MODELS,
     Cancelled,
     ModelCache,
@@ -55,8 +55,8 @@ def test_spellings_of_one_path_are_one_identity(tiny):
 
 
 def test_five_spellings_load_one_model_of_each_kind(tiny):
-    from dialeval.encoders import get_encoder
-    from dialeval.lm import load_lm
+    from dialeval.models.encoders import get_encoder
+    from dialeval.models.lm import load_lm
     from dialeval.nli.nli_diversity import get_classifier
 
     loads = MODELS.loads
@@ -104,7 +104,7 @@ def test_racing_requests_load_once():
 
 
 def test_failed_loads_are_not_cached(tmp_path):
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
 
     for i in range(5):
         with pytest.raises(ModelNotAvailableError):
@@ -201,7 +201,7 @@ def test_full_fp16_signature_reads_the_loaded_model(tiny, monkeypatch):
     after scoring. CI has no GPU: CUDA is reported available and the model is kept on the CPU."""
     import torch
 
-    import dialeval.lm as lm_mod
+    import dialeval.models.lm as lm_mod
 
     real_load = lm_mod._load_lm
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -219,7 +219,7 @@ def test_encoder_only_model_given_to_full(tiny):
 
 
 def test_garbage_local_folder_gets_a_local_hint(tmp_path):
-    from dialeval.encoders import get_encoder
+    from dialeval.models.encoders import get_encoder
 
     folder = tmp_path / "garbage"
     folder.mkdir()
@@ -230,7 +230,7 @@ def test_garbage_local_folder_gets_a_local_hint(tmp_path):
 
 
 def test_model_field_that_is_not_a_string():
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
 
     with pytest.raises(TypeError, match="`model` must be a Hub id, a local path or None"):
         load_lm({"path": "/etc"}, device="cpu")

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dialeval.cli import main
-from dialeval.files import atomic_directory, check_output_path
+from dialeval.io.files import atomic_directory, check_output_path
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets_scripts" / "cards" / "dialstory" / "sample"
 
@@ -223,7 +223,7 @@ def test_atomic_directory_refuses_a_foreign_folder_in_the_python_api(tmp_path):
 def test_sigterm_removes_the_temporary_folder(tmp_path):
     code = (
         "import os, signal, sys, time\n"
-        "from dialeval.files import atomic_directory, remove_temporaries_on_sigterm\n"
+        "from dialeval.io.files import atomic_directory, remove_temporaries_on_sigterm\n"
         "remove_temporaries_on_sigterm()\n"
         f"with atomic_directory({str(tmp_path / 'out')!r}) as tmp:\n"
         "    (tmp / 'half.bin').write_bytes(b'x' * 1000)\n"

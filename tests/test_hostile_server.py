@@ -15,7 +15,7 @@ import pytest
 
 from dialeval import registry
 from dialeval.cli import main
-from dialeval.runtime import MODELS
+from dialeval.models.runtime import MODELS
 from dialeval.ui import serving
 from dialeval.ui.inputs import InputError
 from dialeval.ui.serving import RequestGate, ServerPolicy, SessionFiles, is_public

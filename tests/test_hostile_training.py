@@ -73,8 +73,8 @@ def test_a_three_class_head_is_refused_for_scoring(tmp_path):
 
 
 def test_offered_lm_name_and_its_path_are_one_cache_entry(tmp_path, monkeypatch):
-    from dialeval import lm
-    from dialeval.runtime import MODELS
+    from dialeval.models import lm
+    from dialeval.models.runtime import MODELS
 
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
     folder = lm._smollm2_target(lm.find_smollm2_gguf())  # where the offered model is converted, under this cache

@@ -23,10 +23,11 @@ from evaluate.loading import get_imports
 from huggingface_hub import SpaceCard
 
 import dialeval
-from dialeval import hub, registry
+from dialeval import registry
 from dialeval.cli import main
+from dialeval.hub import repos as hub
+from dialeval.models.runtime import hub_id
 from dialeval.resources import resource_path
-from dialeval.runtime import hub_id
 
 ORG = "acme"
 CPU_TORCH = ["--extra-index-url https://download.pytorch.org/whl/cpu", "torch==2.13.0+cpu"]

@@ -14,9 +14,9 @@ import pytest
 from scipy import stats as sps
 from sklearn.metrics import roc_auc_score
 
-from dialeval import leaderboard
-from dialeval.metaeval import STATISTICS, meta_evaluate, protocol_rows, targets_for
-from dialeval.stats import paired_bootstrap, williams_test
+from dialeval.meta import leaderboard
+from dialeval.meta.evaluation import STATISTICS, meta_evaluate, protocol_rows, targets_for
+from dialeval.meta.stats import paired_bootstrap, williams_test
 
 
 def _williams_by_hand(r12: float, r13: float, r23: float, n: int) -> float:
@@ -166,7 +166,7 @@ def test_done_when_command_contest(shared_data, tmp_path):
 def test_hub_build_writes_the_leaderboard_dataset(board_dir, tmp_path):
     from huggingface_hub import DatasetCard, ModelCard
 
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     repos = hub.build("acme", tmp_path / "hub", from_index=True, only=[], leaderboard=board_dir)
     folder = tmp_path / "hub" / "datasets" / "dialeval-leaderboard"

@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from dialeval import hub, leaderboard
+from dialeval.hub import repos as hub
+from dialeval.meta import leaderboard
 
 
 def test_no_pair_with_the_human_reference_or_itself(shared_data, tmp_path):

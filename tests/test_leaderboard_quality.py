@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from dialeval import leaderboard
-from dialeval import leaderboard_quality as lq
-from dialeval.metaeval import STATISTICS, Target
-from dialeval.stats import paired_permutation, significance_ranks, system_level
+from dialeval.meta import leaderboard
+from dialeval.meta import quality as lq
+from dialeval.meta.evaluation import STATISTICS, Target
+from dialeval.meta.stats import paired_permutation, significance_ranks, system_level
 
 
 def _data(n=300, seed=0):
@@ -138,7 +138,7 @@ def test_an_interrupted_run_resumes_without_rescoring(shared_data, tmp_path, mon
 
 
 def test_quality_rows_drop_empty_turns_and_unscorable_responses():
-    from dialeval.metaeval import protocol_rows
+    from dialeval.meta.evaluation import protocol_rows
 
     rows = [{"id": "a", "context": ["hi", " ", "there"], "speakers": ["User", "System", "User"], "response": "yo"},
             {"id": "b", "context": ["hi"], "speakers": [], "response": "  "}]
@@ -152,7 +152,7 @@ def test_hub_folder_has_configs_heatmap_and_both_eval_results_formats(shared_dat
     import yaml
     from huggingface_hub import DatasetCard, ModelCard, parse_eval_result_entries
 
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     cols = [f"column:metrics.{c}" for c in ("Ruber_Unref_Score", "CTX_Unref_Score", "Eng_Score_MeanPooling")]
     board = tmp_path / "board"

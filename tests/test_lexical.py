@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dialeval.io.text import get_tokenizer
 from dialeval.lexical import formulas as lexical
 from dialeval.lexical.core import compute_distinct, compute_ent, compute_low_frequency
 from dialeval.lexical.ngrams import NgramCounts, count_ngrams
-from dialeval.text import get_tokenizer
 
 # ---------------------------------------------------------------- hand-computed values
 
@@ -273,8 +273,8 @@ def test_low_frequency_says_when_it_is_one_by_construction():
     token above the threshold gives a plain number (hand-counted)."""
     import warnings
 
+    from dialeval.io.validation import ResultNote
     from dialeval.lexical.core import compute_low_frequency
-    from dialeval.validation import ResultNote
 
     with pytest.warns(ResultNote, match=r"no token occurs more than threshold=100 times in these 4 tokens"):
         out = compute_low_frequency(["a b", "a c"], tokenizer="whitespace")

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from dialeval import text as dtext
 from dialeval.cli import main
+from dialeval.io import text as dtext
 from dialeval.lexical import compute_many
 from dialeval.lexical.core import compute_distinct, compute_ent, compute_low_frequency
 

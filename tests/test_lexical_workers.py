@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from dialeval.io.text import TokenizerPool, tokenize_all
 from dialeval.lexical.formulas import corpus_distinct as distinct_n
 from dialeval.lexical.ngrams import NgramCounts
-from dialeval.text import TokenizerPool, tokenize_all
 
 
 def shout(text: str) -> list[str]:  # a picklable custom tokenizer

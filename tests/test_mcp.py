@@ -179,7 +179,7 @@ def test_metric_space_serves_its_one_tool_with_the_numbers_of_compute(tmp_path):
     """A metric Space's app.py, as `hub build` writes it, run in its own process: MCP on, one typed tool."""
     from gradio_client import Client
 
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     folder = hub.write_metric_space(registry.get("dialspk"), tmp_path / "dialspk", "acme", hub.Install(None)).folder
     port = free_port()

@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from dialeval.cli import main
-from dialeval.metaeval import (
+from dialeval.meta.evaluation import (
     Target,
     auc,
     average_ranks,
@@ -219,7 +219,7 @@ class _FakeModule:
 
 
 def test_model_adapters_pass_options_and_inputs(monkeypatch):
-    import dialeval.loading
+    import dialeval.models.loading
 
     calls, loads = [], []
 
@@ -227,7 +227,7 @@ def test_model_adapters_pass_options_and_inputs(monkeypatch):
         loads.append((name, config_name, options))
         return _FakeModule(calls)
 
-    monkeypatch.setattr(dialeval.loading, "load", fake_load)
+    monkeypatch.setattr(dialeval.models.loading, "load", fake_load)
     sets = [{"responses": ["a", "b"]}, {"responses": ["c", "d"]}]
     assert make_adapter("nli_diversity", "contest", "c", {"model": "/m"})(sets) == {
         "scores": [0.0, 1.0], "signature": "fake|version:0"}

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dialeval.models.runtime import ModelNotAvailableError
 from dialeval.nli.core import (
     CANONICAL,
     NLIClassifier,
@@ -24,7 +25,6 @@ from dialeval.nli.core import (
     ordered_pairs,
     to_canonical,
 )
-from dialeval.runtime import ModelNotAvailableError
 from dialeval.testing.roberta import CNE, ENC, tiny_nli_model
 
 
@@ -306,7 +306,7 @@ def test_meta_eval_contest_end_to_end_with_tiny_model(tiny_models, shared_data, 
     from scipy.stats import spearmanr
 
     from dialeval import datasets as dd
-    from dialeval.metaeval import meta_evaluate
+    from dialeval.meta.evaluation import meta_evaluate
 
     config = "con_test_200_resp_gen"
     ds = dd.load("contest", config, data_dir=shared_data / "diversity_eval", cache_dir=str(tmp_path / "cache"))

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from dialeval import onnx_backend
-from dialeval.encoders import LastTokenEncoder, SentenceTransformerEncoder, get_encoder
-from dialeval.runtime import MODELS
-from dialeval.signature import parse_signature
+from dialeval.io.signature import parse_signature
+from dialeval.models import onnx_backend
+from dialeval.models.encoders import LastTokenEncoder, SentenceTransformerEncoder, get_encoder
+from dialeval.models.runtime import MODELS
 from dialeval.testing.gpt2 import build_tiny_gpt2
 from dialeval.testing.roberta import roberta_tokenizer
 
@@ -100,7 +100,7 @@ def test_without_onnxruntime_everything_runs_on_torch(tiny_st, tiny_gpt2, monkey
     np.testing.assert_array_equal(enc.encode(TEXTS), SentenceTransformerEncoder(tiny_st).encode(TEXTS))
     with pytest.raises(ValueError, match="needs onnxruntime"):
         get_encoder(str(tiny_st), backend="onnx")
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
 
     lm = load_lm(str(tiny_gpt2))  # FULL's LMs fall back alike
     assert lm.backend == "torch" and lm.onnx is None
@@ -222,7 +222,7 @@ def test_full_causal_lm_on_onnx_runtime_matches_torch(tmp_path):
 @pytest.mark.onnx
 def test_full_seq2seq_on_onnx_runtime_matches_torch_and_is_the_default(tmp_path):
     import dialeval
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
     from dialeval.testing.blenderbot import build_tiny_blenderbot
 
     path = str(build_tiny_blenderbot(tmp_path / "bb"))
@@ -284,7 +284,7 @@ def test_read_only_cache_keeps_the_automatic_choice_on_torch(tmp_path, monkeypat
 @pytest.mark.onnx
 def test_lm_that_cannot_be_exported_stays_on_torch_unless_onnx_was_asked_for(tmp_path, monkeypatch):
     """The automatic choice warns and runs torch; an explicit backend="onnx" is a one-line error."""
-    from dialeval import lm as lm_module
+    from dialeval.models import lm as lm_module
     from dialeval.testing.blenderbot import build_tiny_causal_lm
 
     path = str(build_tiny_causal_lm(tmp_path / "llama"))

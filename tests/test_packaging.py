@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import dialeval
-from dialeval import hub, registry
+from dialeval import registry
+from dialeval.hub import repos as hub
 
 REPO = Path(__file__).resolve().parents[1]
 RESPONSES = ["i like tea .", "i like coffee .", "no thanks"]
@@ -51,7 +52,7 @@ out["examples"] = sorted(examples)
 out["demo_title"] = build_demo().title  # the demo builds from the installed package alone
 
 # and the Hub folders can be written from it (no checkout, so from the index)
-from dialeval import hub
+from dialeval.hub import repos as hub
 repos = hub.build("acme", work / "hub", from_index=True, only=[*registry.metric_names(), hub.DEMO_NAME])
 out["hub"] = sorted(r.folder.name for r in repos)
 print(json.dumps(out, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))

@@ -151,7 +151,7 @@ def test_toy_metric_in_the_demo_and_its_widget(toy_package):
 
 
 def test_toy_metric_in_hub_build(toy_package, tmp_path):
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     repos = hub.build("toy-org", tmp_path / "hub", from_index=True, only=[TOY])
     space = tmp_path / "hub" / "spaces" / TOY
@@ -190,7 +190,7 @@ def test_every_declaration_is_complete():
 def test_meta_evaluation_reads_the_declarations(toy_package):
     """``meta-eval`` offers exactly the metrics that declare ``meta_datasets``; a declaration naming an unknown
     dataset, or a non-set metric without an adapter, is refused when declared."""
-    from dialeval.metaeval import make_adapter
+    from dialeval.meta.evaluation import make_adapter
 
     assert {n: d.meta_datasets for n, d in registry.meta_evaluable().items()} == {
         "distinct_n": ("contest",), "ent_n": ("contest",), "full_followup": (
@@ -215,7 +215,7 @@ def test_meta_evaluation_reads_the_declarations(toy_package):
         registry.MetricDeclaration(inputs="turns", meta_datasets="fed", meta_adapter="m:f", **base)
     with pytest.raises(ValueError, match="meta_adapter without meta_datasets"):
         registry.MetricDeclaration(inputs="turns", meta_adapter="m:f", **base)
-    from dialeval.metaeval import DEFAULT_CONFIGS
+    from dialeval.meta.evaluation import DEFAULT_CONFIGS
 
     assert set(registry.META_DATASETS) == set(DEFAULT_CONFIGS)  # every declared dataset has a protocol
     for decl in registry.meta_evaluable().values():

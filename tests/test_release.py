@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import dialeval
-from dialeval import hub
+from dialeval.hub import repos as hub
 
 REPO = Path(__file__).resolve().parents[1]
 

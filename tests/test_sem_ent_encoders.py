@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from dialeval.encoders import (
+from dialeval.models.encoders import (
     DEFAULT_ENCODER,
     LastTokenEncoder,
     check_responses,
@@ -14,7 +14,7 @@ from dialeval.encoders import (
     get_encoder,
     parse_encoder_spec,
 )
-from dialeval.runtime import ModelNotAvailableError
+from dialeval.models.runtime import ModelNotAvailableError
 from dialeval.testing.gpt2 import build_tiny_gpt2
 
 TEXTS = ["Hello , how are you today ?", "Yes .", "I don't know what you mean .",

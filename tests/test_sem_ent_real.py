@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dialeval
-from dialeval.encoders import DEFAULT_ENCODER, default_encoder_path, get_encoder
+from dialeval.models.encoders import DEFAULT_ENCODER, default_encoder_path, get_encoder
 from dialeval.semantic.space import SemanticSpace, agreement
 
 pytestmark = pytest.mark.slow

@@ -275,7 +275,7 @@ def test_module_cache_loads_once_under_concurrent_requests(monkeypatch):
     import threading
     import time
 
-    import dialeval.loading
+    import dialeval.models.loading
 
     calls = []
 
@@ -288,7 +288,7 @@ def test_module_cache_loads_once_under_concurrent_requests(monkeypatch):
         time.sleep(0.2)
         return Fake()
 
-    monkeypatch.setattr(dialeval.loading, "load", slow_load)
+    monkeypatch.setattr(dialeval.models.loading, "load", slow_load)
     cache = ui.ModuleCache()
     results = []
     threads = [threading.Thread(target=lambda: results.append(cache.compute("distinct_n", {"predictions": ["a"]})))
@@ -302,7 +302,7 @@ def test_module_cache_loads_once_under_concurrent_requests(monkeypatch):
 
 
 def test_every_metric_has_a_widget(tmp_path):
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     for decl in registry.declarations().values():
         demo = ui.metric_widget(decl.name)
@@ -529,7 +529,7 @@ def test_api_evaluate_scores_only_what_was_sent(app):
 
 
 def test_the_demo_cards_client_example_runs_the_response_metrics_only(app):
-    from dialeval.hub import demo_client_arguments
+    from dialeval.hub.repos import demo_client_arguments
 
     arguments = demo_client_arguments()
     result = app.predict(**arguments, api_name="/evaluate")
@@ -671,7 +671,7 @@ def test_space_app_builds_from_its_own_folder(monkeypatch, tmp_path):
     import os
     import runpy
 
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     folder = hub.write_demo_space(tmp_path / "demo", "acme", hub.Install(None)).folder  # as `hub build` writes it
 

@@ -38,7 +38,8 @@ def test_space_cards_link_their_models_and_datasets(tmp_path):
     """Issue 34.7: the Space cards name the Hub models and datasets they use, so the Hub links them."""
     import yaml
 
-    from dialeval import hub, hub_cards
+    from dialeval.hub import cards as hub_cards
+    from dialeval.hub import repos as hub
 
     def front(text: str) -> dict:
         return yaml.safe_load(text.split("---\n")[1])
@@ -61,7 +62,7 @@ def test_space_cards_link_their_models_and_datasets(tmp_path):
 def test_missing_dialeval_hint_keeps_the_models_extra(tmp_path):
     from evaluate.loading import get_imports
 
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     install = hub.Install(tmp_path / "dialeval-0.1.0-py3-none-any.whl")
     (tmp_path / "dialeval-0.1.0-py3-none-any.whl").write_bytes(b"")
@@ -78,7 +79,7 @@ def test_upload_script_requests_hardware_only_when_asked(tmp_path, hardware, mon
     import os
     import subprocess
 
-    from dialeval import hub
+    from dialeval.hub import repos as hub
 
     stub = tmp_path / "python"
     stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$CALLS"\n', encoding="utf-8")

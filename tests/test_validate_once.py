@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 import dialeval
-from dialeval import validation
+from dialeval.io import validation
 
 TEXTS = ["café olé", "naïve idea", "déjà vu", "crème brûlée"]  # non-ASCII: every one is scanned
 

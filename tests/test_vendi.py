@@ -81,7 +81,7 @@ def test_embedding_kernel_one_encoding_and_reference():
     to float32 precision, on sentence-transformers' own encoding."""
     from sentence_transformers import SentenceTransformer
 
-    from dialeval.encoders import default_encoder_path
+    from dialeval.models.encoders import default_encoder_path
 
     kernels._EMBEDDINGS.clear()
     vendi = compute_vendi(SETS)

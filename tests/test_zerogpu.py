@@ -115,7 +115,7 @@ def test_every_model_metric_declares_its_loader():
 def test_placed_model_is_the_one_requests_use(name):
     """On CPU (the same code path with device="cpu"): the loader fills the process-wide cache entry that a
     request then reads, so the request loads nothing more."""
-    from dialeval.runtime import MODELS
+    from dialeval.models.runtime import MODELS
 
     decl = registry.get(name)
     model = ui.default_model(decl)

@@ -23,7 +23,7 @@ REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "data" / "full_compa
 def compat_scores(reference: dict, model_dir: Path) -> list[float]:
     """dialeval's compat-mode score for each case of ``reference`` (model already built in ``model_dir``)."""
     from dialeval.full.scorer import full_scores
-    from dialeval.lm import load_lm
+    from dialeval.models.lm import load_lm
 
     lm = load_lm(str(model_dir), device="cpu")
     out = []

@@ -14,8 +14,8 @@ import evaluate
 from dialeval import evaluate_module
 from dialeval.full.full_followup import CONFIGS, check_full_inputs, compute_full, full_histories
 from dialeval.full.texts import check_follow_ups
+from dialeval.io.validation import inputs_checked
 from dialeval.metrics.full_followup import METRIC
-from dialeval.validation import inputs_checked
 
 _FEATURES = {
     "turn": datasets.Features({"contexts": datasets.Sequence(datasets.Value("string")),

@@ -30,7 +30,7 @@ METRIC = declare(
     ),
     model_option="model",
     models=("roberta-large-mnli", "microsoft/deberta-large-mnli"),
-    probe="dialeval.probes:probe_model",
+    probe="dialeval.models.probes:probe_model",
     loader="dialeval.nli.core:get_classifier",
     plot="dialeval.nli.plots:plot_nli",
     ui_options={"return_probabilities": True},

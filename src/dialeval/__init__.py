@@ -8,7 +8,7 @@ metric is declared once in :mod:`dialeval.registry`; ``dialeval.METRICS`` lists 
 from typing import Any
 
 from dialeval._version import __version__
-from dialeval.loading import load
+from dialeval.models.loading import load
 from dialeval.registry import declarations
 from dialeval.registry import get as declaration
 

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
+from dialeval.io.validation import check_valid_unicode, inputs_checked
 from dialeval.registry import MetricDeclaration, check_options
-from dialeval.validation import check_valid_unicode, inputs_checked
 
 
 def _kind(feature: Any) -> str | None:

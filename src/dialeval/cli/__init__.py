@@ -8,8 +8,8 @@ import sys
 from typing import Any, NoReturn
 
 from dialeval._version import __version__
-from dialeval.files import check_command_paths, is_output_option, remove_temporaries_on_sigterm
-from dialeval.runtime import Cancelled
+from dialeval.io.files import check_command_paths, is_output_option, remove_temporaries_on_sigterm
+from dialeval.models.runtime import Cancelled
 
 # One module per sub-command family (each defines ``register(subparsers)``): the generic commands here, a
 # metric family's own commands in its folder (semantic: fit-space, dress-weights; dialstory: train-coherence and
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_overwrite(parser: argparse.ArgumentParser) -> None:
     """Every command that writes an output file gets ``--overwrite`` (an existing output file is refused
-    without it, :func:`dialeval.files.check_command_paths`)."""
+    without it, :func:`dialeval.io.files.check_command_paths`)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in dict.fromkeys(action.choices.values()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dialeval.hub import build
+from dialeval.hub.repos import build
 
 
 def register(sub: Any) -> None:

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dialeval.io.validation import MAX_RESAMPLES, check_resamples
 from dialeval.registry import META_DATASETS
-from dialeval.validation import MAX_RESAMPLES, check_resamples
 
 
 def register(sub: Any) -> None:
@@ -42,7 +42,7 @@ def _max_rows(pairs: list[str]) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dialeval.leaderboard import build
+    from dialeval.meta.leaderboard import build
 
     check_resamples(args.resamples)
     out = Path(args.out).expanduser()

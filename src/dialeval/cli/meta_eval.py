@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import Any
 
-from dialeval.files import atomic_write_json, check_output_path, is_stdout
-from dialeval.metaeval import format_report, meta_evaluate, parse_metric_args, plot_report
+from dialeval.io.files import atomic_write_json, check_output_path, is_stdout
+from dialeval.io.validation import MAX_RESAMPLES, check_resamples
+from dialeval.meta.evaluation import format_report, meta_evaluate, parse_metric_args, plot_report
 from dialeval.registry import META_DATASETS, meta_evaluable
-from dialeval.validation import MAX_RESAMPLES, check_resamples
 
 
 def register(sub: Any) -> None:

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import registry
-from dialeval.files import atomic_write_json, check_output_path, is_stdout, json_text
-from dialeval.io import check_duplicate_rows, read_rows
-from dialeval.validation import ResultNote, inputs_checked
+from dialeval.io.files import atomic_write_json, check_output_path, is_stdout, json_text
+from dialeval.io.readers import check_duplicate_rows, read_rows
+from dialeval.io.validation import ResultNote, inputs_checked
 
 
 def register(sub: Any) -> None:
@@ -144,7 +144,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
         resolve_columns,
         schema_of_rows,
     )
-    from dialeval.io import check_unicode, describe, no_text_field
+    from dialeval.io.readers import check_unicode, describe, no_text_field
 
     if not rows:
         raise ValueError(f"{source}: no rows found (the input is empty).")
@@ -231,7 +231,7 @@ def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs
             with inputs_checked():
                 result = decl.core_function()(**inputs, **extra, **options)
         else:
-            from dialeval.loading import load
+            from dialeval.models.loading import load
 
             module = load(decl.name, config) if config else load(decl.name)
             result = module.compute(**inputs, **options)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.dialstory.dialspk import baseline_predictions, speaker_accuracy
-from dialeval.files import atomic_write_lines, check_output_path, is_stdout
-from dialeval.io import read_jsonl, where
-from dialeval.signature import make_signature
+from dialeval.io.files import atomic_write_lines, check_output_path, is_stdout
+from dialeval.io.readers import read_jsonl, where
+from dialeval.io.signature import make_signature
 
 
 def register(sub: Any) -> None:
@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 def read_dialspk(data: str | Path, split: str = "test") -> list[dict[str, Any]]:
     """Validated DialSpk records of a file or of ``<folder>/dialspk/<split>.jsonl``."""
     from dialeval.datasets.dialstory import check_dialspk
-    from dialeval.io import check_duplicate_rows
+    from dialeval.io.readers import check_duplicate_rows
 
     path = Path(data)
     if path.is_dir():

@@ -25,9 +25,9 @@ from dialeval.dialstory.coherence_data import (
     read_sources,
     split_by_source,
 )
-from dialeval.files import check_output_path
-from dialeval.runtime import resolve_device
-from dialeval.signature import make_signature
+from dialeval.io.files import check_output_path
+from dialeval.io.signature import make_signature
+from dialeval.models.runtime import resolve_device
 
 
 def register(sub: Any) -> None:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from dialeval.files import atomic_write_lines, check_output_path, is_stdout
+from dialeval.io.files import atomic_write_lines, check_output_path, is_stdout
 
 
 def register_make(cmds: Any) -> None:

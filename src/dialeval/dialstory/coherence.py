@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.dialstory.coherence_data import LABELS, Pair
-from dialeval.encoders import default_encoder_path
-from dialeval.files import atomic_directory, atomic_write_json
-from dialeval.onnx_backend import logits_module, onnx_runner, require_cpu, resolve_backend
-from dialeval.runtime import (
+from dialeval.io.files import atomic_directory, atomic_write_json
+from dialeval.models.encoders import default_encoder_path
+from dialeval.models.onnx_backend import logits_module, onnx_runner, require_cpu, resolve_backend
+from dialeval.models.runtime import (
     load_pretrained,
     model_revision,
     progress_bar,
@@ -151,7 +151,7 @@ def _batch(tokenizer: Any, texts: Sequence[str], max_length: int, device: Any) -
 def predict_proba(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int = 512,
                   batch_size: int = 32, progress: bool | None = None, runner: Any = None) -> list[float]:
     """``P(original)`` of each text (length-sorted batches under ``torch.inference_mode``; on ONNX Runtime
-    with ``runner``, a :class:`dialeval.onnx_backend.OnnxRunner` of the model's logits)."""
+    with ``runner``, a :class:`dialeval.models.onnx_backend.OnnxRunner` of the model's logits)."""
     import torch
 
     device = next(model.parameters()).device
@@ -272,7 +272,7 @@ def save(model: Any, tokenizer: Any, out: str | Path, meta: dict[str, Any], *, o
 
 class CoherenceScorer:
     """A saved (or Hub) coherence classifier: ``score(texts)`` → ``P(original)`` per text. ``backend`` as in
-    :func:`dialeval.onnx_backend.resolve_backend` (``None``: ONNX Runtime on CPU in fp32 when installed)."""
+    :func:`dialeval.models.onnx_backend.resolve_backend` (``None``: ONNX Runtime on CPU in fp32 when installed)."""
 
     def __init__(self, name_or_path: str | os.PathLike, *, device: Any = None, max_length: int | None = None,
                  batch_size: int = 16, backend: str | None = None) -> None:
@@ -299,7 +299,7 @@ class CoherenceScorer:
         self.runner = None if self.backend == "torch" else self._onnx_runner(dev)
 
     def _onnx_runner(self, device: Any) -> Any:
-        """The classifier's logits as an ONNX graph, exported once per weights (:mod:`dialeval.onnx_backend`)."""
+        """The classifier's logits as an ONNX graph, exported once per weights (:mod:`dialeval.models.onnx_backend`)."""
         enc = self.tokenizer(["a b", "c"], padding=True, return_tensors="pt")
         sample = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
         return onnx_runner(model_revision(self.model), "sequence-classification", logits_module(self.model),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dialeval.io import (
+from dialeval.io.readers import (
     MalformedDataError,
     read_json,
     read_jsonl,

@@ -32,11 +32,11 @@ from functools import lru_cache
 from typing import Any
 
 from dialeval.dialstory.coherence import CoherenceScorer
+from dialeval.io.signature import make_signature
+from dialeval.io.validation import check_list, check_texts
 from dialeval.lexical import formulas as lexical
-from dialeval.onnx_backend import check_backend_name, resolve_backend
-from dialeval.runtime import check_device_type, resolve_device
-from dialeval.signature import make_signature
-from dialeval.validation import check_list, check_texts
+from dialeval.models.onnx_backend import check_backend_name, resolve_backend
+from dialeval.models.runtime import check_device_type, resolve_device
 
 TOKENIZATIONS = ("char", "jieba")
 QUOTES = ("keep", "strip")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dialeval.signature import make_signature
+from dialeval.io.signature import make_signature
 
 
 def _check_story(value: Any, field: str, index: int) -> list[str]:

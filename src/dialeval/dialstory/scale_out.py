@@ -23,8 +23,8 @@ from dialeval.dialstory.dialspk import accuracy_from_counts, dialspk_signature, 
 from dialeval.distributed.workers import column_values, with_columns
 from dialeval.lexical.formulas import distinct_scores
 from dialeval.lexical.ngram_tables import NgramTable, count_table, merge_tables
-from dialeval.onnx_backend import check_backend_name
-from dialeval.runtime import check_device_type
+from dialeval.models.onnx_backend import check_backend_name
+from dialeval.models.runtime import check_device_type
 
 # ----------------------------------------------------------------------------------------- DialSpk
 

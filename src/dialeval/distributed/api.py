@@ -16,7 +16,7 @@ from dialeval import registry
 from dialeval.distributed import engine
 from dialeval.distributed.columns import default_config, input_kind, resolve_columns
 from dialeval.distributed.states import finish_mean, mean_state, merge_means
-from dialeval.encoders import BATCH_SIZE
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.semantic.dress import HEAD_RULE, _check_gamma, check_head, head_clusters
 from dialeval.semantic.scale_out import SemanticLabeler, cluster_state, head_flags, merge_clusters
 from dialeval.semantic.space import SemanticSpace

@@ -43,7 +43,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 def write_json(folder: str, name: str, obj: Any, timeout: float) -> None:
     """``obj`` as ``folder/name``: atomically for a local folder, through pyarrow's filesystem for a URI."""
     from dialeval.distributed.engine import filesystem_of
-    from dialeval.files import atomic_write_json, json_text
+    from dialeval.io.files import atomic_write_json, json_text
 
     fs, path = filesystem_of(folder, timeout=timeout)
     if fs is None:

@@ -22,8 +22,8 @@ import pyarrow.fs as pafs
 
 from dialeval.distributed.columns import describe_type
 from dialeval.distributed.workers import TAG
-from dialeval.files import atomic_directory, check_output_path
-from dialeval.io import export_file, is_export_folder
+from dialeval.io.files import atomic_directory, check_output_path
+from dialeval.io.readers import export_file, is_export_folder
 
 #: Default rows per Ray batch for model stages (actors stay busy) and the bounds of a corpus chunk.
 MODEL_ROWS = 256
@@ -388,7 +388,7 @@ def write_parquet(ds: Any, output: str | os.PathLike, *, filesystem: pafs.FileSy
                   overwrite: bool = False, partition_by: list[str] | None = None) -> str:
     """Write ``ds`` (minus internal columns) as Parquet files into the folder or prefix ``output``
     (``partition_by``: hive-style ``COLUMN=VALUE/`` sub-folders). A local folder is written as a temporary
-    sibling and renamed into place (:func:`dialeval.files.atomic_directory`), so a crash never leaves a
+    sibling and renamed into place (:func:`dialeval.io.files.atomic_directory`), so a crash never leaves a
     half-written output; on a multi-node cluster give a path every node sees (NFS, ``s3://``)."""
     from ray.data import SaveMode
 

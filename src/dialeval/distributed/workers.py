@@ -52,11 +52,11 @@ def tag_array(value: str, n: int) -> pa.Array:
 def worker_device(device: Any, dtype: Any) -> tuple[Any, Any]:
     """``(device, dtype)`` for a model on this worker: with a GPU assigned (Ray sets
     ``CUDA_VISIBLE_DEVICES``) and no explicit choice, ``cuda`` in bf16 where the GPU runs it natively, else fp16
-    (:func:`dialeval.runtime.gpu_half_dtype`); otherwise as given."""
+    (:func:`dialeval.models.runtime.gpu_half_dtype`); otherwise as given."""
     if device is None and os.environ.get("CUDA_VISIBLE_DEVICES", "") not in ("", "-1"):
         import torch
 
-        from dialeval.runtime import gpu_half_dtype
+        from dialeval.models.runtime import gpu_half_dtype
 
         if torch.cuda.is_available():
             return "cuda", dtype if dtype is not None else gpu_half_dtype("cuda")

@@ -1,5 +1,5 @@
 """FULL's follow-up passes (torch or ONNX Runtime), after a history cache (from
-:func:`dialeval.lm.history_pass` or :func:`dialeval.lm.shared_history_pass`).
+:func:`dialeval.models.lm.history_pass` or :func:`dialeval.models.lm.shared_history_pass`).
 
 - :func:`mean_followup_nll` scores every follow-up after each history. ``packed=True`` (default) puts all the
   follow-ups of a history in one row behind a 4-D mask: each follow-up sees the history and its own earlier

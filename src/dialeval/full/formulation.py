@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.lm import DEFAULT_LM, GEMMA3_LM
+from dialeval.models.lm import DEFAULT_LM, GEMMA3_LM
 
 AGGREGATIONS = ("mean", "sum")
 
@@ -23,7 +23,7 @@ DEFAULT_FORMULATION: dict[str, dict[str, Any]] = {
     "causal": {"separator": "\n", "aggregation": "sum", "max_length": 1024},
     "seq2seq": {"separator": "\n", "aggregation": "mean", "max_length": None},
 }
-#: Each offline model's own study winner (``dialeval.lm`` names), overriding its kind's default. SmolLM2:
+#: Each offline model's own study winner (``dialeval.models.lm`` names), overriding its kind's default. SmolLM2:
 #: FED turn/dialog ρ 0.352/0.463 against 0.274/0.473 for the earlier newline/mean/1024 text; Gemma-3-270M:
 #: 0.333/0.516 against 0.329/0.494.
 MODEL_FORMULATIONS: dict[str, dict[str, Any]] = {

@@ -12,15 +12,14 @@ from dialeval.full.texts import (
     FOLLOW_UPS,
     FULL_0_0_3_FOLLOW_UPS,
     PACKAGE_LOOKBACK,
-    check_dialogues,
     check_follow_ups,
-    check_turn_inputs,
 )
-from dialeval.lm import load_lm
+from dialeval.io.signature import make_signature
+from dialeval.io.validation import check_dialogues, check_turn_inputs
+from dialeval.models.lm import load_lm
+from dialeval.models.runtime import loaded_dtype
 from dialeval.registry import Adapter
 from dialeval.registry import get as get_declaration
-from dialeval.runtime import loaded_dtype
-from dialeval.signature import make_signature
 
 CONFIGS = ("turn", "dialog")
 

@@ -3,7 +3,7 @@
 Scoring every turn of a conversation gives histories that are token prefixes of each other (ConTurE, FED turn
 level: h₁ ⊂ h₂ ⊂ … ⊂ hₖ, up to the separator token that ends each, which the next turn's first word absorbs).
 The key/value cache of the longest one already holds all of every shorter one's tokens but its last, so
-:func:`dialeval.shared_prefix.nested_hosts` runs only the longest (the *host*) and this module scores the
+:func:`dialeval.models.shared_prefix.nested_hosts` runs only the longest (the *host*) and this module scores the
 follow-ups of each history it holds (its *guests*, itself included) in one packed query row per host, behind a
 4-D additive mask:
 
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.lm import cache_of_rows
-from dialeval.onnx_lm import cache_tensors
+from dialeval.models.lm import cache_of_rows
+from dialeval.models.onnx_lm import cache_tensors
 
 #: the most query positions (anchors, trie nodes and padding, over all rows) one follow-up pass runs: it bounds
 #: the ``[rows, queries, vocab]`` logits (512 × 49,152 floats ≈ 100 MB for SmolLM2)

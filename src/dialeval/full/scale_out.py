@@ -17,8 +17,8 @@ from dialeval.distributed.workers import (
     worker_device,
 )
 from dialeval.full.full_followup import compute_full
-from dialeval.full.texts import check_dialogues, check_turn_inputs
-from dialeval.lm import load_lm
+from dialeval.io.validation import check_dialogues, check_turn_inputs
+from dialeval.models.lm import load_lm
 
 #: Every FULL option: the actors pass them all to :func:`~dialeval.full.full_followup.compute_full`.
 OPTIONS = ("model", "follow_ups", "compat", "separator", "max_length", "lookback", "batch_size", "max_tokens",

@@ -34,9 +34,9 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
-from dialeval.lm import history_pass, pad_id, position_limit, shared_history_pass
-from dialeval.runtime import load_pretrained, run_batched
-from dialeval.shared_prefix import nested_hosts, pack_groups, prefix_groups
+from dialeval.models.lm import history_pass, pad_id, position_limit, shared_history_pass
+from dialeval.models.runtime import load_pretrained, run_batched
+from dialeval.models.shared_prefix import nested_hosts, pack_groups, prefix_groups
 
 # --------------------------------------------------------------------------------------------------
 # Model scoring
@@ -45,7 +45,7 @@ from dialeval.shared_prefix import nested_hosts, pack_groups, prefix_groups
 class FollowupScorer:
     """Mean per-token NLL of every follow-up after every history, with one history encoding per item.
 
-    ``lm`` is a :class:`dialeval.lm.LoadedLM`. ``separator`` is written after each turn in default mode;
+    ``lm`` is a :class:`dialeval.models.lm.LoadedLM`. ``separator`` is written after each turn in default mode;
     ``max_length`` caps the history (default: the model's limit, at most 1024 tokens for causal models);
     ``None`` takes the measured default of the model kind or offline model
     (:func:`dialeval.full.formulation.default_formulation`). Causal LMs only:
@@ -163,7 +163,7 @@ class FollowupScorer:
         ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
         the caller applies the package's 50-turn lookback (:func:`package_turns`). Causal models run the
         common token prefix of histories with equal earlier turns once (``share_prefix``; the same NLLs to
-        float rounding, :mod:`dialeval.shared_prefix`) and score a history's follow-ups in one packed row
+        float rounding, :mod:`dialeval.models.shared_prefix`) and score a history's follow-ups in one packed row
         (``packed``, :mod:`dialeval.full.causal`); with both and ``nested``, a history whose tokens begin
         another's runs inside it and the follow-ups share their common first tokens (:mod:`dialeval.full.hosted`).
         ``max_tokens`` caps the padded history tokens of a pass, shared-context packs included.
@@ -267,7 +267,7 @@ class FollowupScorer:
         input_ids, attn = input_ids.to(self.device), attn.to(self.device)
         labels, lmask = self._followup_tensors(f_ids, pad)
         start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else pad
-        onnx = getattr(self.lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_lm.OnnxSeq2SeqLM) or torch
+        onnx = getattr(self.lm, "onnx", None)  # ONNX Runtime (dialeval.models.onnx_lm.OnnxSeq2SeqLM) or torch
         if onnx is not None:
             return _onnx_seq2seq_nll(onnx, input_ids.numpy(), attn.numpy(), labels, lmask, start)
         hidden = model.get_encoder()(input_ids=input_ids, attention_mask=attn).last_hidden_state
@@ -294,7 +294,7 @@ class FollowupScorer:
 
     def _shared_step(self, pack: list[tuple[int, list[int]]], items: list[list[int]], f_ids: list[list[int]],
                      packed: bool = True) -> list[list[float]]:
-        """Each group's shared prefix once, then its members (:func:`dialeval.lm.shared_history_pass`), then the
+        """Each group's shared prefix once, then its members (:func:`dialeval.models.lm.shared_history_pass`), then the
         follow-ups."""
         last, cache, attn = shared_history_pass(self.lm, pack, items, pad_id(self.model), self.device)
         return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)

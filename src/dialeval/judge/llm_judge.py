@@ -5,7 +5,7 @@ the rating digits after a rubric prompt (:mod:`dialeval.judge.rubrics`), with th
 rates a response after its context, ``dialog`` a whole conversation. Pairwise (:func:`compare`): responses A
 and B to one context judged in both orders, P(A better) averaged over the orders to cancel position bias; the
 win rate of A with a bootstrap interval and the position-consistency rate. The LM runtime, its cache and the
-ONNX Runtime route are FULL's (:func:`dialeval.lm.load_lm`).
+ONNX Runtime route are FULL's (:func:`dialeval.models.lm.load_lm`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.full.texts import check_dialogues, check_turn_inputs
+from dialeval.io.signature import make_signature
+from dialeval.io.validation import check_dialogues, check_turn_inputs
 from dialeval.judge.rubrics import (
     ANSWER_PREFIX,
     PROMPT_VERSION,
@@ -26,10 +27,9 @@ from dialeval.judge.rubrics import (
     rubric_hash,
 )
 from dialeval.judge.scorer import JudgeScorer, rating_tokens
-from dialeval.lm import load_lm, position_limit
+from dialeval.meta.stats import mean_interval
+from dialeval.models.lm import load_lm, position_limit
 from dialeval.registry import MAX_LENGTH
-from dialeval.signature import make_signature
-from dialeval.stats import mean_interval
 
 CONFIGS = ("turn", "dialog")
 ITEM_MARK = "\u0000ITEM\u0000"

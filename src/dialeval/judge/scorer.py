@@ -5,8 +5,8 @@ score is the expectation E[r] = Σ r·p(r | x) / Σ p(r | x) (no sampling), with
 Σ p(r | x) the model put on valid ratings. Every prompt of one quality starts with the same tokens (rubric and
 instructions): that prefix runs once, and each item runs on a copy of its key/value cache
 (``share_prefix=True``, the default); ``share_prefix=False`` runs every prompt from scratch (same numbers to
-float rounding, the benchmark's reference). Torch and ONNX Runtime (:mod:`dialeval.onnx_backend`) share the
-batching (:func:`dialeval.runtime.run_batched`, left padding, one logit row per item).
+float rounding, the benchmark's reference). Torch and ONNX Runtime (:mod:`dialeval.models.onnx_backend`) share the
+batching (:func:`dialeval.models.runtime.run_batched`, left padding, one logit row per item).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
-from dialeval.lm import cache_of_rows, left_padded, pad_id, shared_history_pass
-from dialeval.onnx_lm import cache_tensors
-from dialeval.runtime import run_batched
-from dialeval.shared_prefix import pack_groups, prefix_groups
+from dialeval.models.lm import cache_of_rows, left_padded, pad_id, shared_history_pass
+from dialeval.models.onnx_lm import cache_tensors
+from dialeval.models.runtime import run_batched
+from dialeval.models.shared_prefix import pack_groups, prefix_groups
 
 
 def expected_rating(logits: np.ndarray, rating_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -58,7 +58,7 @@ def rating_tokens(tokenizer: Any, prefix: str = ANSWER_PREFIX, labels: Sequence[
 
 
 class JudgeScorer:
-    """Scores token-id prompts ``prefix + item`` of a loaded causal LM (:class:`dialeval.lm.LoadedLM`)."""
+    """Scores token-id prompts ``prefix + item`` of a loaded causal LM (:class:`dialeval.models.lm.LoadedLM`)."""
 
     def __init__(self, lm: Any) -> None:
         if lm.kind != "causal":
@@ -72,7 +72,7 @@ class JudgeScorer:
               keys: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
         ``keys`` (their context) also run their common tokens once, after the prefix
-        (:func:`dialeval.shared_prefix.prefix_groups`, as FULL does). ``max_tokens`` caps the padded item tokens
+        (:func:`dialeval.models.shared_prefix.prefix_groups`, as FULL does). ``max_tokens`` caps the padded item tokens
         of a pass, shared-context packs included."""
         rows: list[Any] = [None] * len(items)
         todo = list(range(len(items)))
@@ -102,7 +102,7 @@ class JudgeScorer:
     def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]],
                 items: list[list[int]]) -> np.ndarray:
         """Last-position logits of a pack's members: each group's common tokens once after the prefix cache,
-        then every member's own (:func:`dialeval.lm.shared_history_pass`)."""
+        then every member's own (:func:`dialeval.models.lm.shared_history_pass`)."""
         last, _, _ = shared_history_pass(self.lm, pack, items, self.pad, self.model.device, past=past,
                                          past_length=n_prefix)
         return last.float().cpu().numpy()

@@ -1,7 +1,7 @@
 """The lexical metrics' contract (torchmetrics style: the core validates and aggregates, adapters only
 adapt): Dist-n/EAD-n, Ent-n and LF with their options checked, their defaults written once, scores
 aggregated at corpus or set level, and a signature. The ``evaluate`` modules
-(``metrics/<name>/<name>.py``) and meta-evaluation (:mod:`dialeval.metaeval`) both call these.
+(``metrics/<name>/<name>.py``) and meta-evaluation (:mod:`dialeval.meta.evaluation`) both call these.
 The ``*_result`` functions finish a corpus result from merged n-gram counts, so the Ray engine
 (:mod:`dialeval.distributed.states`) gives the same numbers and signature as one process. The math itself
 is in :mod:`dialeval.lexical.formulas`.
@@ -13,19 +13,19 @@ import math
 import warnings
 from typing import Any
 
-from dialeval.lexical import formulas as lexical
-from dialeval.lexical.ngrams import NgramCounts, count_ngrams
-from dialeval.registry import Adapter, response_sets
-from dialeval.registry import get as get_declaration
-from dialeval.signature import make_signature
-from dialeval.text import check_num_workers, get_tokenizer, tokenizer_name
-from dialeval.validation import (
+from dialeval.io.signature import make_signature
+from dialeval.io.text import check_num_workers, get_tokenizer, tokenizer_name
+from dialeval.io.validation import (
     ResultNote,
     check_positive_ints,
     check_text_sets,
     check_texts,
     is_int,
 )
+from dialeval.lexical import formulas as lexical
+from dialeval.lexical.ngrams import NgramCounts, count_ngrams
+from dialeval.registry import Adapter, response_sets
+from dialeval.registry import get as get_declaration
 
 DEFAULT_ORDERS = (1, 2, 3)
 TEVET_ORDERS = (1, 2, 3, 4, 5)

@@ -13,8 +13,8 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from dialeval.io.text import Tokenizer, get_tokenizer
 from dialeval.lexical.ngrams import NgramCounts, count_ngrams
-from dialeval.text import Tokenizer, get_tokenizer
 
 
 def distinct_ratio(num_distinct: int, total: int) -> float:

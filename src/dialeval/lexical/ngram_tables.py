@@ -21,15 +21,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dialeval.text import Tokenizer, get_tokenizer, tokenizer_name
-from dialeval.validation import check_texts
+from dialeval.io.text import Tokenizer, get_tokenizer, tokenizer_name
+from dialeval.io.validation import check_texts
 
 SCHEMA = pa.schema([("order", pa.int8()), ("gram", pa.string()), ("count", pa.int64())])
 _SEP = "\x00\x01"
 
 
 def _texts(values: pa.Array | pa.ChunkedArray, field: str) -> pa.ChunkedArray:
-    """``values`` as a string column, or the error :func:`~dialeval.validation.check_texts` gives for its first
+    """``values`` as a string column, or the error :func:`~dialeval.io.validation.check_texts` gives for its first
     bad row (a null, a non-string, invalid UTF-8)."""
     col = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) or col.null_count:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 
-from dialeval.text import Tokenizer, TokenizerPool, get_tokenizer, tokenizer_name
+from dialeval.io.text import Tokenizer, TokenizerPool, get_tokenizer, tokenizer_name
 
 _COUNT_BATCH = 2048  # tokenized texts counted together
 
@@ -54,7 +54,7 @@ class NgramCounts:
         """Add ``texts`` (already validated strings). Returns ``self``.
 
         ``num_workers`` > 0 tokenizes large inputs in worker processes (identical tokens, see
-        :class:`~dialeval.text.TokenizerPool`); ``pool`` reuses an open pool across calls.
+        :class:`~dialeval.io.text.TokenizerPool`); ``pool`` reuses an open pool across calls.
         """
         if pool is None:
             with TokenizerPool(self.tokenizer, num_workers) as own:

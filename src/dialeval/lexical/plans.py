@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dialeval.io.text import get_tokenizer, tokenizer_name
 from dialeval.lexical import core as lexm
-from dialeval.text import get_tokenizer, tokenizer_name
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dialeval.io.text import check_num_workers
 from dialeval.lexical.core import corpus_texts
 from dialeval.lexical.ngrams import count_ngrams
 from dialeval.lexical.plans import (
@@ -25,7 +26,6 @@ from dialeval.lexical.plans import (
 )
 from dialeval.registry import check_options
 from dialeval.registry import get as get_declaration
-from dialeval.text import check_num_workers
 
 #: The metrics :func:`compute_many` shares counts between.
 SHARED = tuple(PLAN_OPTIONS)

@@ -12,7 +12,7 @@ Every ordered pair (i, j), i ≠ j, of a set of n responses is classified with p
 Layout: pure functions over probability tables (columns always in the canonical order
 contradiction, neutral, entailment — :data:`CANONICAL`), pair construction with deduplication, and
 :class:`NLIClassifier`, the batched transformers classifier (length-sorted batches through
-:func:`dialeval.runtime.run_batched`, pairs truncated longest-first to the model's maximum length).
+:func:`dialeval.models.runtime.run_batched`, pairs truncated longest-first to the model's maximum length).
 
 Any object with an ``id2label`` mapping and ``__call__(pairs) -> (len(pairs), num_labels) probabilities``
 (rows in ``id2label`` order) is a classifier; :func:`compute_nli_diversity` scores each distinct
@@ -31,9 +31,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dialeval.model_folders import check_finite_weights
-from dialeval.onnx_backend import logits_module, onnx_runner, resolve_backend
-from dialeval.runtime import (
+from dialeval.io.validation import check_text_sets
+from dialeval.models.folders import check_finite_weights
+from dialeval.models.onnx_backend import logits_module, onnx_runner, resolve_backend
+from dialeval.models.runtime import (
     cached_model,
     load_pretrained,
     model_revision,
@@ -41,7 +42,6 @@ from dialeval.runtime import (
     resolve_dtype,
     run_batched,
 )
-from dialeval.validation import check_text_sets
 
 CANONICAL = ("contradiction", "neutral", "entailment")
 VARIANTS = ("baseline", "neutral", "confidence", "confidence_soft")
@@ -318,7 +318,7 @@ class NLIClassifier:
         self.runner = None if self.backend == "torch" else runner or self.onnx_runner()
 
     def onnx_runner(self) -> Any:
-        """The model's logits as an ONNX graph, exported once (:mod:`dialeval.onnx_backend`)."""
+        """The model's logits as an ONNX graph, exported once (:mod:`dialeval.models.onnx_backend`)."""
 
         enc = self.tokenizer(["a b", "c"], ["d", "e f"], padding=True, return_tensors="pt")
         sample = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
@@ -437,7 +437,7 @@ def get_classifier(model: Any = DEFAULT_MODEL, *, device: Any = None, dtype: Any
     """A ready classifier: ``model`` is a Hub id, a local path, or already a classifier object
     (anything with ``id2label`` and ``__call__(pairs)``, e.g. :class:`dialeval.nli.core.NLIClassifier`).
 
-    The model and tokenizer come from the process-wide cache (:data:`dialeval.runtime.MODELS`, keyed by the
+    The model and tokenizer come from the process-wide cache (:data:`dialeval.models.runtime.MODELS`, keyed by the
     model's real path, device and dtype); each call gets its own light classifier around them, so calls
     with other batch sizes or lengths neither reload the model nor change another call's settings."""
 

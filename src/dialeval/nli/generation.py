@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.io.validation import check_positive_ints
 from dialeval.nli.core import NLISetScorer, get_classifier
-from dialeval.validation import check_positive_ints
 
 Scorer = Callable[[list[str]], float]
 Sampler = Callable[[int], list[str]]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dialeval.io.signature import make_signature
 from dialeval.nli.core import DEFAULT_MODEL, check_variant, compute_nli_diversity, get_classifier
-from dialeval.signature import make_signature
 
 
 def nli_signature(classifier: Any, variant: str) -> str:

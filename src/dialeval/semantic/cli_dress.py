@@ -7,9 +7,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from dialeval.encoders import BATCH_SIZE
-from dialeval.files import atomic_write_lines, check_output_path, is_stdout
-from dialeval.io import read_texts
+from dialeval.io.files import atomic_write_lines, check_output_path, is_stdout
+from dialeval.io.readers import read_texts
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.semantic.dress import HEAD_RULE, check_head
 
 

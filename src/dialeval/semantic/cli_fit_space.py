@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dialeval.encoders import BATCH_SIZE
-from dialeval.files import atomic_directory, atomic_write_bytes, check_output_path
-from dialeval.io import read_texts
+from dialeval.io.files import atomic_directory, atomic_write_bytes, check_output_path
+from dialeval.io.readers import read_texts
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.semantic.space import ARRAYS_FILE, META_FILE, SemanticSpace
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.encoders import BATCH_SIZE
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.semantic.space import SemanticSpace, cluster_distribution
 
 GAMMA = 30.0

@@ -26,8 +26,8 @@ from dialeval.distributed.workers import (
     with_columns,
     worker_device,
 )
-from dialeval.encoders import BATCH_SIZE
-from dialeval.onnx_backend import check_backend_name
+from dialeval.models.encoders import BATCH_SIZE
+from dialeval.models.onnx_backend import check_backend_name
 from dialeval.semantic.clustering import cluster_examples
 from dialeval.semantic.dress import dress_weights
 from dialeval.semantic.sem_ent import sem_ent_result

@@ -10,10 +10,12 @@ from typing import Any
 import numpy as np
 
 from dialeval import registry
-from dialeval.encoders import BATCH_SIZE, DEFAULT_ENCODER, check_responses, encoder_name
+from dialeval.io.signature import make_signature
+from dialeval.io.validation import inputs_checked
+from dialeval.models.encoders import BATCH_SIZE, DEFAULT_ENCODER, check_responses, encoder_name
+from dialeval.models.runtime import ModelCache
 from dialeval.registry import Adapter
 from dialeval.resources import semantic_space_dir
-from dialeval.runtime import ModelCache
 from dialeval.semantic.clustering import cluster_distribution
 from dialeval.semantic.space import (
     KMEANS_SEED,
@@ -25,9 +27,7 @@ from dialeval.semantic.space import (
     resolve_space,
     texts_fingerprint,
 )
-from dialeval.signature import make_signature
 from dialeval.similarity.kernels import set_embeddings
-from dialeval.validation import inputs_checked
 
 # Fitted spaces kept per process (fitting embeds every reference response): the same bounded, thread-safe
 # LRU policy as the model cache, with its own small bound (a space holds centroids, not weights).

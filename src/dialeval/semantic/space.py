@@ -28,7 +28,9 @@ from typing import Any
 import numpy as np
 
 from dialeval._version import __version__
-from dialeval.encoders import (
+from dialeval.io.files import atomic_write_bytes, atomic_write_json
+from dialeval.io.validation import check_texts
+from dialeval.models.encoders import (
     BATCH_SIZE,
     CHUNK_SIZE,
     MAX_LENGTH,
@@ -38,7 +40,6 @@ from dialeval.encoders import (
     iter_embeddings,
     unique_texts,
 )
-from dialeval.files import atomic_write_bytes, atomic_write_json
 from dialeval.semantic.clustering import (  # noqa: F401 - re-exported: the math is part of this module's API
     KMEANS_SEED,
     MAX_POINTS_PER_CENTROID,
@@ -61,7 +62,6 @@ from dialeval.semantic.clustering import (  # noqa: F401 - re-exported: the math
     nearest_examples,
     project,
 )
-from dialeval.validation import check_texts
 
 FORMAT_VERSION = 1
 ARRAYS_FILE = "space.safetensors"
@@ -328,7 +328,7 @@ def _read_meta(path: Path) -> dict[str, Any]:
 
 
 def _canonical_encoder(name: str) -> str:
-    """A saved space's encoder name as :func:`dialeval.encoders.encoder_name` spells it today (local paths
+    """A saved space's encoder name as :func:`dialeval.models.encoders.encoder_name` spells it today (local paths
     resolved), so a space saved with ``hf-last-token:P/`` accepts ``P``."""
     try:
         return encoder_name(name)

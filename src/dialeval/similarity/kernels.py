@@ -6,7 +6,7 @@
   order has a zero block there, as in the reference).
 - **embedding kernel**: cosine similarity of sentence embeddings, ``Z`` = L2-normalised embeddings.
 
-Embeddings come from :mod:`dialeval.encoders` (the offline MiniLM by default), each distinct text encoded once
+Embeddings come from :mod:`dialeval.models.encoders` (the offline MiniLM by default), each distinct text encoded once
 for all sets; the last few encodings are kept per process, so Vendi, Sent-BERT and Sem-Ent's per-set adapter
 share one pass over the same texts.
 """
@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.encoders import BATCH_SIZE, get_encoder
+from dialeval.io.text import get_tokenizer
+from dialeval.io.validation import check_positive_ints, check_text_sets, is_int
 from dialeval.lexical.ngrams import iter_ngrams
+from dialeval.models.encoders import BATCH_SIZE, get_encoder
+from dialeval.models.runtime import ModelCache
 from dialeval.registry import MAX_BATCH
-from dialeval.runtime import ModelCache
-from dialeval.text import get_tokenizer
-from dialeval.validation import check_positive_ints, check_text_sets, is_int
 
 KERNELS = ("embedding", "ngram")
 MAX_ORDER = 10

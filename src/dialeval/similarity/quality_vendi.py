@@ -24,10 +24,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dialeval.encoders import BATCH_SIZE
+from dialeval.io.signature import make_signature, parse_signature
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.registry import Adapter, response_sets
 from dialeval.registry import get as get_declaration
-from dialeval.signature import make_signature, parse_signature
 from dialeval.similarity.kernels import check_sets
 from dialeval.similarity.vendi import compute_vendi
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.encoders import BATCH_SIZE
-from dialeval.signature import make_signature
+from dialeval.io.signature import make_signature
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.similarity.kernels import check_batch_size, check_sets, set_embeddings, unit_rows
 
 TEVET_MODEL = "sentence-transformers/bert-large-nli-stsb-mean-tokens"

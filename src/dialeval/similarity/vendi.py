@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.encoders import BATCH_SIZE
-from dialeval.signature import make_signature
+from dialeval.io.signature import make_signature
+from dialeval.io.text import get_tokenizer, tokenizer_name
+from dialeval.models.encoders import BATCH_SIZE
 from dialeval.similarity.kernels import (
     check_batch_size,
     check_kernel,
@@ -29,7 +30,6 @@ from dialeval.similarity.kernels import (
     set_embeddings,
     unit_rows,
 )
-from dialeval.text import get_tokenizer, tokenizer_name
 
 MAX_Q = 1000.0
 

@@ -22,7 +22,7 @@ the former single-file ``dialeval.ui``.
 
 from __future__ import annotations
 
-from dialeval.probes import probe_model
+from dialeval.models.probes import probe_model
 from dialeval.ui.cache import MODULES, ModuleCache
 from dialeval.ui.devices import concurrency, gpu_decorator, pick_precision
 from dialeval.ui.inputs import (

@@ -24,8 +24,8 @@ from typing import Any
 
 from dialeval import registry
 from dialeval._version import __version__
+from dialeval.models.runtime import progress_bar
 from dialeval.registry import MetricDeclaration
-from dialeval.runtime import progress_bar
 from dialeval.ui.cache import ModuleCache
 from dialeval.ui.devices import concurrency as default_concurrency
 from dialeval.ui.devices import gpu_decorator, gpu_duration, pick_precision

@@ -7,9 +7,9 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from dialeval.runtime import ModelCache
+from dialeval.models.runtime import ModelCache
 
-MAX_MODULES = 32  # evaluate modules kept (each is small; its model lives in dialeval.runtime.MODELS)
+MAX_MODULES = 32  # evaluate modules kept (each is small; its model lives in dialeval.models.runtime.MODELS)
 MAX_FAILURES = 256  # remembered load failures
 
 
@@ -38,7 +38,7 @@ class ModuleCache:
 
     def get(self, name: str, config: str | None = None, **options: Any) -> tuple[Any, threading.Lock]:
         """The loaded module for ``name`` with ``options`` (loaded on first use) and its metric's lock."""
-        from dialeval.loading import load
+        from dialeval.models.loading import load
 
         key = self._key(name, config, options)
         lock = self._lock((name,))

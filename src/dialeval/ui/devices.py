@@ -15,7 +15,7 @@ from typing import Any
 
 def pick_precision() -> tuple[str, str | None]:
     """(device, dtype) for model metrics: CUDA with bf16 where the GPU runs it natively (compute capability
-    ≥ 8.0), fp16 on older GPUs such as the T4 (:func:`dialeval.runtime.gpu_half_dtype`), when a GPU is visible;
+    ≥ 8.0), fp16 on older GPUs such as the T4 (:func:`dialeval.models.runtime.gpu_half_dtype`), when a GPU is visible;
     else CPU in fp32 (``None``). ``DIALEVAL_DEVICE`` / ``DIALEVAL_DTYPE`` override."""
     device = os.environ.get("DIALEVAL_DEVICE")
     dtype = os.environ.get("DIALEVAL_DTYPE")
@@ -23,7 +23,7 @@ def pick_precision() -> tuple[str, str | None]:
         import torch
     except ImportError:  # pragma: no cover - the space extra installs torch
         return device or "cpu", dtype
-    from dialeval.runtime import gpu_half_dtype, resolve_device
+    from dialeval.models.runtime import gpu_half_dtype, resolve_device
 
     if device is None:
         device = resolve_device(None).type

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dialeval.io import split_lines
-from dialeval.runtime import env_int
+from dialeval.io.readers import split_lines
+from dialeval.models.runtime import env_int
 
 
 class InputError(ValueError):

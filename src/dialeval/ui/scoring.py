@@ -137,8 +137,8 @@ def compute_kwargs(decl: MetricDeclaration, inputs: UIInputs, model: str | None 
 
 
 def probe(decl: MetricDeclaration) -> Callable[[str], str | None]:
-    """The declaration's model probe (default: :func:`dialeval.probes.probe_model`)."""
-    from dialeval.probes import probe_model
+    """The declaration's model probe (default: :func:`dialeval.models.probes.probe_model`)."""
+    from dialeval.models.probes import probe_model
 
     return decl.probe_function() or probe_model
 
@@ -234,7 +234,7 @@ def run_metric(name: str, inputs: UIInputs, model: str | None = None, cache: Mod
     extra ``compute`` options (the widget's); ``progress`` turns on the metric's progress bars (when it
     has a ``progress`` option) for the browser to follow."""
     from dialeval.cli import error_line, is_user_error
-    from dialeval.runtime import Cancelled, ModelNotAvailableError
+    from dialeval.models.runtime import Cancelled, ModelNotAvailableError
 
     cache = cache or MODULES
     decl = registry.get(name)

@@ -6,8 +6,8 @@
   probe), and a model field that is not text is refused.
 - **Work** (:class:`RequestGate`): a request waits for one of ``concurrency`` slots that its computation holds
   until it really stops; a request that is cancelled (``job.cancel()``, the page closed) or whose client went
-  away gets its :class:`~dialeval.runtime.CancelToken` set, so the computation stops at its next batch
-  boundary (:func:`dialeval.runtime.run_batched`); each client may have at most ``max_jobs_per_client``
+  away gets its :class:`~dialeval.models.runtime.CancelToken` set, so the computation stops at its next batch
+  boundary (:func:`dialeval.models.runtime.run_batched`); each client may have at most ``max_jobs_per_client``
   requests waiting or running, counted when the request arrives (Gradio hands gated events to the gate with a
   wider dispatch limit, see :func:`prepare`, so a request past the limit is refused at once instead of queueing
   behind the running ones), and at most ``concurrency - 1`` of the slots, so another client always finds one.
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import registry
-from dialeval.files import remove_temporaries_on_sigterm
-from dialeval.runtime import CancelToken, cancellation, env_int
+from dialeval.io.files import remove_temporaries_on_sigterm
+from dialeval.models.runtime import CancelToken, cancellation, env_int
 from dialeval.ui.file_cache import start_sweeper
 from dialeval.ui.inputs import InputError
 
@@ -336,7 +336,7 @@ class SessionFiles:
 
     def write_json(self, session: Any, data: Any) -> str:
         """Write ``data`` to a new file in the session's folder and return its path (older files pruned)."""
-        from dialeval.files import atomic_write_json
+        from dialeval.io.files import atomic_write_json
 
         folder, expired = self._folder(session)
         for old in expired:
@@ -401,7 +401,7 @@ def gated(server: Server, handler: Callable[..., tuple[Any, ...]],
     import gradio as gr
 
     from dialeval.cli import error_line
-    from dialeval.runtime import Cancelled
+    from dialeval.models.runtime import Cancelled
 
     async def on_event(progress: Any = gr.Progress(track_tqdm=True), request: Any = None,  # noqa: B008
                        *inputs: Any) -> tuple[Any, ...]:

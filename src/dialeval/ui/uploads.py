@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dialeval.io import check_unicode
+from dialeval.io.readers import check_unicode
 from dialeval.ui.inputs import InputError, Limits, check_chars, check_sets, check_turns, human_bytes
 
 
@@ -72,7 +72,7 @@ def read_upload(path: str | os.PathLike, limits: Limits | None = None) -> Parsed
     - ``{"dialogue": [str, ...]}`` (also ``turns``): a dialogue (the first one is used);
     - a bare string (JSON) or a line (TXT): one response.
     """
-    from dialeval.io import check_duplicate_rows, read_records
+    from dialeval.io.readers import check_duplicate_rows, read_records
 
     limits = limits or Limits()
     p = Path(path)

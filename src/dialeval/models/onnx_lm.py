@@ -1,5 +1,5 @@
 """Language models on ONNX Runtime (FULL, the LLM judge): the exported graphs of causal and seq2seq LMs and
-their runners, over :mod:`dialeval.onnx_backend`'s export cache and sessions."""
+their runners, over :mod:`dialeval.models.onnx_backend`'s export cache and sessions."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.onnx_backend import OnnxRunner, onnx_runner
+from dialeval.models.onnx_backend import OnnxRunner, onnx_runner
 
 
 def cache_tensors(cache: Any) -> list[Any]:
     """A transformers cache's per-layer tensors: layer 0's keys, its values, layer 1's keys, ... (the order these
-    graphs take and return them in, and :func:`dialeval.lm.cache_of_rows` reads)."""
+    graphs take and return them in, and :func:`dialeval.models.lm.cache_of_rows` reads)."""
     return [t for layer in cache.layers for t in (layer.keys, layer.values)]
 
 

@@ -14,9 +14,9 @@ An encoder turns a list of responses into a float32 matrix ``(n, dim)`` (not nor
 A bare id or path is resolved by :func:`get_encoder`: a local directory with ``modules.json`` is a
 sentence-transformers model, any other local directory or Hub id is ``hf-last-token`` unless the Hub id
 starts with ``sentence-transformers/``. Every encoder embeds each distinct text once, batches through
-:func:`dialeval.runtime.run_batched` (length-sorted batches, ``torch.inference_mode``, progress bar) and
+:func:`dialeval.models.runtime.run_batched` (length-sorted batches, ``torch.inference_mode``, progress bar) and
 takes ``dtype="bf16"`` and ``backend=`` (``"torch"``, ``"onnx"``, ``"onnx-int8"``; ``None``: ONNX Runtime on CPU
-when installed, see :mod:`dialeval.onnx_backend`).
+when installed, see :mod:`dialeval.models.onnx_backend`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,19 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dialeval.model_folders import (
+from dialeval.io.validation import check_texts
+from dialeval.models.folders import (
     check_finite_weights,
     check_tokenizer,
     check_tokenizer_files,
     load_matching,
 )
-from dialeval.onnx_backend import last_hidden_runner, resolve_backend, sentence_embedding_runner
-from dialeval.runtime import (
+from dialeval.models.onnx_backend import (
+    last_hidden_runner,
+    resolve_backend,
+    sentence_embedding_runner,
+)
+from dialeval.models.runtime import (
     cached_model,
     hub_source,
     load_pretrained,
@@ -46,7 +51,6 @@ from dialeval.runtime import (
     resolve_dtype,
     run_batched,
 )
-from dialeval.validation import check_texts
 
 #: Default batching (measured by the bf16/fp32 batching benchmark in ``benchmarks/``): length-sorted batches of up to
 #: 256 texts and, on CPU, at most 1,024 padded tokens (8,192 on an accelerator). On MiniLM, 1 CPU thread,
@@ -428,7 +432,7 @@ def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_
     """An encoder from a name, Hub id, local path, or an encoder object (returned as is). Cached per process.
 
     ``backend``: ``"torch"``, ``"onnx"`` (ONNX Runtime, fp32), ``"onnx-int8"`` (dynamic int8, explicit only)
-    or ``None`` — ONNX Runtime on CPU when installed, torch otherwise (:func:`dialeval.onnx_backend.resolve_backend`)."""
+    or ``None`` — ONNX Runtime on CPU when installed, torch otherwise (:func:`dialeval.models.onnx_backend.resolve_backend`)."""
     if spec is None:
         spec = DEFAULT_ENCODER
     if not isinstance(spec, (str, os.PathLike)):
@@ -439,7 +443,7 @@ def get_encoder(spec: Any = None, *, device: Any = None, dtype: Any = None, max_
     dev = resolve_device(device)
     dt = _dtype_name(resolve_dtype(dtype, dev))
     be = resolve_backend(backend, dev, dt)
-    # One cache for every model (dialeval.runtime.MODELS): a local path is keyed and loaded by its real path.
+    # One cache for every model (dialeval.models.runtime.MODELS): a local path is keyed and loaded by its real path.
     return cached_model(f"encoder:{kind}", ident, lambda path: _load_encoder(kind, path, str(dev), dt, max_length, be),
                         str(dev), dt, max_length, be)
 

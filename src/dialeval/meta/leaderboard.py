@@ -2,13 +2,13 @@
 intervals and a paired test for every pair of metrics scored on the same rows.
 
 Which metrics and datasets come from the registry (``meta_datasets``/``meta_adapter`` of each declaration);
-each (metric, dataset, config) is scored by :mod:`dialeval.metaeval` (the same adapters, rounding and
+each (metric, dataset, config) is scored by :mod:`dialeval.meta.evaluation` (the same adapters, rounding and
 statistics as ``dialeval meta-eval``) and its scores are cached in ``OUT/cache/`` so that a rerun resumes.
 A metric whose default model cannot load here (its declaration's probe says why) is listed as skipped.
 
 Paired tests (same rows, same target): the difference of the two statistics, a paired bootstrap p-value
-(:func:`dialeval.stats.paired_bootstrap`) and, for Spearman ρ, Williams' test for dependent correlations
-(:func:`dialeval.stats.williams_test`, on the ρs and the two metrics' own ρ).
+(:func:`dialeval.meta.stats.paired_bootstrap`) and, for Spearman ρ, Williams' test for dependent correlations
+(:func:`dialeval.meta.stats.williams_test`, on the ρs and the two metrics' own ρ).
 """
 
 from __future__ import annotations
@@ -25,19 +25,19 @@ from typing import Any
 
 import numpy as np
 
-from dialeval import leaderboard_quality as lq
 from dialeval import registry
 from dialeval._version import __version__
 from dialeval.datasets import DATA_FOLDERS
 from dialeval.datasets.predictive_engagement import METRIC_COLUMNS as PE_METRIC_COLUMNS
-from dialeval.files import (
+from dialeval.io.files import (
     atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
     check_output_path,
 )
-from dialeval.leaderboard_published import PUBLISHED
-from dialeval.metaeval import (
+from dialeval.io.signature import make_signature
+from dialeval.meta import quality as lq
+from dialeval.meta.evaluation import (
     STATISTICS,
     evaluate_scores,
     load_rows,
@@ -47,8 +47,8 @@ from dialeval.metaeval import (
     targets_for,
     williams_test,
 )
+from dialeval.meta.published import PUBLISHED
 from dialeval.registry import QUALITY_CONFIGS
-from dialeval.signature import make_signature
 
 #: The configs each dataset contributes (conTest/decTest: response generation, the sets with human scores; the
 #: human-judged quality datasets: every config, at its level).
@@ -357,7 +357,7 @@ def summary_markdown(report: dict[str, Any]) -> str:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The leaderboard as Markdown: the overview of the quality units (:func:`dialeval.leaderboard_quality.
+    """The leaderboard as Markdown: the overview of the quality units (:func:`dialeval.meta.quality.
     overview_markdown`), compact tables per dataset, then every row and every paired test."""
     pct = round(report["bootstrap"]["confidence"] * 100)
     lines = [*lq.overview_markdown(report), summary_markdown(report), *quality_markdown(report),

@@ -4,7 +4,7 @@ limit behind the Space's proxy, bounded options and strict JSON, a full disk. Ev
 from __future__ import annotations
 
 import pytest
-from test_hostile_round3 import _one_error
+from test_hostile_numbers import _one_error
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +205,8 @@ def _nan_copy(src, dst):
 
 
 def test_non_finite_model_weights_are_refused(tiny_gpt2, tmp_path):
-    from dialeval.encoders import get_encoder
-    from dialeval.runtime import ModelNotAvailableError
+    from dialeval.models.encoders import get_encoder
+    from dialeval.models.runtime import ModelNotAvailableError
 
     bad = _nan_copy(tiny_gpt2, tmp_path / "nan")
     with pytest.raises(ModelNotAvailableError, match="NaN or infinite") as info:
@@ -216,7 +216,7 @@ def test_non_finite_model_weights_are_refused(tiny_gpt2, tmp_path):
 
 def test_json_output_is_strict_json(tmp_path, capsys):
     from dialeval.cli import main
-    from dialeval.files import atomic_write_json, json_text
+    from dialeval.io.files import atomic_write_json, json_text
 
     assert json_text({"a": float("nan"), "b": [float("inf"), 1.5]}, indent=None) == '{"a": null, "b": [null, 1.5]}'
     atomic_write_json(tmp_path / "x.json", {"v": float("-inf")})
@@ -265,7 +265,7 @@ def test_cache_dir_in_a_pseudo_filesystem_is_refused(shared_data, tmp_path, caps
 
 
 # ------------------------------------- 33.9 a full disk is one line and leaves no partial output (ENOSPC simulated by
-# monkeypatching the write call, which is portable; scripts/hostile_tally.py uses a real 1 MB tmpfs where it can)
+# monkeypatching the write call, which is portable; hostile/tally.py uses a real 1 MB tmpfs where it can)
 
 def _enospc(*args, **kwargs):
     import errno
@@ -324,7 +324,7 @@ def test_full_disk_during_fit_space_leaves_no_folder(tiny_gpt2, tmp_path, capsys
 
 
 def test_full_disk_during_leaderboard_removes_the_folder_it_created(shared_data, tmp_path, capsys, monkeypatch):
-    import dialeval.leaderboard as lb
+    import dialeval.meta.leaderboard as lb
     from dialeval.cli import main
 
     monkeypatch.setattr(lb, "atomic_write_json", _enospc)

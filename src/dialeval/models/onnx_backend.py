@@ -8,7 +8,7 @@ torch module to ONNX once per weights, a disk cache beside the converted-model c
 - Export uses ``torch.onnx.export`` (the TorchScript exporter, opset :data:`OPSET`) with dynamic batch and
   sequence axes; the cache entry ``$DIALEVAL_CACHE/onnx/<slug>-<key>`` is keyed by what the graph depends
   on — the kind of graph, a SHA-256 of the weights, the torch / transformers / onnx versions, the opset and
-  the quantisation — and written atomically (:func:`dialeval.files.atomic_directory`, ``source.json`` last).
+  the quantisation — and written atomically (:func:`dialeval.io.files.atomic_directory`, ``source.json`` last).
 - Sessions run ``ORT_ENABLE_ALL`` graph optimisations (operator fusions; fp32 results equal torch's to
   ~1e-7, checked in ``tests/test_onnx_backend.py``) with ``torch.get_num_threads()`` intra-op threads.
 """
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.files import atomic_directory
-from dialeval.runtime import cache_dir
+from dialeval.io.files import atomic_directory
+from dialeval.models.runtime import cache_dir
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 OPSET = 17

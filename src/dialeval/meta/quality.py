@@ -1,13 +1,13 @@
 """The leaderboard's analyses of the human-judged quality datasets (USR, GRADE, DSTC9, ConTurE, DSTC10 …, and
 FED with every quality): system-level rows, significance clusters and the summary row per metric. Pure
-functions of per-item scores and targets (the statistics are :mod:`dialeval.stats`'s); no I/O.
+functions of per-item scores and targets (the statistics are :mod:`dialeval.meta.stats`'s); no I/O.
 
 - **System level** (where the rows name at least :data:`MIN_SYSTEMS` systems): the statistic of the per-system
   mean metric score against the per-system mean human score, with a percentile interval over items drawn
   with replacement (system means recomputed in each resample).
 - **Significance clusters** per (dataset, config, target, statistic), as in mt-metrics-eval: metrics sorted by
   value; one joins the current cluster unless a member of it beats it in the seeded paired permutation test
-  over items at p < :data:`ALPHA` (:func:`dialeval.stats.significance_ranks`).
+  over items at p < :data:`ALPHA` (:func:`dialeval.meta.stats.significance_ranks`).
 - **Summary** per metric: the mean over (dataset, config) units of its Spearman ρ with the unit's overall
   quality (:data:`dialeval.registry.QUALITY_CONFIGS`), with a two-level bootstrap interval (units, then items).
 """
@@ -19,15 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.metaeval import QUALITY_STATISTICS, STATISTICS, Target
-from dialeval.registry import QUALITY_CONFIGS
-from dialeval.stats import (
+from dialeval.meta.evaluation import QUALITY_STATISTICS, STATISTICS, Target
+from dialeval.meta.stats import (
     item_bootstrap_interval,
     mean_over_datasets_interval,
     paired_permutation,
     significance_ranks,
     system_level,
 )
+from dialeval.registry import QUALITY_CONFIGS
 
 MIN_SYSTEMS = 3  #: fewer systems give no system-level correlation
 ALPHA = 0.05  #: the clusters' significance level

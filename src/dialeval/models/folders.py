@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dialeval.runtime import ModelNotAvailableError
+from dialeval.models.runtime import ModelNotAvailableError
 
 #: Files any one of which holds a tokenizer's vocabulary (fast, BPE, WordPiece, SentencePiece).
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "spiece.model", "sentencepiece.bpe.model",

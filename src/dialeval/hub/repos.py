@@ -37,8 +37,7 @@ from typing import Any
 
 from dialeval import registry
 from dialeval._version import __version__
-from dialeval.files import atomic_directory, check_output_path
-from dialeval.hub_cards import (
+from dialeval.hub.cards import (
     Install,
     card_datasets,
     card_models,
@@ -48,6 +47,7 @@ from dialeval.hub_cards import (
     python_version,
     sdk_version,
 )
+from dialeval.io.files import atomic_directory, check_output_path
 from dialeval.resources import resource_path, space_template
 
 DEMO_NAME = "dialeval-demo"
@@ -86,7 +86,7 @@ def check_wheel_url(url: str) -> str:
 # -- the wheel --------------------------------------------------------------------------------------
 def source_tree() -> Path | None:
     """The source checkout this package runs from (``pyproject.toml`` beside ``src/dialeval``), if any."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     if (root / "pyproject.toml").is_file() and (root / "src" / "dialeval" / "__init__.py").is_file():
         return root
     return None
@@ -183,9 +183,9 @@ SUGGESTED_HARDWARE = "t4-small"
 
 def hardware_check(torch: str) -> str:
     """The first ``upload.sh`` line: with ``$DIALEVAL_SPACE_HARDWARE`` set, the flavour is checked (a Space hardware
-    name that suits the Spaces' torch build, :func:`dialeval.space_hardware.check_hardware`) before anything is
+    name that suits the Spaces' torch build, :func:`dialeval.hub.space_hardware.check_hardware`) before anything is
     uploaded; a mismatch stops the script with one line."""
-    return (f'if [ -n "${{DIALEVAL_SPACE_HARDWARE:-}}" ]; then python -m dialeval.space_hardware '
+    return (f'if [ -n "${{DIALEVAL_SPACE_HARDWARE:-}}" ]; then python -m dialeval.hub.space_hardware '
             f'"$DIALEVAL_SPACE_HARDWARE" {shlex.quote(torch)}; fi\n')
 
 
@@ -288,8 +288,8 @@ def dataset_sources(names: Iterable[str], data_root: Path | None, required: Iter
 
 def write_leaderboard_repo(source: str | Path, folder: Path, org: str) -> HubRepo:
     """The leaderboard dataset (``dialeval leaderboard --out SOURCE``): rows, pairs, plot, card and each
-    metric's model-index ``eval_results`` YAML (:func:`dialeval.leaderboard_publish.write_hub_dataset`)."""
-    from dialeval.leaderboard_publish import write_hub_dataset
+    metric's model-index ``eval_results`` YAML (:func:`dialeval.meta.publish.write_hub_dataset`)."""
+    from dialeval.meta.publish import write_hub_dataset
 
     return HubRepo(write_hub_dataset(source, folder, org), "dataset", folder)
 
@@ -341,14 +341,14 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
           allow_duplicates: bool = False, leaderboard: str | Path | None = None, torch: str = "cpu") -> list[HubRepo]:
     """Write the Hub folders under ``out`` (see the module docstring) and return the repos written.
     ``only`` restricts to some of :func:`repo_names`; ``datasets=False`` leaves the dataset repos out
-    (otherwise they need ``data_dir`` or ``$DIALEVAL_DATA_DIR``). ``out`` follows :func:`dialeval.files.check_output_path`:
+    (otherwise they need ``data_dir`` or ``$DIALEVAL_DATA_DIR``). ``out`` follows :func:`dialeval.io.files.check_output_path`:
     a non-empty folder that is not an earlier build is replaced only with ``overwrite``. ``leaderboard`` (a
     ``dialeval leaderboard`` output folder) adds the ``datasets/dialeval-leaderboard`` folder. ``torch`` is the torch
-    build the model Spaces pin (:mod:`dialeval.space_hardware`: ``cpu``, ``cu126`` or the ``image``'s)."""
+    build the model Spaces pin (:mod:`dialeval.hub.space_hardware`: ``cpu``, ``cu126`` or the ``image``'s)."""
     import os
 
     from dialeval.datasets import BUILDERS
-    from dialeval.space_hardware import check_build
+    from dialeval.hub.space_hardware import check_build
 
     _check_org(org)
     check_build(torch)

@@ -83,6 +83,44 @@ def check_text_sets(values: Any, field: str, *, min_size: int = 1) -> list[list[
     return sets
 
 
+
+def _check_turns(turns: Any, field: str) -> list[str]:
+    if isinstance(turns, str):
+        raise TypeError(f"`{field}` is a single string; pass the dialogue as a list of turns, e.g. [{turns[:30]!r}].")
+    if turns is None or not isinstance(turns, Sequence) and not hasattr(turns, "__iter__"):
+        raise TypeError(f"`{field}` must be a list of turns (strings), got {type(turns).__name__}.")
+    out = list(turns)
+    if not out:
+        raise ValueError(f"`{field}` is empty; every dialogue history needs at least one turn.")
+    for j, turn in enumerate(out):
+        if not isinstance(turn, str):
+            raise TypeError(f"`{field}[{j}]` is {type(turn).__name__} ({turn!r:.40}), not a string; "
+                            "every turn must be text.")
+        if not turn.strip():
+            raise ValueError(f"`{field}[{j}]` is an empty turn; drop it or give it text.")
+    return out
+
+
+def check_turn_inputs(contexts: Any, predictions: Any) -> tuple[list[list[str]], list[str]]:
+    """Validate turn-level inputs: ``contexts[i]`` a non-empty list of turns, ``predictions[i]`` a non-empty response."""
+    ctxs = check_list(contexts, "contexts")
+    preds = check_list(predictions, "predictions")
+    if len(ctxs) != len(preds):
+        raise ValueError(f"`contexts` has {len(ctxs)} items but `predictions` has {len(preds)}; they must align one to one.")
+    out_ctx = [_check_turns(c, f"contexts[{i}]") for i, c in enumerate(ctxs)]
+    for i, p in enumerate(preds):
+        if not isinstance(p, str):
+            raise TypeError(f"`predictions[{i}]` is {type(p).__name__} ({p!r:.40}), not a string.")
+        if not p.strip():
+            raise ValueError(f"`predictions[{i}]` is an empty response; a turn-level metric rates the response, so give it text.")
+    return out_ctx, preds
+
+
+def check_dialogues(dialogues: Any) -> list[list[str]]:
+    """Validate dialog-level inputs: each dialogue a non-empty list of non-empty turns."""
+    return [_check_turns(d, f"dialogues[{i}]") for i, d in enumerate(check_list(dialogues, "dialogues"))]
+
+
 def check_same_length(a: Sequence, b: Sequence, name_a: str, name_b: str) -> None:
     if len(a) != len(b):
         raise ValueError(f"`{name_a}` has {len(a)} items but `{name_b}` has {len(b)}; they must align one to one.")

@@ -1,4 +1,4 @@
-"""Generated hostile option values for ``scripts/hostile_tally.py``: every declared metric (``dialeval.registry``) ×
+"""Generated hostile option values for ``hostile/tally.py``: every declared metric (``dialeval.registry``) ×
 every declared option × the bad values its type admits (below its minimum, above its maximum, 10**22, NaN, ±inf,
 a bool, a string, a list, a float for an int, an unknown choice, ...), in the library (``dialeval.load(...).compute``)
 and in the CLI (``dialeval score --metric M --metric-arg OPTION=VALUE``). Model metrics run on tiny random models

@@ -68,9 +68,9 @@ def _copy_without(src, dst, drop=()):
 
 def test_encoder_folder_without_tokenizer_files_is_refused(tiny_st, tmp_path, capsys):
     from dialeval.cli import main
-    from dialeval.encoders import get_encoder
-    from dialeval.model_folders import TOKENIZER_FILES
-    from dialeval.runtime import ModelNotAvailableError
+    from dialeval.models.encoders import get_encoder
+    from dialeval.models.folders import TOKENIZER_FILES
+    from dialeval.models.runtime import ModelNotAvailableError
 
     bare = _copy_without(tiny_st, tmp_path / "bare", drop=TOKENIZER_FILES + ("merges.txt",))
     with pytest.raises(ModelNotAvailableError, match="has no tokenizer files") as info:
@@ -86,8 +86,8 @@ def test_encoder_folder_without_tokenizer_files_is_refused(tiny_st, tmp_path, ca
 def test_encoder_whose_config_does_not_match_its_weights_is_refused(tiny_gpt2, tmp_path):
     import json
 
-    from dialeval.encoders import get_encoder
-    from dialeval.runtime import ModelNotAvailableError
+    from dialeval.models.encoders import get_encoder
+    from dialeval.models.runtime import ModelNotAvailableError
 
     bad = _copy_without(tiny_gpt2, tmp_path / "bad")
     config = json.loads((bad / "config.json").read_text(encoding="utf-8"))
@@ -99,8 +99,8 @@ def test_encoder_whose_config_does_not_match_its_weights_is_refused(tiny_gpt2, t
 
 
 def test_encoder_with_a_foreign_tokenizer_is_refused(tiny_gpt2, tmp_path):
-    from dialeval.encoders import default_encoder_path, get_encoder
-    from dialeval.runtime import ModelNotAvailableError
+    from dialeval.models.encoders import default_encoder_path, get_encoder
+    from dialeval.models.runtime import ModelNotAvailableError
 
     mixed = _copy_without(tiny_gpt2, tmp_path / "mixed", drop=("tokenizer.json", "vocab.json", "merges.txt",
                                                                 "tokenizer_config.json", "special_tokens_map.json"))
@@ -136,7 +136,7 @@ def test_contest_csv_with_a_repeated_header_column_is_refused(shared_data, tmp_p
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv"])
 def test_every_csv_reader_refuses_a_repeated_header(tmp_path, suffix):
-    from dialeval.io import MalformedDataError, read_records
+    from dialeval.io.readers import MalformedDataError, read_records
     from dialeval.ui.inputs import InputError
     from dialeval.ui.uploads import read_upload
 
@@ -283,7 +283,7 @@ def test_train_coherence_refuses_labels_outside_the_class_names(shared_data, tmp
 
 def test_dress_weights_reader_refuses_repeated_keys_and_null_or_list_records(tmp_path):
     # read_texts is what dress-weights reads --train/--generated with
-    from dialeval.io import MalformedDataError, read_texts
+    from dialeval.io.readers import MalformedDataError, read_texts
 
     for content, message in (('{"response": "a", "response": "b"}\n', "line 1: a JSON object repeats the key 'response'"),
                              ('{"response": "a"}\nnull\n', "record 2: expected an object or a string, got NoneType"),

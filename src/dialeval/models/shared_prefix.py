@@ -4,7 +4,7 @@ Several texts scored by one causal LM often begin with the same tokens: response
 (DailyDialog++: 15 per context, USR: 6, DailyDialog-Zhao: 9), or every turn of one conversation.
 :func:`prefix_groups` finds, among items with equal keys, their longest common token prefix, so a scorer
 can run that prefix once and each member's own tokens on a copy of its cache
-(:func:`dialeval.lm.shared_history_pass`); :func:`pack_groups` packs the groups into passes under a row
+(:func:`dialeval.models.lm.shared_history_pass`); :func:`pack_groups` packs the groups into passes under a row
 and token budget; :func:`nested_hosts` finds the items whose tokens begin another item's, so they can run
 inside it. FULL and the LLM judge both use them. The grouping is by tokens, not by text, so truncation or a
 token merged across a boundary only shortens the shared part; it never changes what a member conditions on.

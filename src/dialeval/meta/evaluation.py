@@ -50,16 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from dialeval import loading, registry
-from dialeval.files import atomic_write_bytes
-from dialeval.registry import (  # noqa: F401 - parse_metric_args re-exported
-    QUALITY_CONFIGS,
-    Adapter,
-    parse_metric_args,
-    response_sets,
-)
-from dialeval.signature import make_signature
-from dialeval.stats import (  # noqa: F401 - re-exported
+from dialeval import registry
+from dialeval.io.files import atomic_write_bytes
+from dialeval.io.signature import make_signature
+from dialeval.meta.stats import (  # noqa: F401 - re-exported
     auc,
     average_ranks,
     best_threshold_accuracy,
@@ -71,6 +65,13 @@ from dialeval.stats import (  # noqa: F401 - re-exported
     spearman,
     subsample_indices,
     williams_test,
+)
+from dialeval.models import loading
+from dialeval.registry import (  # noqa: F401 - parse_metric_args re-exported
+    QUALITY_CONFIGS,
+    Adapter,
+    parse_metric_args,
+    response_sets,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -251,7 +252,7 @@ def quality_protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def load_rows(dataset: str, config: str, *, data_dir: str | os.PathLike | None = None,
               cache_dir: str | None = None) -> list[dict[str, Any]]:
     """The scored rows of ``dataset``/``config``: its test split (the first split when it has none)."""
-    from . import datasets as dd
+    from dialeval import datasets as dd
 
     ds = dd.load(dataset, config, data_dir=data_dir, cache_dir=cache_dir)
     split = "test" if "test" in ds else next(iter(ds))

@@ -10,7 +10,7 @@ part packages joined by its ``assemble()``), converted and cached the same way (
 
 The causal passes every LM metric shares (torch or ONNX Runtime): :func:`history_pass` runs left-padded
 token sequences; :func:`shared_history_pass` runs each group's shared prefix once and every member's own
-tokens after a copy of its cache (the groups: :mod:`dialeval.shared_prefix`).
+tokens after a copy of its cache (the groups: :mod:`dialeval.models.shared_prefix`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.onnx_backend import require_cpu, resolve_backend
-from dialeval.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
-from dialeval.runtime import (
+from dialeval.models.onnx_backend import require_cpu, resolve_backend
+from dialeval.models.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
+from dialeval.models.runtime import (
     ModelNotAvailableError,
     cache_dir,
     cached_model,
@@ -65,7 +65,7 @@ class LoadedLM:
     name: str  # model id@revision for signatures
     path: str  # what from_pretrained was given (a local directory for the default)
     offline: str | None = None  # DEFAULT_LM or GEMMA3_LM when it is one of the offered models, however spelled
-    backend: str = "torch"  # "torch", "onnx" or "onnx-int8" (see dialeval.onnx_backend)
+    backend: str = "torch"  # "torch", "onnx" or "onnx-int8" (see dialeval.models.onnx_backend)
     onnx: Any = None  # the OnnxCausalLM or OnnxSeq2SeqLM running it when backend is not torch
 
 
@@ -229,13 +229,13 @@ _ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "camembert", "electra", "debe
 
 
 def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend: str | None = None) -> LoadedLM:
-    """Load (and cache, see :data:`dialeval.runtime.MODELS`) a causal or seq2seq LM with its tokenizer;
+    """Load (and cache, see :data:`dialeval.models.runtime.MODELS`) a causal or seq2seq LM with its tokenizer;
     ``model=None`` is the offline SmolLM2. A local path is cached under its real path.
 
     A loaded ``LoadedLM`` passes through unchanged. Hub ids work where the Hub is reachable (or cached);
-    offline, a :class:`~dialeval.runtime.ModelNotAvailableError` says how to pass a local directory.
-    ``backend="onnx"``/``"onnx-int8"`` runs the LM on ONNX Runtime (:class:`dialeval.onnx_lm.OnnxCausalLM`,
-    :class:`~dialeval.onnx_lm.OnnxSeq2SeqLM`; exported once per weights, cached); ``None`` (the default)
+    offline, a :class:`~dialeval.models.runtime.ModelNotAvailableError` says how to pass a local directory.
+    ``backend="onnx"``/``"onnx-int8"`` runs the LM on ONNX Runtime (:class:`dialeval.models.onnx_lm.OnnxCausalLM`,
+    :class:`~dialeval.models.onnx_lm.OnnxSeq2SeqLM`; exported once per weights, cached); ``None`` (the default)
     picks ONNX Runtime on CPU in fp32 when installed, torch otherwise; ``"torch"`` is the reference.
     """
     if isinstance(model, LoadedLM):
@@ -343,7 +343,7 @@ def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tupl
 
     input_ids, attn = left_padded(batch, pad)
     positions = (attn.cumsum(-1) - 1).clamp(min=0)
-    onnx = getattr(lm, "onnx", None)  # ONNX Runtime (dialeval.onnx_lm.OnnxCausalLM) or torch
+    onnx = getattr(lm, "onnx", None)  # ONNX Runtime (dialeval.models.onnx_lm.OnnxCausalLM) or torch
     if onnx is not None:
         last, cache = onnx.run_prefix(input_ids.numpy(), attn.numpy(), positions.numpy())
         return torch.from_numpy(last), cache, attn

@@ -1,7 +1,7 @@
 """The Hub cards ``dialeval hub build`` writes: a metric Space's YAML front matter (the fields the Hub's own
 metric Spaces use, its models and datasets), its generated "Install" / "How to use from the Hub" / client
 sections, the install line they and ``requirements.txt`` give (:class:`Install`), and the helpers the demo Space's
-card shares (:mod:`dialeval.hub`)."""
+card shares (:mod:`dialeval.hub.repos`)."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ class Install:
     wheel: Path | None
     version: str = __version__
     wheel_url: str = ""
-    torch: str = "cpu"  # the torch build of model Spaces (dialeval.space_hardware.TORCH_BUILDS)
+    torch: str = "cpu"  # the torch build of model Spaces (dialeval.hub.space_hardware.TORCH_BUILDS)
 
     def requirements(self, extras: Sequence[str], repo_id: str) -> str:
         """``requirements.txt``: the torch lines of :attr:`torch` when ``extras`` pull torch (``models``), then
         :meth:`requirement`."""
-        from dialeval.space_hardware import torch_lines
+        from dialeval.hub.space_hardware import torch_lines
 
         return (torch_lines(self.torch) if "models" in extras else "") + self.requirement(extras, repo_id) + "\n"
 
@@ -99,9 +99,9 @@ def short_description(text: str, limit: int = SHORT_DESCRIPTION_MAX) -> str:
 
 def preload(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
     """The Space's ``preload_from_hub``: the Hub repo of each model metric's default model (an offline
-    package name as its Hub id, :data:`dialeval.runtime.HUB_IDS`), fetched when the Space is built, so
+    package name as its Hub id, :data:`dialeval.models.runtime.HUB_IDS`), fetched when the Space is built, so
     that every model metric runs on the Space with no download at request time."""
-    from dialeval.runtime import hub_id
+    from dialeval.models.runtime import hub_id
 
     return list(dict.fromkeys(hub_id(d.models[0]) for d in decls if d.needs_model and d.models))
 
@@ -109,7 +109,7 @@ def preload(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
 def card_models(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
     """The card's ``models:``: the Hub repos of the models the metrics offer (offline names as their Hub ids,
     ``hf-last-token:ID`` as ``ID``), so the Hub links the Space to them."""
-    from dialeval.runtime import hub_id
+    from dialeval.models.runtime import hub_id
 
     names = (hub_id(m.split(":", 1)[-1]) for d in decls if d.needs_model for m in d.models)
     return list(dict.fromkeys(n for n in names if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", n)))

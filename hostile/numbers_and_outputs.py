@@ -1,4 +1,4 @@
-"""Issue 36's and issue 33's (items 7, 9-11) categories for ``scripts/hostile_tally.py``: silent wrong numbers
+"""Issue 36's and issue 33's (items 7, 9-11) categories for ``hostile/tally.py``: silent wrong numbers
 (Vendi near q = 1 and at large q, incomplete encoder folders, repeated CSV headers, FED entries dropped by a
 config), the output policy (existing output files, metric-argument paths as inputs, colliding outputs, argparse
 abbreviations), the per-client limit behind a proxy, unbounded options, a full disk on a real 1 MB tmpfs (or, where
@@ -60,8 +60,8 @@ def _encoder_folders(root: Path, models: dict[str, str]) -> dict[str, Path]:
     weights, a foreign tokenizer."""
     from safetensors.torch import load_file, save_file
 
-    from dialeval.encoders import default_encoder_path
-    from dialeval.model_folders import TOKENIZER_FILES
+    from dialeval.models.encoders import default_encoder_path
+    from dialeval.models.folders import TOKENIZER_FILES
 
     out = {"no tokenizer files": _copy(models["encoder"], root / "bare", TOKENIZER_FILES + ("merges.txt",))}
     bad = _copy(models["lm"], root / "mismatch")
@@ -135,8 +135,8 @@ def _simulated(how: str) -> Iterator[None]:
         return
     from datasets.arrow_writer import ArrowWriter
 
-    import dialeval.files as files
-    import dialeval.hub as hub
+    import dialeval.hub.repos as hub
+    import dialeval.io.files as files
 
     def pip(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
         return subprocess.CompletedProcess(argv, 1, "", "OSError: [Errno 28] No space left on device\n")
@@ -302,7 +302,7 @@ def round3_attempts(root: Path, data: Path, models: dict[str, str], cli: Classif
     add("36.7 bounds and outputs", "leaderboard --resamples 10**8",
         lambda: cli(["leaderboard", "--data-dir", str(data), "--out", str(out / "lb-big"), "--resamples", "100000000"]))
     add("36.7 bounds and outputs", "JSON output of NaN and inf",
-        lambda: _right(__import__("dialeval.files").files.json_text([math.nan, math.inf], indent=None) == "[null, null]",
+        lambda: _right(__import__("dialeval.io.files").files.json_text([math.nan, math.inf], indent=None) == "[null, null]",
                        "strict JSON"))
     add("36.7 bounds and outputs", "/check_model with a 100,000-character name", lambda: _availability("x" * 100_000))
     add("36.7 bounds and outputs", "/check_model with a 300-byte folder name", lambda: _availability("a/" + "b" * 300))

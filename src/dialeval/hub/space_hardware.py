@@ -9,7 +9,7 @@ hardware ``upload.sh`` requests (``$DIALEVAL_SPACE_HARDWARE``), checked against 
 - ``image``: no torch line; ZeroGPU (``zero-a10g``) Spaces ship torch in their image, and the range
   ``torch>=2.4`` of ``dialeval[models]`` keeps it.
 
-``python -m dialeval.space_hardware FLAVOUR TORCH`` exits 2 with one line when the flavour is not a Space
+``python -m dialeval.hub.space_hardware FLAVOUR TORCH`` exits 2 with one line when the flavour is not a Space
 hardware name or does not suit the build; ``upload.sh`` runs it first.
 """
 

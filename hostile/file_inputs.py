@@ -1,4 +1,4 @@
-"""Generated hostile input files for ``scripts/hostile_tally.py``: every command that reads a file × the file formats
+"""Generated hostile input files for ``hostile/tally.py``: every command that reads a file × the file formats
 it reads × hostile contents (empty, blank, binary, undecodable, lone surrogate, BOM, CRLF, duplicate ids, an exact
 duplicate record, a missing field, NaN/int/list/null/object in a text field, a multi-line record, a truncated or
 garbage line, a semicolon or tab CSV, a header-only or ragged CSV, a repeated JSON key or CSV header column, a

@@ -2,12 +2,12 @@
 each classified as a one-line error, a crash (a traceback or an unexpected exception type) or a silent result
 (exit 0 / no error where one is due); an input that may be accepted and was, with the right result, is ``accepted``.
 Besides the issue's own cases, two generated families: every metric × option × bad value in the library and the CLI
-(``hostile_options.py``), every command that reads a file × format × hostile content (``hostile_files.py``), and the
-categories of issues 36 and 33 (``hostile_round3.py``: a real 1 MB tmpfs for the full-disk cases when run as root).
+(``option_values.py``), every command that reads a file × format × hostile content (``file_inputs.py``), and the
+categories of issues 36 and 33 (``numbers_and_outputs.py``: a real 1 MB tmpfs for the full-disk cases when run as root).
 Inputs are written into a temporary folder; after each attempt their size and modification time are compared, and
 their SHA-256 at the end; a changed input counts as a destroyed one.
 
-    python scripts/hostile_tally.py [--data ../shared/data] [--verbose]
+    python hostile/tally.py [--data ../shared/data] [--verbose]
 """
 
 from __future__ import annotations
@@ -118,8 +118,8 @@ def _write_inputs(tmp: Path, data: Path) -> dict[str, Path]:
 
 def cases(tmp: Path, data: Path) -> list[tuple[str, Callable[[], tuple[str, str]]]]:
     import dialeval
-    from dialeval.files import check_output_path
-    from dialeval.lm import load_lm
+    from dialeval.io.files import check_output_path
+    from dialeval.models.lm import load_lm
     from dialeval.ui.inputs import UIInputs
     from dialeval.ui.scoring import run_metric
     from dialeval.ui.uploads import read_upload
@@ -216,16 +216,16 @@ def stamps(paths: list[Path]) -> dict[str, tuple[int, int]]:
 
 def attempts(tmp: Path, data: Path) -> list[tuple[str, str, Callable[[], tuple[str, str]]]]:
     """The issue's cases, then the generated option values and file contents."""
-    import hostile_files
-    import hostile_options
-    import hostile_round3
+    import file_inputs
+    import numbers_and_outputs
+    import option_values
 
     issue = [("issue cases", name, run) for name, run in cases(tmp, data)]
-    models = hostile_options.tiny_models(tmp / "models")
+    models = option_values.tiny_models(tmp / "models")
     (tmp / "option-inputs").mkdir()
-    options = hostile_options.option_attempts(tmp / "option-inputs", models, run_cli)
-    files = hostile_files.file_attempts(tmp / "file-inputs", data, models, run_cli)
-    round3 = hostile_round3.round3_attempts(tmp / "round3-inputs", data, models, cli, lib, run_cli)
+    options = option_values.option_attempts(tmp / "option-inputs", models, run_cli)
+    files = file_inputs.file_attempts(tmp / "file-inputs", data, models, run_cli)
+    round3 = numbers_and_outputs.round3_attempts(tmp / "round3-inputs", data, models, cli, lib, run_cli)
     return issue + options + files + round3
 
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dialeval.leaderboard import _json_safe, markdown
+from dialeval.meta.leaderboard import _json_safe, markdown
 
 HUB_NAME = "dialeval-leaderboard"
 STAT_TYPES = {"spearman": "spearmanr", "oca": "accuracy", "auc": "roc_auc"}
@@ -88,7 +88,7 @@ def eval_result_files(report: dict[str, Any], metric: str, org: str) -> dict[str
     import yaml
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
-    from dialeval import leaderboard_quality as lq
+    from dialeval.meta import quality as lq
 
     files: dict[str, list[Any]] = {}
     seen: set[tuple[str, str]] = set()
@@ -114,7 +114,7 @@ def heatmap_png(report: dict[str, Any]) -> bytes | None:
 
     import matplotlib
 
-    from dialeval import leaderboard_quality as lq
+    from dialeval.meta import quality as lq
 
     cells = {(r["metric"], f"{r['dataset']}/{r['config']}"): r["value"] for r in report["rows"]
              if lq.is_quality(r["dataset"]) and r.get("level") == "item" and r["statistic"] == "spearman"
