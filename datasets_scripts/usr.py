@@ -27,6 +27,11 @@ CITATION = """@inproceedings{mehri-eskenazi-2020-usr,
 """
 QUALITIES = ("Understandable", "Natural", "Maintains Context", "Engaging", "Uses Knowledge", "Overall")
 GROUND_TRUTH = "Original Ground Truth"
+#: Where the paper's baseline numbers come from: Mehri & Eskenazi (2020), appendix Tables 5 (Topical-Chat) and 6
+#: (PersonaChat), turn-level Spearman and Pearson correlation with the mean Overall Quality rating, over every
+#: response but the original ground truth (whose ratings "are not used for evaluation"), the ground truth being
+#: the reference.
+PUBLISHED_SOURCE = "Mehri & Eskenazi 2020 (USR), appendix Tables 5-6"
 
 
 def usr_records(data: Any, path: Path) -> list[dict[str, Any]]:
@@ -73,6 +78,11 @@ class UsrTopicalChatBuilder(_UsrBuilder):
                'inherited from HF transformers code). Data license: unknown.')
     FILES = {"turn": ("tc_usr_data.json",)}
     DESCRIPTION = "USR TopicalChat: 360 responses, 6 qualities, 3 annotators each."
+    #: The paper's baselines (Table 5): metric → (Spearman ρ, Pearson r) with Overall Quality.
+    PUBLISHED_BASELINES = {
+        "token_f1": (0.1645, 0.1690), "bleu_1": (0.2728, 0.2876), "bleu_2": (0.2862, 0.3012),
+        "bleu_3": (0.2569, 0.3006), "bleu_4": (0.2160, 0.2956), "meteor": (0.3365, 0.3908),
+        "rouge_l": (0.2745, 0.2870), "bertscore": (0.3229, 0.3540)}
 
 
 class UsrPersonaChatBuilder(_UsrBuilder):
@@ -83,3 +93,8 @@ class UsrPersonaChatBuilder(_UsrBuilder):
                'unknown.')
     FILES = {"turn": ("pc_usr_data.json",)}
     DESCRIPTION = "USR PersonaChat: 300 responses, 6 qualities, 3 annotators each."
+    #: The paper's baselines (Table 6): metric → (Spearman ρ, Pearson r) with Overall Quality.
+    PUBLISHED_BASELINES = {
+        "token_f1": (0.1422, 0.1241), "bleu_1": (0.0434, 0.0469), "bleu_2": (0.1122, 0.0943),
+        "bleu_3": (0.1202, 0.0924), "bleu_4": (0.1353, 0.0899), "meteor": (0.2527, 0.2713),
+        "rouge_l": (0.0659, 0.0385), "bertscore": (0.1690, 0.1526)}

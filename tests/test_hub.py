@@ -93,15 +93,17 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
         # the module script, its dialeval imports marked with where evaluate.load should say to install it from
         script = (folder / f"{name}.py").read_text(encoding="utf-8")
         # the hint keeps the extras evaluate.load needs (issue 34.7: it said the bare wheel URL)
-        hint = f'"dialeval[models] @ {url}"' if decl.needs_model or "models" in decl.extras else f'"dialeval @ {url}"'
+        needed = sorted(set(decl.extras) | ({"models"} if decl.needs_model else set()))
+        requirement = f"dialeval[{','.join(needed)}]" if needed else "dialeval"
+        hint = f'"{requirement} @ {url}"'
         assert script.replace(f"  # From: {hint}", "") == (decl.script_dir / f"{name}.py").read_text(encoding="utf-8")
         assert f"from dialeval import evaluate_module  # From: {hint}" in script
         # what evaluate.load reads: where dialeval is missing it says `pip install "<requirement>"`
         assert {i for i in get_imports(str(folder / f"{name}.py")) if i[1] == "dialeval"} == {
             ("library", "dialeval", hint, None)}
         assert (folder / WHEEL).is_file()
-        extras = "[models,space]" if decl.needs_model or "models" in decl.extras else "[space]"
-        torch = CPU_TORCH if "models" in extras else []  # hub build --torch cpu (the default, issue 34.4)
+        extras = f"[{','.join(sorted([*needed, 'space']))}]"
+        torch = CPU_TORCH if "models" in needed else []  # hub build --torch cpu (the default, issue 34.4)
         assert [line for line in (folder / "requirements.txt").read_text().splitlines() if not line.startswith("#")] \
             == [*torch, f"dialeval{extras} @ {url}"]
         assert f'metric_widget("{name}",' in (folder / "app.py").read_text()
@@ -114,7 +116,9 @@ def test_every_declared_metric_gets_a_complete_space(built, wheel_server):
         assert f'evaluate.load("{ORG}/{name}"' in card.text
         # the Space fetches its default model from the Hub when it is built
         assert meta.get("preload_from_hub") == ([hub_id(decl.models[0])] if decl.needs_model else None)
-        assert f'pip install "dialeval{extras.replace(",space", "").replace("[space]", "")} @ {url}"' in card.text
+        assert f'pip install "{requirement} @ {url}"' in card.text
+        packages = folder / "packages.txt"  # Debian packages the Space builder installs
+        assert (packages.read_text() if packages.exists() else None) == ("wordnet-base\n" if name == "meteor" else None)
     space = built / "spaces" / "sem_ent" / "semantic_space"
     assert (space / "space.safetensors").read_bytes() == resource_path("semantic_space", "space.safetensors").read_bytes()
 
@@ -188,7 +192,7 @@ def test_from_index_and_atomic_replacement(tmp_path, capsys):
                  "--data-dir", str(tmp_path / "none"), "--only", "fed"]) == 2
     assert "missing original files for fed" in capsys.readouterr().err
     # a failing build leaves the previous output untouched and no temporary folder behind
-    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "bleu"]) == 2
+    assert main(["hub", "build", "--org", ORG, "--out", str(out), "--from-index", "--only", "not_a_repo"]) == 2
     assert "unknown repo" in capsys.readouterr().err
     assert main(["hub", "build", "--org", "bad org!", "--out", str(out), "--from-index"]) == 2
     assert (folder / "requirements.txt").is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["by_url", "out"]
@@ -204,9 +208,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: Space venvs already made in this test session, by their requirements.txt (one rehearsal install per set).
+_SPACE_VENVS: dict[str, Path] = {}
+
+
 def space_python(folder: Path, venv: Path) -> Path:
     """A fresh venv with the folder's requirements.txt installed as a Space installs it: from an empty
-    folder holding only that file (the wheel comes by its absolute URL)."""
+    folder holding only that file (the wheel comes by its absolute URL). A requirements set already installed in
+    this run is reused."""
+    requirements = (folder / "requirements.txt").read_text(encoding="utf-8")
+    if requirements in _SPACE_VENVS:
+        return _SPACE_VENVS[requirements]
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
     alone = venv.parent / "requirements-only"
@@ -218,6 +230,7 @@ def space_python(folder: Path, venv: Path) -> Path:
     where = subprocess.run([str(python), "-c", "import dialeval; print(dialeval.__file__)"], cwd=folder,
                            env=space_env(0), capture_output=True, text=True, check=True).stdout.strip()
     assert Path(where).is_relative_to(venv), where  # the vendored wheel, not the checkout
+    _SPACE_VENVS[requirements] = python
     return python
 
 

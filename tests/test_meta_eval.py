@@ -266,8 +266,8 @@ def test_adapter_errors():
         make_adapter("low_frequency", "contest", "c")
     with pytest.raises(ValueError, match="distinct_n does not apply to 'fed'"):
         make_adapter("distinct_n", "fed", "turn")
-    with pytest.raises(ValueError, match="unknown metric 'bleu'"):
-        make_adapter("bleu", "contest", "c")
+    with pytest.raises(ValueError, match="unknown metric 'belu'"):
+        make_adapter("belu", "contest", "c")
     with pytest.raises(ValueError, match=r"column 'nope' is not in this dataset; available: \['x'\]"):
         make_adapter("column:nope", "contest", "c")([{"x": 1.0}])
     with pytest.raises(ValueError, match="unknown option"):

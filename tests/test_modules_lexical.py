@@ -29,7 +29,7 @@ def test_load_bare_names_and_paths():
 
 def test_unknown_name_lists_known_ones():
     with pytest.raises(ValueError, match="distinct_n.*full_followup"):
-        dialeval.load("bleu")
+        dialeval.load("belu")
 
 
 def test_load_time_options_and_unknown_options():

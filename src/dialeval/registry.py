@@ -36,6 +36,7 @@ INPUT_KINDS = {
     "turns": "contexts (lists of turns) with one response each",
     "speakers": "predicted and gold speaker lists, one per story",
     "story_turns": "generated and gold dialogue turns, one list per story",
+    "references": "responses with a human reference each (a string, or a list of several)",
 }
 #: Human-judged datasets of ``dialeval meta-eval``: what one scored row is.
 META_DATASETS = {
@@ -199,7 +200,8 @@ class MetricDeclaration:
     ``loader`` is ``"pkg.module:function"`` called as ``function(model, device=..., dtype=...)`` to load the
     metric's model into the process-wide cache (the Space places the models it offers on CUDA at import with it);
     ``extras`` are the dialeval extras ``compute`` needs beyond the core install (``models`` is implied by
-    ``model_option``), which the metric's Hub Space installs. ``meta_datasets`` are the human-judged datasets
+    ``model_option``), which the metric's Hub Space installs; ``system_packages`` are Debian packages it needs (the Space's
+    ``packages.txt``). ``meta_datasets`` are the human-judged datasets
     ``dialeval meta-eval`` scores the metric on (see :data:`META_DATASETS`) and ``meta_adapter`` is
     ``"pkg.module:factory"`` with ``factory(options, config)`` returning a function from dataset rows to
     ``{"scores", "signature"}``; on a quality dataset ``config`` is its level, and a factory with a ``quality``
@@ -239,8 +241,12 @@ class MetricDeclaration:
     order: int = 100
     package: str = ""
     extras: tuple[str, ...] = ()
+    system_packages: tuple[str, ...] = ()
     meta_datasets: tuple[str, ...] = ()
     meta_adapter: str | None = None
+    meta_levels: tuple[str, ...] = ()
+    meta_requires: tuple[str, ...] = ()
+    meta_variants: dict[str, dict[str, Any]] = field(default_factory=dict)
     scale_out: str | None = None
     core: str | None = None
     item_column: str | None = None
@@ -266,7 +272,7 @@ class MetricDeclaration:
         if isinstance(self.meta_datasets, str):
             raise TypeError(f"metric {self.name!r}: meta_datasets must be a tuple of dataset names, e.g. "
                             f"({self.meta_datasets!r},), not a string.")
-        if self.meta_adapter is not None and not self.meta_datasets:
+        if self.meta_adapter is not None and not self.meta_datasets and not self.meta_levels:
             raise ValueError(f"metric {self.name!r}: meta_adapter without meta_datasets would never be used; "
                              f"name the datasets it scores ({sorted(META_DATASETS)}).")
         unknown = sorted(set(self.meta_datasets) - set(META_DATASETS))

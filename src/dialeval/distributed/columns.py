@@ -33,6 +33,7 @@ ROLES: dict[str, tuple[Role, ...]] = {
     "turns": (Role("contexts", TEXTS), Role("predictions", TEXT)),
     "speakers": (Role("predictions", TEXTS), Role("references", TEXTS), Role("candidates", TEXTS, False)),
     "story_turns": (Role("predictions", TEXTS), Role("references", TEXTS)),
+    "references": (Role("predictions", TEXT), Role("references", TEXT)),
 }
 
 

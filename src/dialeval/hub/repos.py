@@ -147,7 +147,8 @@ def metric_extras(decl: registry.MetricDeclaration) -> list[str]:
 
 def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str, install: Install,
                        index: int = 0) -> HubRepo:
-    """``folder``: the module script, the card, ``app.py``, ``requirements.txt``, the wheel, and the
+    """``folder``: the module script, the card, ``app.py``, ``requirements.txt`` (and ``packages.txt`` for declared
+    ``system_packages``), the wheel, and the
     metric's declared ``resources`` (the Sem-Ent Space carries its fitted default space, so that it
     scores with nothing pasted)."""
     repo_id = f"{org}/{decl.name}"
@@ -162,6 +163,8 @@ def write_metric_space(decl: registry.MetricDeclaration, folder: Path, org: str,
     app = app.replace("__METRIC__", decl.name).replace("__REPO_ID__", repo_id)
     _write(folder / "app.py", app.replace("RESOURCES: dict[str, str] = {}", f"RESOURCES: dict[str, str] = {json.dumps(decl.resources)}"))
     _write(folder / "requirements.txt", install.requirements(extras, repo_id))
+    if decl.system_packages:  # Debian packages the Space builder installs (``packages.txt``)
+        _write(folder / "packages.txt", "".join(f"{name}\n" for name in decl.system_packages))
     _vendor(folder, install)
     for rel in decl.resources.values():
         shutil.copytree(resource_path(rel), folder / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

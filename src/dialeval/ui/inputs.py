@@ -187,6 +187,7 @@ KIND_BOXES: dict[str, tuple[str, ...]] = {
     "turns": ("dialogue",),
     "speakers": ("speakers_predicted", "speakers_gold"),
     "story_turns": ("turns_generated", "turns_gold"),
+    "references": ("responses", "references"),
 }
 
 

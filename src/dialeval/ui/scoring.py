@@ -84,6 +84,17 @@ def _story_turns(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
     return {"predictions": inputs.turns_generated, "references": inputs.turns_gold}
 
 
+def _referenced(decl: MetricDeclaration, inputs: UIInputs) -> dict[str, Any]:
+    """Responses and their references, one per line, aligned."""
+    texts = list(inputs.responses)
+    _need(texts, decl, "responses (one per line)")
+    _need(inputs.references, decl, "reference responses (one per line, aligned with the responses)")
+    if len(inputs.references) != len(texts):
+        raise InputError(f"{decl.name}: {len(texts)} responses but {len(inputs.references)} references; give one "
+                         "reference per response, line by line.")
+    return {"predictions": texts, "references": list(inputs.references)}
+
+
 #: Input kind (:data:`dialeval.registry.INPUT_KINDS`) → the ``compute`` arguments it reads from the boxes.
 INPUT_BUILDERS: dict[str, Callable[[MetricDeclaration, UIInputs], dict[str, Any]]] = {
     "responses": _responses,
@@ -92,6 +103,7 @@ INPUT_BUILDERS: dict[str, Callable[[MetricDeclaration, UIInputs], dict[str, Any]
     "turns": _turns,
     "speakers": _speakers,
     "story_turns": _story_turns,
+    "references": _referenced,
 }
 
 

@@ -38,6 +38,9 @@ def example_boxes(decl: MetricDeclaration) -> dict[str, str]:
         values["dialogue"] = [*(ex.get("contexts") or [[]])[0], *(ex.get("predictions") or [])[:1]]
     elif decl.inputs == "speakers":
         values.update(speakers_predicted=ex.get("predictions", []), speakers_gold=ex.get("references", []))
+    elif decl.inputs == "references":
+        values.update(responses=ex.get("predictions", []),
+                      references=[r if isinstance(r, str) else r[0] for r in ex.get("references", [])])
     elif decl.inputs == "story_turns":
         values.update(turns_generated=ex.get("predictions", []), turns_gold=ex.get("references", []))
     if decl.references_option:

@@ -1,0 +1,31 @@
+"""ROUGE-L as an ``evaluate`` module: ROUGE-L F = 2RP / (R + P) over the longest common subsequence, by rouge-score.
+
+The core (validation, scoring, signature) is :func:`dialeval.reference.core.compute_rouge_l`."""
+
+from typing import Any
+
+import datasets
+import evaluate
+
+# the base class is reached through its module: evaluate takes the script's first Metric subclass as the metric
+from dialeval import evaluate_module
+from dialeval.metrics.rouge_l import METRIC
+from dialeval.reference.core import compute_rouge_l
+
+_INPUTS = """predictions: list of responses; references: one reference per response (a string, or a list of strings).
+options: see the card."""
+
+
+class RougeL(evaluate_module.DialevalMetric):
+    """ROUGE-L F = 2RP / (R + P) over the longest common subsequence, by rouge-score."""
+
+    DECLARATION = METRIC
+
+    def _info(self) -> evaluate.MetricInfo:
+        return self.metric_info(
+            [datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+             datasets.Features({"predictions": datasets.Value("string"),
+                                "references": datasets.Sequence(datasets.Value("string"))})], _INPUTS)
+
+    def _compute(self, predictions: Any, references: Any, use_stemmer: bool) -> dict[str, Any]:
+        return compute_rouge_l(predictions, references, use_stemmer=use_stemmer)

