@@ -18,6 +18,7 @@ from dialeval.datasets._common import (
     parse_scores,
     quality_configs,
     quality_row,
+    rated_dataset,
 )
 from dialeval.io.readers import MalformedDataError, read_json, require_keys, require_str
 
@@ -83,3 +84,12 @@ class UsrPersonaChatBuilder(_UsrBuilder):
                'unknown.')
     FILES = {"turn": ("pc_usr_data.json",)}
     DESCRIPTION = "USR PersonaChat: 300 responses, 6 qualities, 3 annotators each."
+
+
+#: Both USR sets: rated turns with a ground-truth reference on every row, ``Overall`` in the summary.
+DATASETS = (
+    rated_dataset("usr_topicalchat", UsrTopicalChatBuilder, "Overall", fields=("reference",), published={
+        ("turn", "annotation_means.Overall", "spearman"): ("best of 23: USR 0.423 (Yeh et al. 2021, DialEvalMetrics Table 4)", "FED metric -0.135 (Yeh et al. 2021, DialEvalMetrics Table 4)")}),
+    rated_dataset("usr_personachat", UsrPersonaChatBuilder, "Overall", fields=("reference",), published={
+        ("turn", "annotation_means.Overall", "spearman"): ("best of 23: USL-H 0.523 (Yeh et al. 2021, DialEvalMetrics Table 4)", "FED metric -0.000 (Yeh et al. 2021, DialEvalMetrics Table 4)")}),
+)
