@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dialeval.judge.llm_judge import compute_llm_judge
+from dialeval.judge.rubrics import resolve_rubric
 from dialeval.registry import Adapter
 from dialeval.registry import get as get_declaration
 
@@ -16,6 +17,17 @@ from dialeval.registry import get as get_declaration
 def _texts(turns: list[Any]) -> list[str]:
     """Turn texts of a context of speaker-tagged turns (``{"speaker", "text"}``) or of plain strings."""
     return [t if isinstance(t, str) else t["text"] for t in turns]
+
+
+def _named_rubric(level: str, quality: str) -> str | None:
+    """``None`` when the judge has a default rubric for ``quality``; else a rubric made from its name alone (a
+    user's own quality column that declares no rubric text)."""
+    try:
+        resolve_rubric("dialog" if level == "dialog" else "turn", quality, None)
+        return None
+    except ValueError:
+        what = "the system in this conversation" if level == "dialog" else "the response"
+        return f"{quality.strip()}: how good is {what} on {quality.strip()}?"
 
 
 def judge_adapter(options: dict[str, Any], config: str, quality: str | None = None,
@@ -29,7 +41,7 @@ def judge_adapter(options: dict[str, Any], config: str, quality: str | None = No
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; known: {sorted(known)}.")
     if quality is not None and "quality" not in options and "rubric" not in options:
-        options = {**options, "quality": quality, **({"rubric": rubric} if rubric else {})}
+        options = {**options, "quality": quality, "rubric": rubric or _named_rubric(level, quality)}
 
     def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if level == "turn" and rows and all(not r["context"] for r in rows):  # a response rated alone (fluency)

@@ -96,11 +96,12 @@ def markdown(report: dict[str, Any]) -> str:
                  and np.isfinite(r["value"]) else f"undefined | ({r.get('undefined') or 'no value'})")
         lines.append(f"| {r['metric']} | {r['dataset']} | {r['config']} | {r['target']} | {_stat_label(r)} | "
                      f"{value} | {r['n']} |")
-    lines += ["", "| metric A | metric B | dataset | config | target | statistic | A − B | p (paired bootstrap) | p (Williams) |",
-              "|---|---|---|---|---|---|---:|---:|---:|"]
+    lines += ["", "| metric A | metric B | dataset | config | target | statistic | A − B | p (paired bootstrap) | p (Williams) "
+              "| p (permutation, one-sided; clusters) |", "|---|---|---|---|---|---|---:|---:|---:|---:|"]
     for p in report["pairs"]:
         lines.append(f"| {p['metric_a']} | {p['metric_b']} | {p['dataset']} | {p['config']} | {p['target']} | "
-                     f"{p['statistic']} | {_fmt(p['difference'])} | {_fmt_p(p['p_bootstrap'])} | {_fmt_p(p['p_williams'])} |")
+                     f"{p['statistic']} | {_fmt(p['difference'])} | {_fmt_p(p['p_bootstrap'])} | {_fmt_p(p['p_williams'])} | "
+                     f"{_fmt_p(p.get('p_one_sided'))} |")
     for p in report.get("pairs_left_out", ()):
         lines.append(f"\nNo paired test {p['metric_a']} vs {p['metric_b']} ({p['dataset']} {p['config']} "
                      f"{p['target']} {p['statistic']}): {p['reason']}")
