@@ -46,7 +46,9 @@ for _k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
 from dialeval.full.formulation import followup_nll  # noqa: E402
 from dialeval.full.scorer import FollowupScorer  # noqa: E402
 from dialeval.full.texts import FOLLOW_UPS  # noqa: E402
-from dialeval.meta.evaluation import FED_TARGET, Target, auc, evaluate_scores, spearman  # noqa: E402
+from dialeval.meta.evaluation import Target, auc, evaluate_scores, spearman  # noqa: E402
+
+FED_TARGET = "annotation_means.Overall"
 from dialeval.models.runtime import run_batched  # noqa: E402
 
 SEPARATORS = {"nl": "\n", "tab": "\t", "sp": " "}

@@ -41,10 +41,9 @@ HEADER = ["items", "route", "items/s", "vs previous", "vs packed+shared", "max r
 
 
 def histories(dataset: str, n: int) -> tuple[list[list[str]], str]:
+    from dialeval.datasets import DATA_FOLDERS, QUALITY_CONFIGS
     from dialeval.full.full_followup import full_histories
     from dialeval.meta.evaluation import load_rows
-    from dialeval.meta.leaderboard import DATA_FOLDERS
-    from dialeval.registry import QUALITY_CONFIGS
 
     config = next(iter(QUALITY_CONFIGS.get(dataset, {"default": ("turn", "")})))
     level = QUALITY_CONFIGS[dataset][config][0] if dataset in QUALITY_CONFIGS else "turn"

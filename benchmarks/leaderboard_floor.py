@@ -39,10 +39,11 @@ offline()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from dialeval.datasets import DATA_FOLDERS  # noqa: E402
 from dialeval.full.scorer import FollowupScorer  # noqa: E402
 from dialeval.judge.scorer import JudgeScorer  # noqa: E402
 from dialeval.meta.evaluation import load_rows, score_rows  # noqa: E402
-from dialeval.meta.leaderboard import DATA_FOLDERS, plan  # noqa: E402
+from dialeval.meta.leaderboard import plan  # noqa: E402
 from dialeval.models.lm import load_lm  # noqa: E402
 from dialeval.models.shared_prefix import common_prefix_length  # noqa: E402
 

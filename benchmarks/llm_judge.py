@@ -40,8 +40,8 @@ def judge_items(dataset: str, limit: int) -> list[tuple[list[str], str]]:
 
         rows = load("fed", "turn", data_dir=DATA)["test"]
         return [([t["text"] for t in r["context"]], r["response"]) for r in rows.select(range(min(limit, len(rows))))]
+    from dialeval.datasets import DATA_FOLDERS
     from dialeval.meta.evaluation import load_rows
-    from dialeval.meta.leaderboard import DATA_FOLDERS
 
     rows = load_rows(dataset, "turn", data_dir=DATA.parent / DATA_FOLDERS[dataset])[:limit]
     return [(list(r["context"]), r["response"]) for r in rows]
@@ -64,7 +64,7 @@ def main() -> int:
     from dialeval.models.lm import load_lm, position_limit
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    from dialeval.registry import QUALITY_CONFIGS
+    from dialeval.datasets import QUALITY_CONFIGS
 
     turn_level = [d for d, configs in QUALITY_CONFIGS.items() if configs.get("turn", ("",))[0] == "turn"]
     p.add_argument("--dataset", default="fed", choices=turn_level,

@@ -22,6 +22,18 @@ from typing import Any
 
 import datasets
 
+from dialeval.datasets import (
+    contest,
+    conture,
+    dailydialog_plusplus,
+    dstc9_interactive,
+    dstc10,
+    fed,
+    grade,
+    holistic,
+    predictive_engagement,
+    usr,
+)
 from dialeval.datasets._common import fingerprint_dir, resolve_data_dir
 from dialeval.datasets.contest import ContestBuilder
 from dialeval.datasets.conture import ContureBuilder
@@ -36,10 +48,9 @@ from dialeval.datasets.holistic import HolisticBuilder
 from dialeval.datasets.predictive_engagement import PredictiveEngagementBuilder
 from dialeval.datasets.usr import UsrPersonaChatBuilder, UsrTopicalChatBuilder
 from dialeval.io.readers import MalformedDataError
-from dialeval.registry import QUALITY_CONFIGS  # re-exported: the levels live in the light registry
 
 __all__ = [
-    "BUILDERS", "FILE_BUILDERS", "QUALITY_CONFIGS", "ContestBuilder", "ContureBuilder", "DailyDialogBuilder",
+    "BUILDERS", "BUILTIN_DATASETS", "FILE_BUILDERS", "QUALITY_CONFIGS", "ContestBuilder", "ContureBuilder", "DailyDialogBuilder",
     "DailyDialogPlusPlusBuilder", "DialStoryBuilder", "Dstc9InteractiveBuilder", "Dstc10Builder", "FedBuilder",
     "GradeBuilder", "HolisticBuilder", "MalformedDataError", "PredictiveEngagementBuilder", "UsrPersonaChatBuilder",
     "UsrTopicalChatBuilder", "config_names", "export", "get_builder", "load", "render_card",
@@ -66,12 +77,16 @@ BUILDERS: dict[str, type[datasets.GeneratorBasedBuilder]] = {
 }
 #: Builders of a format rather than a corpus: they build any file in it (``data_files``, ``--file F``).
 FILE_BUILDERS: dict[str, type[datasets.GeneratorBasedBuilder]] = {"contest": ContestBuilder, "dstc10": Dstc10Builder}
+#: The meta-evaluation declarations of the built-in datasets (:class:`dialeval.meta.sources.DatasetDeclaration`),
+#: each written in its builder module.
+BUILTIN_DATASETS = (contest.DATASET, fed.DATASET, dailydialog_plusplus.DATASET, *usr.DATASETS, grade.DATASET,
+                    dstc9_interactive.DATASET, predictive_engagement.DATASET, holistic.DATASET, conture.DATASET,
+                    *dstc10.DATASETS)
 #: Dataset name → the folder name of its original files under ``$DIALEVAL_DATA_DIR``.
-DATA_FOLDERS = {"contest": "diversity_eval", "dailydialog_plusplus": "dailydialog_plusplus", "fed": "fed",
-                "dailydialog": "dailydialog", "dialstory": "dialstory",
-                **{name: name for name in ("usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive",
-                                           "predictive_engagement", "holistic_pang2020", "conture",
-                                           "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")}}
+DATA_FOLDERS = {"dailydialog": "dailydialog", "dialstory": "dialstory", **{d.name: d.folder for d in BUILTIN_DATASETS}}
+#: Human-judged quality datasets: config → (level, the quality the leaderboard's summary row uses).
+QUALITY_CONFIGS: dict[str, dict[str, tuple[str, str]]] = {
+    d.name: {c: (d.levels[c], d.overall[c]) for c in d.levels} for d in BUILTIN_DATASETS if d.protocol == "rated"}
 
 
 def _builder_class(name: str) -> type[datasets.GeneratorBasedBuilder]:

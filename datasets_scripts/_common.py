@@ -15,6 +15,7 @@ from typing import Any
 import datasets
 
 from dialeval.io.readers import MalformedDataError, not_utf8, read_csv_stream
+from dialeval.meta.sources import DatasetDeclaration
 
 logger = logging.getLogger("dialeval.datasets")
 
@@ -258,3 +259,18 @@ def quality_configs(cls_levels: dict[str, str], version: str = "1.0.0") -> list[
     """One ``BuilderConfig`` per config name of ``LEVELS``."""
     return [datasets.BuilderConfig(name=name, version=datasets.Version(version), description=f"{level} level")
             for name, level in cls_levels.items()]
+
+
+#: Rows per cached chunk of a rated dataset's scores: an interrupted leaderboard run loses at most one chunk.
+CHUNK_ROWS = 200
+
+
+def rated_dataset(name: str, builder_class: type[QualityBuilder], overall: str | dict[str, str], **fields: Any) -> DatasetDeclaration:
+    """The meta-evaluation declaration of a human-judged quality dataset built by ``builder``: its levels and
+    folder from ``builder_class``, ``overall`` (one quality for every config, or config → quality), the ``system``
+    field, scores cached per :data:`CHUNK_ROWS` rows; ``fields`` add or override any declaration field."""
+    levels = dict(builder_class.LEVELS)
+    per_config = overall if isinstance(overall, dict) else {c: overall for c in levels}
+    base: dict[str, Any] = {"description": "a rated response or dialogue (human quality scores, per-quality correlations)",
+                            "system_field": "system", "chunk_rows": CHUNK_ROWS, "folder": builder_class.FOLDER or name}
+    return DatasetDeclaration(name=name, protocol="rated", levels=levels, overall=per_config, **{**base, **fields})

@@ -20,6 +20,7 @@ import datasets
 
 from dialeval.datasets._common import STRINGS, find_file, parse_float, resolve_data_dir
 from dialeval.io.readers import MalformedDataError, csv_field_limit, refuse_repeated_columns, where
+from dialeval.meta.sources import DatasetDeclaration
 
 CITATION = """@inproceedings{tevet-berant-2021-evaluating,
   title = {Evaluating the Evaluation of Diversity in Natural Language Generation},
@@ -181,3 +182,22 @@ class ContestBuilder(datasets.GeneratorBasedBuilder):
         for path in paths:
             for i, row in enumerate(read_contest_csv(path)):
                 yield f"{Path(path).name}:{i}", row
+
+
+#: What the meta-evaluation reads: each row is a response set; ``label_value`` by Spearman ρ (and by OCA on the
+#: binary conTest labels), ``human_score_mean`` by Spearman ρ where the file has human scores; scores stored with
+#: 3 decimals as Tevet's pipeline does; the authors' own stored values are rows of their own.
+DATASET = DatasetDeclaration(
+    name="contest", protocol="sets", folder="diversity_eval",
+    description="a response set (Tevet & Berant's conTest/decTest, per-set diversity)",
+    levels={c.name: "set" for c in ContestBuilder.BUILDER_CONFIGS},
+    leaderboard_configs=("con_test_200_resp_gen", "dec_test_200_resp_gen"),
+    default_configs=("con_test_200_resp_gen",),
+    columns=("metrics.abs_hds_mean", "metrics.SentBert"),
+    set_targets={c.name: (("label_value", "spearman"),
+                          *((("label_value", "oca"),) if c.name.startswith("con_test") else ()),
+                          ("human_score_mean", "spearman")) for c in ContestBuilder.BUILDER_CONFIGS},
+    round_decimals=3,
+    published={("con_test_200_resp_gen", "label_value", "spearman"): (
+        "human absolute scores 0.63, Sent-BERT 0.59 (Tevet & Berant 2021)", "Confidence NLI 0.62 (Stasaski & Hearst 2022)")},
+)

@@ -18,6 +18,7 @@ from dialeval.datasets._common import (
     parse_score,
     quality_configs,
     quality_row,
+    rated_dataset,
     rater_lists,
 )
 from dialeval.datasets.dstc9_interactive import QUALITIES as DIALOG_QUALITIES
@@ -83,3 +84,7 @@ class ContureBuilder(QualityBuilder):
 
     def records(self, paths: list[Path]) -> Any:
         return conture_records(read_json(paths[0]), paths[0], self.config.name)
+
+
+#: Rated turns (overall impression) and dialogues (overall rating).
+DATASET = rated_dataset("conture", ContureBuilder, {"turn": TURN_QUALITY, "dialog": "human (overall)"})

@@ -15,6 +15,7 @@ import datasets
 
 from dialeval.datasets._common import STRINGS, find_file, resolve_data_dir
 from dialeval.io.readers import read_jsonl, require_int, require_keys, require_str_list, where
+from dialeval.meta.sources import DatasetDeclaration
 
 CITATION = """@article{sai-etal-2020-improving,
   title = {Improving Dialog Evaluation with a Multi-reference Adversarial Dataset and Large Scale Pretraining},
@@ -83,3 +84,19 @@ class DailyDialogPlusPlusBuilder(datasets.GeneratorBasedBuilder):
     def _generate_examples(self, path: Path) -> Any:
         for lineno, obj in read_jsonl(path):
             yield lineno, parse_record(obj, self.config.name, where(path, lineno))
+
+
+#: Each (context, response) of the test split is one scored row, labelled 1 (positive), 0 (random negative) or
+#: −1 (adversarial negative); ROC AUC of positives against each kind of negative. ``--max-rows`` counts contexts.
+DATASET = DatasetDeclaration(
+    name="dailydialog_plusplus", protocol="pairs", folder="dailydialog_plusplus",
+    description="a context and one response, positive or negative (DailyDialog++, AUCs)",
+    levels={"default": "turn"},
+    pairs=(("positive_responses", 1.0), ("random_negative_responses", 0.0), ("adversarial_negative_responses", -1.0)),
+    pair_targets=(("positive_vs_random", 1.0, 0.0), ("positive_vs_adversarial", 1.0, -1.0)),
+    published={
+        ("default", "positive_vs_adversarial", "auc"): (
+            "FULL 0.611 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",),
+        ("default", "positive_vs_random", "auc"): (
+            "FULL 0.590 (SmolLM2 default, first 100 contexts, one pair each; FULL card)",)},
+)

@@ -24,6 +24,7 @@ from dialeval.datasets._common import (
     parse_scores,
     quality_features,
     quality_row,
+    rated_dataset,
 )
 from dialeval.io.readers import (
     MalformedDataError,
@@ -108,3 +109,16 @@ class Dstc10Builder(QualityBuilder):
 
     def records(self, paths: list[Path]) -> Any:
         return dstc10_records(read_json(paths[0]), paths[0])
+
+
+#: The known files in the DSTC10 format, each built by :class:`Dstc10Builder` from its own folder: rated turns with
+#: references (all of them as each row's ``reference``), the judge's appropriateness rubric where that is the
+#: overall quality.
+APPROPRIATENESS = "Appropriateness: is the response an appropriate reply to the context?"
+DATASETS = (
+    rated_dataset("dailydialog_zhao", Dstc10Builder, "overall", builder="dailydialog_zhao", fields=("reference",)),
+    rated_dataset("dstc10_jsalt", Dstc10Builder, "appropriateness", builder="dstc10_jsalt", fields=("reference",),
+                  rubrics={"appropriateness": APPROPRIATENESS}),
+    rated_dataset("dstc10_esl", Dstc10Builder, "appropriateness", builder="dstc10_esl", fields=("reference",),
+                  rubrics={"appropriateness": APPROPRIATENESS}),
+)

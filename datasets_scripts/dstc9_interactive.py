@@ -18,6 +18,7 @@ from dialeval.datasets._common import (
     json_objects,
     quality_configs,
     quality_row,
+    rated_dataset,
     rater_lists,
 )
 from dialeval.io.readers import MalformedDataError, read_json, require_keys, require_str
@@ -86,3 +87,9 @@ class Dstc9InteractiveBuilder(QualityBuilder):
 
     def records(self, paths: list[Path]) -> Any:
         return [row for path in paths for row in dialogue_records(read_json(path), path)]
+
+
+#: Rated interactive dialogues, 11 systems.
+DATASET = rated_dataset(
+    "dstc9_interactive", Dstc9InteractiveBuilder, "human (overall)",
+    published={("dialog", "annotation_means.human (overall)", "spearman"): ("best of 23: FlowScore 0.140 (Yeh et al. 2021, DialEvalMetrics Table 7)", "FED metric 0.120 (Yeh et al. 2021, DialEvalMetrics Table 7)")})

@@ -23,6 +23,7 @@ from dialeval.io.readers import (
     require_keys,
     require_str,
 )
+from dialeval.meta.sources import DatasetDeclaration
 
 CITATION = """@inproceedings{mehri-eskenazi-2020-unsupervised,
   title = {Unsupervised Evaluation of Interactive Dialog with {D}ialo{GPT}},
@@ -157,3 +158,19 @@ class FedBuilder(datasets.GeneratorBasedBuilder):
     def _generate_examples(self, path: Path) -> Any:
         for row in fed_rows(read_json(path), self.config.name, path):
             yield row["id"], row
+
+
+#: FED as the FULL paper evaluates on it: each rated turn or dialogue scored as stored (speaker tags stripped by
+#: the adapters unless asked for), ``meta-eval`` correlating the mean ``Overall`` rating by Spearman ρ.
+DATASET = DatasetDeclaration(
+    name="fed", protocol="rated", folder="fed", description="a turn or a dialogue (FED, per-turn and per-dialogue quality)",
+    levels={"turn": "turn", "dialog": "dialog"}, overall={"turn": "Overall", "dialog": "Overall"},
+    system_field="system", overall_only=True, keep_rows=True, speaker_option=True,
+    published={
+        ("turn", "annotation_means.Overall", "spearman"): (
+            "FULL 0.51 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.352 (SmolLM2 default, FULL card)",
+            "best of 23: DynaEval 0.323, FED metric 0.095 (Yeh et al. 2021, DialEvalMetrics Table 7)"),
+        ("dialog", "annotation_means.Overall", "spearman"): (
+            "FULL 0.69 (De Bruyn et al. 2022, blenderbot-400M-distill)", "FULL 0.463 (SmolLM2 default, FULL card)",
+            "best of 23: DynaEval 0.547, FED metric 0.320 (Yeh et al. 2021, DialEvalMetrics Table 7)")},
+)

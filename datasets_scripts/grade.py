@@ -17,6 +17,7 @@ from dialeval.datasets._common import (
     parse_scores,
     quality_configs,
     quality_row,
+    rated_dataset,
 )
 from dialeval.io.readers import (
     MalformedDataError,
@@ -90,3 +91,13 @@ class GradeBuilder(QualityBuilder):
 
     def records(self, paths: list[Path]) -> Any:
         return grade_records(read_json(paths[0]), paths[0], self.config.name)
+
+
+#: GRADE's three sets: rated turns (coherence) with a reference on every row; the LLM judge's coherence rubric.
+DATASET = rated_dataset(
+    "grade", GradeBuilder, QUALITY, fields=("reference",),
+    rubrics={QUALITY: "Coherence: does the response follow coherently from the context, on its topic and logic?"},
+    published={
+        ("convai2", "annotation_means.coherence", "spearman"): ("best of 23: GRADE 0.571 (Yeh et al. 2021, DialEvalMetrics Table 5)", "FED metric -0.072 (Yeh et al. 2021, DialEvalMetrics Table 5)"),
+        ("dailydialog", "annotation_means.coherence", "spearman"): ("best of 23: DEB 0.363 (Yeh et al. 2021, DialEvalMetrics Table 5)", "FED metric 0.064 (Yeh et al. 2021, DialEvalMetrics Table 5)"),
+        ("empatheticdialogues", "annotation_means.coherence", "spearman"): ("best of 23: DEB 0.395 (Yeh et al. 2021, DialEvalMetrics Table 5)", "FED metric -0.044 (Yeh et al. 2021, DialEvalMetrics Table 5)")})

@@ -15,6 +15,7 @@ from dialeval.datasets._common import (
     parse_score,
     quality_configs,
     quality_row,
+    rated_dataset,
     read_csv_table,
 )
 from dialeval.io.readers import MalformedDataError, where
@@ -64,3 +65,12 @@ class HolisticBuilder(QualityBuilder):
 
     def records(self, paths: list[Path]) -> Any:
         return holistic_records(paths[0], self.config.name)
+
+
+#: Pang et al.'s two sets; the fluency responses are rated without context (the judge reads them as one-turn
+#: conversations, hence the rubric's "text").
+DATASET = rated_dataset(
+    "holistic_pang2020", HolisticBuilder, dict(QUALITY),
+    rubrics={"context coherence": "Context coherence: is the response coherent with and relevant to the context?",
+             "fluency": "Fluency: is the text fluent, grammatical and natural English?"},
+    published={("context", "annotation_means.context coherence", "spearman"): ("best of 23: HolisticEval 0.764 (Yeh et al. 2021, DialEvalMetrics Table 8)", "FED metric 0.507 (Yeh et al. 2021, DialEvalMetrics Table 8)")})

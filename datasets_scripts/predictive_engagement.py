@@ -20,6 +20,7 @@ from dialeval.datasets._common import (
     parse_score,
     quality_configs,
     quality_row,
+    rated_dataset,
     read_csv_table,
 )
 from dialeval.io.readers import MalformedDataError, where
@@ -83,3 +84,11 @@ class PredictiveEngagementBuilder(QualityBuilder):
 
     def records(self, paths: list[Path]) -> Any:
         return engagement_records(read_csv_table(paths[0]), paths[0])
+
+
+#: Rated query-reply pairs (engagement); the paper's own metric values are stored columns, rows of their own.
+DATASET = rated_dataset(
+    "predictive_engagement", PredictiveEngagementBuilder, QUALITY,
+    columns=tuple(f"metrics.{c}" for c in METRIC_COLUMNS),
+    rubrics={QUALITY: "Engagement: would a person find the response engaging, wanting to reply to it?"},
+    published={("turn", "annotation_means.engagement", "spearman"): ("best of 23: USL-H 0.699 (Yeh et al. 2021, DialEvalMetrics Table 7)", "FED metric 0.159 (Yeh et al. 2021, DialEvalMetrics Table 7)")})

@@ -18,6 +18,7 @@ from dialeval.datasets._common import (
     parse_scores,
     quality_configs,
     quality_row,
+    rated_dataset,
 )
 from dialeval.io.readers import MalformedDataError, read_json, require_keys, require_str
 
@@ -32,6 +33,12 @@ GROUND_TRUTH = "Original Ground Truth"
 #: response but the original ground truth (whose ratings "are not used for evaluation"), the ground truth being
 #: the reference.
 PUBLISHED_SOURCE = "Mehri & Eskenazi 2020 (USR), appendix Tables 5-6"
+
+
+def baselines_line(baselines: dict[str, tuple[float, float]], table: str) -> str:
+    """The paper's baseline Spearman ρs as one published-numbers line of the leaderboard."""
+    return "baselines: " + ", ".join(f"{name} {rho:.3f}" for name, (rho, _) in baselines.items()) + (
+        f" (Mehri & Eskenazi 2020, {table}; without the ground-truth rows)")
 
 
 def usr_records(data: Any, path: Path) -> list[dict[str, Any]]:
@@ -98,3 +105,18 @@ class UsrPersonaChatBuilder(_UsrBuilder):
         "token_f1": (0.1422, 0.1241), "bleu_1": (0.0434, 0.0469), "bleu_2": (0.1122, 0.0943),
         "bleu_3": (0.1202, 0.0924), "bleu_4": (0.1353, 0.0899), "meteor": (0.2527, 0.2713),
         "rouge_l": (0.0659, 0.0385), "bertscore": (0.1690, 0.1526)}
+
+
+#: Both USR sets: rated turns with a ground-truth reference on every row, ``Overall`` in the summary.
+DATASETS = (
+    rated_dataset("usr_topicalchat", UsrTopicalChatBuilder, "Overall", fields=("reference",), published={
+        ("turn", "annotation_means.Overall", "spearman"): (
+            "best of 23: USR 0.423 (Yeh et al. 2021, DialEvalMetrics Table 4)",
+            "FED metric -0.135 (Yeh et al. 2021, DialEvalMetrics Table 4)",
+            baselines_line(UsrTopicalChatBuilder.PUBLISHED_BASELINES, "Table 5"))}),
+    rated_dataset("usr_personachat", UsrPersonaChatBuilder, "Overall", fields=("reference",), published={
+        ("turn", "annotation_means.Overall", "spearman"): (
+            "best of 23: USL-H 0.523 (Yeh et al. 2021, DialEvalMetrics Table 4)",
+            "FED metric -0.000 (Yeh et al. 2021, DialEvalMetrics Table 4)",
+            baselines_line(UsrPersonaChatBuilder.PUBLISHED_BASELINES, "Table 6"))}),
+)

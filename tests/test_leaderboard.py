@@ -79,7 +79,7 @@ def test_dailydialog_plusplus_protocol_auc_equals_sklearn():
 def test_contest_rho_equals_meta_eval(shared_data, tmp_path):
     report = leaderboard.build(shared_data, tmp_path / "lb", datasets=["contest"], metrics=["distinct_n"],
                                n_resamples=40, log=lambda _: None)
-    ref = meta_evaluate("contest", "distinct_n", config=list(leaderboard.CONFIGS["contest"]),
+    ref = meta_evaluate("contest", "distinct_n", config=["con_test_200_resp_gen", "dec_test_200_resp_gen"],
                         data_dir=shared_data / "diversity_eval", n_resamples=40)
     expected = [(cfg, r) for cfg, res in ref["configs"].items() for r in res["results"]]
     assert len(report["rows"]) == len(expected) == 5
@@ -195,21 +195,25 @@ def test_hub_build_writes_the_leaderboard_dataset(board_dir, tmp_path):
 
 
 def test_plan_reads_the_registry():
-    """Every meta-evaluable metric on each dataset it declares, the stored contest columns without --metric, and a
-    metric whose default model is not here listed as skipped with the probe's reason."""
+    """Every meta-evaluable metric on each dataset config it fits, each dataset's declared stored columns without
+    --metric, and a metric whose default model is not here listed as skipped with the probe's reason."""
     from dialeval import registry
+    from dialeval.meta import sources
 
     tasks, skipped = leaderboard.plan()
-    declared = {(n, d) for n, decl in registry.meta_evaluable().items() for d in decl.meta_datasets}
     skipped_names = {s["metric"] for s in skipped}
-    assert {(m, d) for m, d, _ in tasks if not m.startswith("column:")} == {x for x in declared if x[0] not in skipped_names}
+    fitting = {(n, d.name, c) for n, decl in registry.meta_evaluable().items() for d in sources.declarations().values()
+               for c in d.configs if sources.fits(decl, d, c) is None}
+    assert {t for t in tasks if not t[0].startswith("column:")} == {t for t in fitting if t[0] not in skipped_names}
     assert {(m, d) for m, d, _ in tasks if m.startswith("column:")} == {
-        (m, d) for d, cols in leaderboard.REFERENCE_COLUMNS.items() for m in cols}
+        ("column:metrics.abs_hds_mean", "contest"), ("column:metrics.SentBert", "contest"),
+        *(("column:metrics." + c, "predictive_engagement") for c in (
+            "Ruber_Unref_Score", "CTX_Unref_Score", "Eng_Score_MeanPooling", "Eng_Score_MaxPooling"))}
     for s in skipped:
         assert s["reason"] == leaderboard.offline_reason(registry.get(s["metric"]))
     fed_only, _ = leaderboard.plan(datasets=["fed"])
     assert {d for _, d, _ in fed_only} == {"fed"} and not any(m.startswith("column:") for m, _, _ in fed_only)
     assert leaderboard.plan(metrics=["column:metrics.SentBert"])[0] == [
-        ("column:metrics.SentBert", "contest", c) for c in leaderboard.CONFIGS["contest"]]
+        ("column:metrics.SentBert", "contest", c) for c in ("con_test_200_resp_gen", "dec_test_200_resp_gen")]
     with pytest.raises(ValueError, match="--dataset 'dailydialog' is not known"):
         leaderboard.plan(datasets=["dailydialog"])

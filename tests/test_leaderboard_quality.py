@@ -76,7 +76,7 @@ def test_clusters_on_synthetic_scores_with_a_known_answer():
         for b in names[i + 1:]:
             p = paired_permutation(STATISTICS["spearman"], metrics[a], metrics[b], y, n_resamples=200, seed=0)
             pairs.append({"metric_a": a, "metric_b": b, "dataset": "usr_topicalchat", "config": "turn",
-                          "target": "annotation_means.Overall", "statistic": "spearman", "p_permutation": p["p_value"]})
+                          "target": "annotation_means.Overall", "statistic": "spearman", "p_one_sided": p["p_one_sided"]})
     ranks = {c["metric"]: c["rank"] for c in lq.clusters(rows, pairs)}
     assert ranks == {"good": 1, "same": 1, "weak": 2, "noise": 3}
 
@@ -192,13 +192,17 @@ def test_overview_has_a_line_per_unit_with_item_and_system_cells():
                        row("llm_judge", "usr_topicalchat", "turn", usr, float("nan"), 360),
                        row("column:metrics.CTX", "predictive_engagement", "turn", "annotation_means.engagement", 0.5, 600)],
               "published": [{"dataset": "fed", "config": "turn", "target": fed, "statistic": "spearman",
-                             "compare_with": ["FULL 0.51", "DynaEval 0.323"]}]}
+                             "compare_with": ["FULL 0.51", "DynaEval 0.323"]}],
+              "datasets": {"fed/turn": {"overall": fed}, "usr_topicalchat/turn": {"overall": usr},
+                           "predictive_engagement/turn": {"overall": "annotation_means.engagement"}}}
+    # every system-level value has its interval beside it; an undefined ρ is "undefined", never "– [–, –]"
     assert lq.overview_markdown(report) == [
-        "| unit (overall quality) | n | full_followup ρ [95% CI] | llm_judge ρ [95% CI] | full_followup system ρ (systems)"
-        " | published |",
+        "| unit (overall quality) | n | full_followup ρ [95% CI] | llm_judge ρ [95% CI] | full_followup system ρ [95% CI]"
+        " (systems) | published |",
         "|---|---:|---:|---:|---:|---|",
-        "| fed turn (`Overall`) | 375 | 0.350 [0.250, 0.450] | 0.160 [0.060, 0.260] | 1.000 (3) | FULL 0.51; DynaEval 0.323 |",
-        "| usr_topicalchat turn (`Overall`) | 360 | -0.050 [-0.150, 0.050] | – [–, –] | – | – |",
+        "| fed turn (`Overall`) | 375 | 0.350 [0.250, 0.450] | 0.160 [0.060, 0.260] | 1.000 [0.900, 1.100] (3) | "
+        "FULL 0.51; DynaEval 0.323 |",
+        "| usr_topicalchat turn (`Overall`) | 360 | -0.050 [-0.150, 0.050] | undefined | – | – |",
         "",
     ]
     full = {**report, "bootstrap": {"confidence": 0.95}, "pairs": [], "skipped": [], "signature": "s"}

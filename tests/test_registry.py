@@ -188,35 +188,40 @@ def test_every_declaration_is_complete():
 
 
 def test_meta_evaluation_reads_the_declarations(toy_package):
-    """``meta-eval`` offers exactly the metrics that declare ``meta_datasets``; a declaration naming an unknown
-    dataset, or a non-set metric without an adapter, is refused when declared."""
+    """``meta-eval`` offers exactly the metrics that declare ``meta_levels``; a metric fits a dataset config by its
+    level, protocol and required row fields; a declaration naming an unknown level, a non-set metric without an
+    adapter, or the old ``meta_datasets`` is refused when declared."""
+    from dialeval.meta import sources
     from dialeval.meta.evaluation import make_adapter
 
-    assert {n: d.meta_datasets for n, d in registry.meta_evaluable().items()} == {
-        "distinct_n": ("contest",), "ent_n": ("contest",), "full_followup": (
-            "fed", "dailydialog_plusplus", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive",
-            "predictive_engagement", "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl"),
-        "sem_ent": ("contest",), "nli_diversity": ("contest",), "sent_bert_diversity": ("contest",),
-        "vendi_score": ("contest",), "quality_vendi": ("contest",), "llm_judge": (
-            "fed", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive", "predictive_engagement",
-            "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")}
-    assert list(registry.meta_evaluable("fed")) == ["full_followup", "llm_judge"]
+    assert {n: (d.meta_levels, d.meta_protocols, d.meta_requires) for n, d in registry.meta_evaluable().items()} == {
+        "distinct_n": (("set",), (), ()), "ent_n": (("set",), (), ()), "full_followup": (("turn", "dialog"), (), ()),
+        "sem_ent": (("set",), (), ()), "nli_diversity": (("set",), (), ()), "sent_bert_diversity": (("set",), (), ()),
+        "vendi_score": (("set",), (), ()), "quality_vendi": (("set",), (), ()),
+        "llm_judge": (("turn", "dialog"), ("rated",), ())}
+    fitting = {n: sorted({d.name for d in sources.declarations().values() for c in d.configs
+                          if sources.fits(decl, d, c) is None}) for n, decl in registry.meta_evaluable().items()}
+    rated = ["conture", "dailydialog_zhao", "dstc10_esl", "dstc10_jsalt", "dstc9_interactive", "fed", "grade",
+             "holistic_pang2020", "predictive_engagement", "usr_personachat", "usr_topicalchat"]
+    assert fitting["distinct_n"] == ["contest"] and fitting["llm_judge"] == rated
+    assert fitting["full_followup"] == sorted([*rated, "dailydialog_plusplus"])
     with pytest.raises(ValueError, match=r"toy_words is corpus-level .* covers \['distinct_n', 'ent_n'"):
         make_adapter(TOY, "contest", "c")
-    helped = run_cli("meta-eval", "--help")
-    flat = "".join(helped.stdout.split())  # argparse wraps the help anywhere
-    assert "full_followup(fed/dailydialog_plusplus/usr_topicalchat/" in flat and "llm_judge(fed/usr_topicalchat/" in flat
     base = dict(name="x", title="X", summary="s", papers=("p",), urls=("u",), module="m:C")
-    with pytest.raises(ValueError, match=r"meta_datasets \['dailydialog'\] are not among"):
-        registry.MetricDeclaration(inputs="response_sets", meta_datasets=("dailydialog",), **base)
-    with pytest.raises(ValueError, match="meta_datasets need a meta_adapter"):
-        registry.MetricDeclaration(inputs="turns", meta_datasets=("fed",), **base)
-    with pytest.raises(TypeError, match=r"a tuple of dataset names, e.g. \('fed',\)"):
-        registry.MetricDeclaration(inputs="turns", meta_datasets="fed", meta_adapter="m:f", **base)
-    with pytest.raises(ValueError, match="meta_adapter without meta_datasets"):
+    reference_metric = registry.MetricDeclaration(inputs="turns", meta_levels=("turn",), meta_requires=("reference",),
+                                                  meta_adapter="m:f", **base)
+    assert sources.fits(reference_metric, sources.get("usr_topicalchat"), "turn") is None
+    assert "needs row field(s) ['reference']" in sources.fits(reference_metric, sources.get("fed"), "turn")
+    assert "is dialog-level" in sources.fits(reference_metric, sources.get("dstc9_interactive"), "dialog")
+    with pytest.raises(ValueError, match=r"meta_levels \['sentence'\] are not among"):
+        registry.MetricDeclaration(inputs="response_sets", meta_levels=("sentence",), **base)
+    with pytest.raises(ValueError, match="meta_levels need a meta_adapter"):
+        registry.MetricDeclaration(inputs="turns", meta_levels=("turn",), **base)
+    with pytest.raises(TypeError, match=r"meta_levels must be a tuple, e.g. \('turn',\)"):
+        registry.MetricDeclaration(inputs="turns", meta_levels="turn", meta_adapter="m:f", **base)
+    with pytest.raises(ValueError, match="meta_adapter without meta_levels"):
         registry.MetricDeclaration(inputs="turns", meta_adapter="m:f", **base)
-    from dialeval.meta.evaluation import DEFAULT_CONFIGS
-
-    assert set(registry.META_DATASETS) == set(DEFAULT_CONFIGS)  # every declared dataset has a protocol
+    with pytest.raises(TypeError, match="meta_datasets is replaced by a declaration by kind"):
+        registry.MetricDeclaration(inputs="turns", meta_datasets=("fed",), meta_adapter="m:f", **base)
     for decl in registry.meta_evaluable().values():
         assert decl.meta_adapter is None or callable(decl.meta_adapter_factory()), decl.name

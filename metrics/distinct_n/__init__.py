@@ -30,6 +30,6 @@ METRIC = declare(
     tags=("diversity", "lexical"),
     scale_out="dialeval.lexical.scale_out:scale_out",
     order=10,
-    meta_datasets=("contest",),
+    meta_levels=("set",),
     meta_adapter="dialeval.lexical.core:distinct_set_adapter",
 )

@@ -28,6 +28,6 @@ METRIC = declare(
     tags=("diversity", "lexical"),
     scale_out="dialeval.lexical.scale_out:scale_out",
     order=20,
-    meta_datasets=("contest",),
+    meta_levels=("set",),
     meta_adapter="dialeval.lexical.core:ent_set_adapter",
 )

@@ -49,8 +49,6 @@ METRIC = declare(
     tags=("dialogue", "quality", "language-model"),
     scale_out="dialeval.full.scale_out:scale_out",
     order=70,
-    meta_datasets=("fed", "dailydialog_plusplus", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive",
-                   "predictive_engagement", "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt",
-                   "dstc10_esl"),
+    meta_levels=("turn", "dialog"),
     meta_adapter="dialeval.full.full_followup:full_fed_adapter",
 )

@@ -45,7 +45,7 @@ METRIC = declare(
     # every human-judged quality dataset (dialeval.registry.QUALITY_CONFIGS), each at its level with the rubric of its
     # overall quality; the 135M judge takes 2 to 9 min per dataset on one thread (card), USR TopicalChat's long
     # histories over 30 min and DSTC9's 2,200 dialogues more (not measured).
-    meta_datasets=("fed", "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive", "predictive_engagement",
-                   "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl"),
+    meta_levels=("turn", "dialog"),
+    meta_protocols=("rated",),
     meta_adapter="dialeval.judge.adapter:judge_adapter",
 )

@@ -40,5 +40,5 @@ METRIC = declare(
     tags=("diversity", "semantic", "nli"),
     scale_out="dialeval.nli.scale_out:scale_out",
     order=60,
-    meta_datasets=("contest",),
+    meta_levels=("set",),
 )

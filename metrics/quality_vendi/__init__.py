@@ -48,6 +48,6 @@ METRIC = declare(
     emoji="🌟",
     tags=("diversity", "quality", "semantic"),
     order=71,
-    meta_datasets=("contest",),
+    meta_levels=("set",),
     meta_adapter="dialeval.similarity.quality_vendi:quality_vendi_set_adapter",
 )

@@ -48,6 +48,6 @@ METRIC = declare(
     scale_out="dialeval.semantic.scale_out:scale_out",
     item_column="sem_ent_cluster",
     order=50,
-    meta_datasets=("contest",),
+    meta_levels=("set",),
     meta_adapter="dialeval.semantic.sem_ent:sem_ent_set_adapter",
 )

@@ -31,5 +31,5 @@ METRIC = declare(
     emoji="🧮",
     tags=("diversity", "semantic"),
     order=65,
-    meta_datasets=("contest",),
+    meta_levels=("set",),
 )

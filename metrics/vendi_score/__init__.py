@@ -37,5 +37,5 @@ METRIC = declare(
     emoji="🌈",
     tags=("diversity", "semantic", "lexical"),
     order=70,
-    meta_datasets=("contest",),
+    meta_levels=("set",),
 )

@@ -38,29 +38,8 @@ INPUT_KINDS = {
     "story_turns": "generated and gold dialogue turns, one list per story",
     "references": "responses with a human reference each (a string, or a list of several)",
 }
-#: Human-judged datasets of ``dialeval meta-eval``: what one scored row is.
-META_DATASETS = {
-    "contest": "a response set (Tevet & Berant's conTest/decTest, per-set diversity)",
-    "fed": "a turn or a dialogue (FED, per-turn and per-dialogue quality)",
-    "dailydialog_plusplus": "a context and one response, positive or negative (DailyDialog++, AUCs)",
-    **{name: "a rated response or dialogue (human quality scores, per-quality correlations)" for name in (
-        "usr_topicalchat", "usr_personachat", "grade", "dstc9_interactive", "predictive_engagement",
-        "holistic_pang2020", "conture", "dailydialog_zhao", "dstc10_jsalt", "dstc10_esl")},
-}
-#: Human-judged quality datasets: config → (level, the quality the leaderboard's summary row uses).
-QUALITY_CONFIGS: dict[str, dict[str, tuple[str, str]]] = {
-    "fed": {"turn": ("turn", "Overall"), "dialog": ("dialog", "Overall")},
-    "usr_topicalchat": {"turn": ("turn", "Overall")},
-    "usr_personachat": {"turn": ("turn", "Overall")},
-    "grade": {c: ("turn", "coherence") for c in ("convai2", "dailydialog", "empatheticdialogues")},
-    "dstc9_interactive": {"dialog": ("dialog", "human (overall)")},
-    "predictive_engagement": {"turn": ("turn", "engagement")},
-    "holistic_pang2020": {"context": ("turn", "context coherence"), "fluency": ("turn", "fluency")},
-    "conture": {"turn": ("turn", "overall impression"), "dialog": ("dialog", "human (overall)")},
-    "dailydialog_zhao": {"turn": ("turn", "overall")},
-    "dstc10_jsalt": {"turn": ("turn", "appropriateness")},
-    "dstc10_esl": {"turn": ("turn", "appropriateness")},
-}
+#: The levels a meta-evaluation row can be at: a set of responses, a turn (context + response), a dialogue.
+META_LEVELS = ("set", "turn", "dialog")
 # Bounds of the options that size work (declared per option with ``minimum``/``maximum``): no single request
 # may ask for more. Each is far above any published setting (n ≤ 5, batches ≤ 256, k ≤ 100).
 MAX_ORDER = 16  #: n-gram order (memory grows with the order: one n-tuple per token and order)
@@ -200,13 +179,17 @@ class MetricDeclaration:
     ``loader`` is ``"pkg.module:function"`` called as ``function(model, device=..., dtype=...)`` to load the
     metric's model into the process-wide cache (the Space places the models it offers on CUDA at import with it);
     ``extras`` are the dialeval extras ``compute`` needs beyond the core install (``models`` is implied by
-    ``model_option``), which the metric's Hub Space installs; ``system_packages`` are Debian packages it needs (the Space's
-    ``packages.txt``). ``meta_datasets`` are the human-judged datasets
-    ``dialeval meta-eval`` scores the metric on (see :data:`META_DATASETS`) and ``meta_adapter`` is
-    ``"pkg.module:factory"`` with ``factory(options, config)`` returning a function from dataset rows to
-    ``{"scores", "signature"}``; on a quality dataset ``config`` is its level, and a factory with a ``quality``
-    parameter also gets the dataset's overall quality (default, for ``response_sets`` metrics: load the metric
-    and ``compute`` the rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
+    ``model_option``), which the metric's Hub Space installs; ``system_packages`` are Debian packages it needs (its Space's
+    ``packages.txt``). ``meta_levels`` are the row levels
+    (:data:`META_LEVELS`) ``dialeval meta-eval`` and the leaderboard score the metric on, ``meta_requires`` the row
+    fields that must be present and non-empty (e.g. ``("reference",)``), ``meta_protocols`` the dataset protocols
+    it applies to (``sets``, ``pairs``, ``rated``; empty: any); a dataset fits when its config's level, protocol
+    and row fields do (:func:`dialeval.meta.sources.fits`). ``meta_adapter`` is ``"pkg.module:factory"`` with
+    ``factory(options, config)`` returning a function from rows to ``{"scores", "signature"}``; ``config`` is the
+    rows' level (``turn``/``dialog``; a set dataset's config name), a factory with a ``quality`` parameter also
+    gets the dataset's overall quality and one with a ``rubric`` parameter the rubric text the dataset declares
+    for it; ``meta_variants`` are extra leaderboard rows of the metric with fixed options, e.g.
+    ``{"bleu_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
     ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
     ``item_column`` names the per-item column it writes on Ray (default: the metric's name). ``core`` is
@@ -242,10 +225,11 @@ class MetricDeclaration:
     package: str = ""
     extras: tuple[str, ...] = ()
     system_packages: tuple[str, ...] = ()
-    meta_datasets: tuple[str, ...] = ()
-    meta_adapter: str | None = None
     meta_levels: tuple[str, ...] = ()
     meta_requires: tuple[str, ...] = ()
+    meta_protocols: tuple[str, ...] = ()
+    meta_adapter: str | None = None
+    meta_datasets: tuple[str, ...] = ()  # replaced by meta_levels/meta_requires: refused with the fix
     meta_variants: dict[str, dict[str, Any]] = field(default_factory=dict)
     scale_out: str | None = None
     core: str | None = None
@@ -269,18 +253,25 @@ class MetricDeclaration:
             if option is not None and option not in names:
                 raise ValueError(f"metric {self.name!r}: {option!r} (references_option/resources) is not among "
                                  "its options; declare it in options=.")
-        if isinstance(self.meta_datasets, str):
-            raise TypeError(f"metric {self.name!r}: meta_datasets must be a tuple of dataset names, e.g. "
-                            f"({self.meta_datasets!r},), not a string.")
-        if self.meta_adapter is not None and not self.meta_datasets and not self.meta_levels:
-            raise ValueError(f"metric {self.name!r}: meta_adapter without meta_datasets would never be used; "
-                             f"name the datasets it scores ({sorted(META_DATASETS)}).")
-        unknown = sorted(set(self.meta_datasets) - set(META_DATASETS))
+        self._check_meta()
+
+    def _check_meta(self) -> None:
+        where = f"metric {self.name!r}"
+        if self.meta_datasets:
+            raise TypeError(f"{where}: meta_datasets is replaced by a declaration by kind: meta_levels=('turn',) "
+                            "(or 'set', 'dialog') and meta_requires=('reference',) for row fields it needs.")
+        for name in ("meta_levels", "meta_requires", "meta_protocols"):
+            if isinstance(getattr(self, name), str):
+                raise TypeError(f"{where}: {name} must be a tuple, e.g. ({getattr(self, name)!r},), not a string.")
+        unknown = sorted(set(self.meta_levels) - set(META_LEVELS))
         if unknown:
-            raise ValueError(f"metric {self.name!r}: meta_datasets {unknown} are not among {sorted(META_DATASETS)}.")
-        if self.meta_datasets and self.meta_adapter is None and self.inputs != "response_sets":
-            raise ValueError(f"metric {self.name!r}: meta_datasets need a meta_adapter (only response_sets metrics "
-                             "have a default one).")
+            raise ValueError(f"{where}: meta_levels {unknown} are not among {list(META_LEVELS)}.")
+        if self.meta_adapter is not None and not self.meta_levels:
+            raise ValueError(f"{where}: meta_adapter without meta_levels would never be used; name the levels it "
+                             f"scores ({list(META_LEVELS)}).")
+        if self.meta_levels and self.meta_adapter is None and self.inputs != "response_sets":
+            raise ValueError(f"{where}: meta_levels need a meta_adapter (only response_sets metrics have a default "
+                             "one).")
 
     # -- derived facts --------------------------------------------------------------------------
     def option_defaults(self) -> dict[str, Any]:
@@ -430,9 +421,9 @@ def get(name: Any) -> MetricDeclaration:
     return decls[name]
 
 
-def meta_evaluable(dataset: str | None = None) -> dict[str, MetricDeclaration]:
-    """The metrics ``dialeval meta-eval`` can score (on ``dataset`` when given)."""
-    return {n: d for n, d in declarations().items() if d.meta_datasets and (dataset is None or dataset in d.meta_datasets)}
+def meta_evaluable() -> dict[str, MetricDeclaration]:
+    """The metrics ``dialeval meta-eval`` and the leaderboard can score (those declaring ``meta_levels``)."""
+    return {n: d for n, d in declarations().items() if d.meta_levels}
 
 
 def by_input(kind: str) -> list[MetricDeclaration]:

@@ -1,4 +1,5 @@
-"""``dialeval leaderboard``: every metric that runs here × every human-judged dataset it declares."""
+"""``dialeval leaderboard``: every metric that runs here × every dataset it fits (built-in, a dataset package's, or
+the user's own files), with intervals, paired tests, clusters and a summary row."""
 
 from __future__ import annotations
 
@@ -10,17 +11,33 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
-from dialeval.registry import META_DATASETS
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    """``--data``, ``--field``, ``--quality``, ``--overall`` and ``--scores`` (shared with ``meta-eval``)."""
+    p.add_argument("--data", action="append", default=None, metavar="FILE",
+                   help="your own annotations: JSONL/CSV/Parquet in the record schema, or DSTC10 JSON (repeatable; "
+                        "see docs/own_annotations.md)")
+    p.add_argument("--field", action="append", default=[], metavar="NAME=COLUMN",
+                   help="map a column of --data onto id, context, response, reference, system or dialogue")
+    p.add_argument("--quality", action="append", default=None, metavar="COL",
+                   help="a quality column of --data (repeatable; default: every numeric column not otherwise used)")
+    p.add_argument("--overall", default=None, metavar="COL", help="the quality the summary row uses")
+    p.add_argument("--scores", action="append", default=[], metavar="NAME=FILE",
+                   help="your own metric: per-item scores (JSONL/CSV with id and score), joined by id")
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("leaderboard", help="every metric against human judgements, with intervals and paired tests")
-    p.add_argument("--data-dir", required=True,
-                   help="folder holding the datasets' folders (diversity_eval/, fed/, usr_topicalchat/, … as in ../shared/data)")
-    p.add_argument("--dataset", action="append", default=None, choices=list(META_DATASETS),
-                   help="dataset (repeatable; default: every one a metric declares)")
+    p.add_argument("--data-dir", default=None,
+                   help="folder holding the built-in datasets' folders (diversity_eval/, fed/, … as in ../shared/data)")
+    p.add_argument("--dataset", action="append", default=None,
+                   help="built-in or plugin dataset (repeatable; default: every one, or none when --data is given)")
     p.add_argument("--metric", action="append", default=None,
-                   help="metric (repeatable; default: every metric that declares a dataset and whose model loads here)")
+                   help="metric or column:NAME (repeatable; default: every metric that fits a dataset and loads here)")
+    p.add_argument("--metric-arg", action="append", default=[], metavar="METRIC:KEY=VALUE",
+                   help="an option of one metric (repeatable), e.g. distinct_n:n=[1,2]")
+    add_data_options(p)
     p.add_argument("--out", required=True, help="output folder (new, empty, or one an earlier run wrote: it resumes)")
     p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",
                    help="score only the first N source rows of DATASET (e.g. dailydialog_plusplus=200 contexts)")
@@ -41,8 +58,22 @@ def _max_rows(pairs: list[str]) -> dict[str, int]:
     return out
 
 
+def metric_args(pairs: list[str]) -> dict[str, dict[str, Any]]:
+    """``["distinct_n:n=[1,2]"]`` → ``{"distinct_n": {"n": [1, 2]}}``."""
+    from dialeval.registry import parse_metric_args
+
+    out: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        metric, sep, option = pair.partition(":")
+        if not sep or not metric or "=" not in option:
+            raise ValueError(f"--metric-arg {pair!r} must look like METRIC:KEY=VALUE, e.g. distinct_n:n=[1,2].")
+        out.setdefault(metric, {}).update(parse_metric_args([option]))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from dialeval.meta.leaderboard import build
+    from dialeval.meta.own_data import parse_mapping, parse_scores_options
 
     check_resamples(args.resamples)
     out = Path(args.out).expanduser()
@@ -50,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
                        max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
-                       seed=args.seed, log=lambda line: print(line, file=sys.stderr))
+                       seed=args.seed, log=lambda line: print(line, file=sys.stderr), data=args.data,
+                       fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
+                       scores=parse_scores_options(args.scores), metric_args=metric_args(args.metric_arg))
     except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
         if created and out.is_dir() and not out.is_symlink():
             shutil.rmtree(out, ignore_errors=True)

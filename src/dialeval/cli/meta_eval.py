@@ -1,4 +1,4 @@
-"""``dialeval meta-eval``: correlate a metric with human judgements on conTest/decTest or FED."""
+"""``dialeval meta-eval``: correlate a metric with human judgements on a known dataset or on your own file."""
 
 from __future__ import annotations
 
@@ -6,20 +6,22 @@ import argparse
 import sys
 from typing import Any
 
+from dialeval.cli.leaderboard import add_data_options
 from dialeval.io.files import atomic_write_json, check_output_path, is_stdout
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
 from dialeval.meta.evaluation import format_report, meta_evaluate, parse_metric_args, plot_report
-from dialeval.registry import META_DATASETS, meta_evaluable
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric")
-    p.add_argument("dataset", choices=list(META_DATASETS),
-                   help="; ".join(f"{k}: each row is {v}" for k, v in META_DATASETS.items()))
-    usable = ", ".join(f"{n} ({'/'.join(d.meta_datasets)})" for n, d in meta_evaluable().items())
-    p.add_argument("--metric", required=True, help=f"{usable}, or column:NAME for a stored column")
+    p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric, or score your own file")
+    p.add_argument("dataset", nargs="?", default=None,
+                   help="a built-in or plugin dataset (`dialeval datasets list`); leave it out with --data FILE")
+    p.add_argument("--metric", default=None,
+                   help="a metric that declares meta_levels (e.g. distinct_n, full_followup), or column:NAME for a "
+                        "stored column; with --scores NAME=FILE, leave it out")
+    add_data_options(p)
     p.add_argument("--config", action="append", default=None,
-                   help="config (repeatable, or 'all'); default: con_test_200_resp_gen for contest, turn and dialog for fed, default for dailydialog_plusplus")
+                   help="config (repeatable, or 'all'); default: the dataset's declared defaults")
     p.add_argument("--data-dir", default=None, help="folder of the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]; fed follows the FULL "
@@ -29,7 +31,7 @@ def register(sub: Any) -> None:
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--round", default="auto",
-                   help="round computed scores to N decimals; 'auto' = 3 on contest (Tevet's stored precision), 'none' = never")
+                   help="round computed scores to N decimals; 'auto' = as the dataset declares (3 on contest), 'none' = never")
     p.add_argument("--cache-dir", default=None, help="datasets cache folder")
     p.add_argument("--out", default=None, help="write the report as JSON to this file (- for stdout)")
     p.add_argument("--plot", default=None, help="write a bar plot with the interval whiskers (PNG)")
@@ -48,18 +50,51 @@ def _parse_round(value: str) -> int | None | str:
     return out
 
 
+def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None, list[str]]:
+    """(dataset, rows or None, notes): a known dataset by name, or the one ``--data`` file."""
+    if args.data is None:
+        if args.dataset is None:
+            raise ValueError("name a dataset (e.g. fed) or give --data FILE with your own annotations.")
+        return args.dataset, None, []
+    if args.dataset is not None or len(args.data) != 1:
+        raise ValueError("meta-eval takes one source: a dataset name or one --data FILE (the leaderboard takes several).")
+    from dialeval.meta.own_data import parse_mapping, read
+
+    columns = [args.metric[len("column:"):]] if args.metric and args.metric.startswith("column:") else []
+    own = read(args.data[0], fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
+               columns=columns)
+    return own.declaration, {own.config: own.rows}, [f"{own.declaration.name}: {n}" for n in own.notes]
+
+
+def _metric(args: argparse.Namespace) -> tuple[str, dict[str, float] | None]:
+    from dialeval.meta.own_data import parse_scores_options, read_scores
+
+    scores = parse_scores_options(args.scores)
+    if len(scores) > 1 or (scores and args.metric):
+        raise ValueError("meta-eval scores one metric: give --metric NAME or one --scores NAME=FILE.")
+    if scores:
+        name, path = next(iter(scores.items()))
+        return name, read_scores(path)
+    if not args.metric:
+        raise ValueError("give --metric NAME (or column:NAME), or --scores NAME=FILE.")
+    return args.metric, None
+
+
 def run(args: argparse.Namespace) -> int:
-    out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir],
+    out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir, *(args.data or [])],
                                    option=f"--{option}") if getattr(args, option) else None for option in ("out", "plot"))
     check_resamples(args.resamples)
     config: Any = args.config
     if config and len(config) == 1:
         config = config[0]
+    metric, own_scores = _metric(args)
+    dataset, rows, notes = _source(args)
     report = meta_evaluate(
-        args.dataset, args.metric, config=config, data_dir=args.data_dir,
+        dataset, metric, config=config, data_dir=args.data_dir, rows=rows, own_scores=own_scores,
         metric_args=parse_metric_args(args.metric_arg), n_resamples=args.resamples, fraction=args.fraction,
         seed=args.seed, round_decimals=_parse_round(args.round), cache_dir=args.cache_dir,
     )
+    report["notes"] = notes
     print(format_report(report), file=sys.stderr if is_stdout(out) else sys.stdout)
     if out is not None:
         atomic_write_json(out, report)  # strict JSON: NaN as null

@@ -117,8 +117,12 @@ def card_models(decls: Iterable[registry.MetricDeclaration]) -> list[str]:
 
 def card_datasets(decls: Iterable[registry.MetricDeclaration], org: str) -> list[str]:
     """The card's ``datasets:``: the ``ORG/<dataset>`` repos ``hub build`` writes that the metrics are
-    meta-evaluated on (``dialeval meta-eval``)."""
-    return list(dict.fromkeys(f"{org}/{name}" for d in decls for name in d.meta_datasets))
+    meta-evaluated on (``dialeval meta-eval``: every known dataset config a metric fits)."""
+    from dialeval.meta import sources
+
+    known = sources.declarations().values()
+    return list(dict.fromkeys(f"{org}/{data.name}" for d in decls if d.meta_levels for data in known
+                              if any(sources.fits(d, data, c) is None for c in data.configs)))
 
 
 def front_matter(decl: registry.MetricDeclaration, source: dict[str, Any], index: int, org: str = "ORG") -> str:

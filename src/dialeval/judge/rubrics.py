@@ -1,8 +1,7 @@
 """Rubrics and prompts of the LLM judge (G-Eval's rubric prompt, Liu et al. 2023; Prometheus 2's 1–5 scale,
-Kim et al. 2024): one rubric per annotated quality of FED (Mehri & Eskenazi 2020) and USR (Mehri & Eskenazi
-2020), one for the overall quality of each other human-judged dataset (GRADE's coherence, PredictiveEngagement's
-engagement, Pang et al.'s context coherence and fluency, DSTC10's appropriateness; ConTurE's and DSTC9's overall
-ratings read the ``overall`` rubric), or a user's own rubric text.
+Kim et al. 2024): a default rubric per quality of Mehri & Eskenazi's fine-grained turn and dialogue annotation
+schemes (2020) and an ``overall`` one, or any rubric text; a dataset declares the rubric of its own overall
+quality (its declaration's ``rubrics``), and the meta-evaluation hands it to the judge.
 
 A prompt is one user message, ``INSTRUCTION`` + the rubric + the item + ``QUESTION``, rendered through the
 model's chat template when it has one, and followed by the answer prefix ``Rating:``; the judge then reads the
@@ -24,7 +23,7 @@ QUESTION = "How would you rate the {target} on this quality (1-5)?"
 ANSWER_PREFIX = "Rating:"
 MAX_RUBRIC_CHARS = 4000
 
-#: Turn-level rubrics: the response given the context (FED turn level; USR).
+#: Turn-level rubrics: the response given the context.
 TURN_RUBRICS = {
     "overall": "Overall impression: how good is the response as the next turn of this conversation?",
     "interesting": "Interesting: is the response interesting, rather than dull or generic?",
@@ -38,14 +37,8 @@ TURN_RUBRICS = {
     "natural": "Natural: is the response naturally written, as a person would say it?",
     "maintains context": "Maintains context: does the response serve as a valid continuation of the conversation?",
     "uses knowledge": "Uses knowledge: does the response use the given fact or knowledge well?",
-    # the overall qualities of the other human-judged datasets (dialeval.registry.QUALITY_CONFIGS)
-    "coherence": "Coherence: does the response follow coherently from the context, on its topic and logic?",
-    "engagement": "Engagement: would a person find the response engaging, wanting to reply to it?",
-    "context coherence": "Context coherence: is the response coherent with and relevant to the context?",
-    "fluency": "Fluency: is the response fluent, grammatical and natural English?",
-    "appropriateness": "Appropriateness: is the response an appropriate reply to the context?",
 }
-#: Dialogue-level rubrics: the whole conversation (FED dialog level; DSTC9).
+#: Dialogue-level rubrics: the whole conversation.
 DIALOG_RUBRICS = {
     "overall": "Overall impression: how good is the system in this conversation as a whole?",
     "coherent": "Coherent: does the system stay coherent throughout the conversation?",
@@ -58,11 +51,9 @@ DIALOG_RUBRICS = {
     "flexible": "Flexible: is the system flexible and adaptable to the user and their interests?",
     "informative": "Informative: is the system informative throughout the conversation?",
     "inquisitive": "Inquisitive: is the system inquisitive throughout the conversation?",
-    # a response rated without context is a one-turn conversation (Pang et al.'s fluency set)
-    "fluency": "Fluency: is the text fluent, grammatical and natural English?",
 }
 RUBRICS = {"turn": TURN_RUBRICS, "dialog": DIALOG_RUBRICS}
-#: Annotated quality names that mean a default rubric's quality (ConTurE's and DSTC9's overall ratings).
+#: Annotated quality names that mean a default rubric's quality (overall ratings under other names).
 ALIASES = {"overall impression": "overall", "human (overall)": "overall"}
 
 

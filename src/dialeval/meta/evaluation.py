@@ -1,37 +1,24 @@
-"""Meta-evaluation: how well does a metric agree with human judgements on the benchmarks it was validated on?
+"""Meta-evaluation: how well does a metric agree with human judgements on a dataset?
 
-Protocols (each as its paper defines it)
------------------------------------------
-- **conTest** (Tevet & Berant, EACL 2021; configs ``con_test_200_*``): the metric scores each row's set of
-  5 responses. Targets: ``label_value`` (content diversity, 0 or 1) by Spearman ρ and by the optimal
-  classification accuracy (OCA: the best single threshold, either way round); ``human_score_mean`` (mean
-  absolute human diversity score, 1-5) by Spearman ρ.
-- **decTest** (same paper; ``dec_test_200_*`` with human scores, ``dec_test_1000_*`` without): the metric
-  scores each set of 10 responses sampled at one temperature; target ``label_value`` (the temperature) by
-  Spearman ρ, plus ``human_score_mean`` by Spearman ρ on ``dec_test_200``. No OCA (the label is not binary).
-  For both tests Tevet's pipeline stores metric values with 3 decimals (``'{:.3f}'``) before correlating,
-  so computed scores are rounded to 3 decimals by default (stored ``column:`` values are used as stored).
-- **FED** (Mehri & Eskenazi, SIGDIAL 2020), as the FULL paper (De Bruyn et al. 2022) evaluates on it:
-  turn level (375 rows) scores the context plus the rated system response, dialog level (125 rows) the
-  whole conversation; target the mean ``Overall`` rating (5 annotators; ``"N/A (…)"`` answers would be
-  left out of the mean, and ``Overall`` has none), Spearman ρ. The speaker tags (``User:``/``System:``)
-  are stripped, as the ``full`` package feeds bare turns (compat mode joins them as it does, ``"\t"``;
-  default mode uses the metric's measured default formulation). ``--metric-arg speaker_prefix=true``
-  restores the earlier texts with the tags.
+What one scored row is and what it is correlated with come from the dataset's declaration
+(:class:`dialeval.meta.sources.DatasetDeclaration`, written in its builder or made from a user's file):
 
-- **DailyDialog++** (Sai et al., TACL 2020; config ``default``, test split): each context has 5 human positive,
-  5 random negative and 5 adversarial negative responses; each (context, response) is one scored row. Targets:
-  ROC AUC of positives against random negatives and against adversarial negatives (Mann–Whitney, ties ½).
-
-- **Human-judged quality datasets** (:data:`dialeval.registry.QUALITY_CONFIGS`: USR, GRADE, DSTC9, PredictiveEngagement,
-  Holistic, ConTurE, the DSTC10-format files): each row is scored at its config's level (the adapter is told
-  ``turn`` or ``dialog``); empty context turns are left out, and so are turn rows with an empty response. Targets:
-  every quality's mean over annotators by Spearman ρ, Pearson r and Kendall τ-b (an item whose mean is undefined,
-  every rater answered N/A, is left out of that quality). FED keeps the protocol above unless every quality is
-  asked for (``targets_for(..., all_qualities=True)``, as the leaderboard does).
+- **sets**: the metric scores each row's set of responses; each declared ``(field, statistic)`` target, e.g. a
+  label by Spearman ρ and by the optimal classification accuracy (OCA: the best single threshold, either way
+  round), a human score by Spearman ρ. A field missing on every row is left out; on some rows only, an error.
+  Computed scores are rounded to the declared decimals (the precision the paper's pipeline stored).
+- **pairs**: each (context, response) of a source row is one scored row, labelled by the field it came from;
+  each declared target is the ROC AUC of one label against another (Mann–Whitney, ties ½).
+- **rated**: each rated response (turn level: context + response) or dialogue is scored at its config's level
+  (the adapter is told ``turn`` or ``dialog``); empty context turns are left out, and so are turn rows with an
+  empty response (counted), unless the dataset keeps its rows as stored. Targets: every quality's mean over
+  annotators by Spearman ρ, Pearson r and Kendall τ-b (an item whose mean is undefined, every rater answered
+  N/A, is left out of that quality and of its ``n``). A dataset declared ``overall_only`` is correlated by its
+  overall quality's Spearman ρ unless every quality is asked for (``all_qualities=True``, as the leaderboard does).
 
 Ties: Spearman ρ is Pearson r of average ranks (``scipy.stats.spearmanr``); OCA cuts only between distinct
-scores. A non-finite metric score is an error, never silently dropped.
+scores. A non-finite metric score is an error, never silently dropped. A statistic that is undefined (constant
+human or metric scores) is reported as undefined, with no interval.
 
 Every statistic has a seeded bootstrap interval: ``n_resamples`` subsamples of ``fraction`` of the rows drawn
 without replacement, percentile interval. The statistics are pure functions of arrays (no I/O); a metric is
@@ -41,7 +28,6 @@ an *adapter* ``rows -> per-row scores`` (:func:`make_adapter`).
 from __future__ import annotations
 
 import inspect
-import io
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -51,8 +37,10 @@ from typing import Any
 import numpy as np
 
 from dialeval import registry
-from dialeval.io.files import atomic_write_bytes
 from dialeval.io.signature import make_signature
+from dialeval.meta import sources
+from dialeval.meta.report import format_report, plot_report  # noqa: F401 - re-exported
+from dialeval.meta.sources import DatasetDeclaration
 from dialeval.meta.stats import (  # noqa: F401 - re-exported
     auc,
     average_ranks,
@@ -68,7 +56,6 @@ from dialeval.meta.stats import (  # noqa: F401 - re-exported
 )
 from dialeval.models import loading
 from dialeval.registry import (  # noqa: F401 - parse_metric_args re-exported
-    QUALITY_CONFIGS,
     Adapter,
     parse_metric_args,
     response_sets,
@@ -133,10 +120,25 @@ def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
     return score
 
 
-def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any] | None = None) -> Adapter:
+def _factory_extras(factory: Callable[..., Any], decl: DatasetDeclaration, config: str) -> dict[str, Any]:
+    """The dataset's overall quality and its declared rubric for it, for a factory that takes them."""
+    params = inspect.signature(factory).parameters
+    quality = decl.overall.get(config)
+    extras: dict[str, Any] = {}
+    if quality and "quality" in params:
+        extras["quality"] = quality
+    if quality and "rubric" in params and quality in decl.rubrics:
+        extras["rubric"] = decl.rubrics[quality]
+    return extras
+
+
+def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
+                 options: dict[str, Any] | None = None) -> Adapter:
     """The adapter scoring ``dataset`` rows with ``metric`` (``column:NAME`` reads a stored column).
 
-    ``options`` are the metric's load options (``--metric-arg``), e.g. ``{"model": "/path"}``.
+    ``options`` are the metric's load options (``--metric-arg``), e.g. ``{"model": "/path"}``. The factory is told
+    the rows' level (``turn``/``dialog``; a set dataset's config name) and, when it asks, the overall quality
+    and the rubric the dataset declares for it.
     """
     options = dict(options or {})
     if metric.startswith("column:"):
@@ -148,40 +150,37 @@ def make_adapter(metric: str, dataset: str, config: str, options: dict[str, Any]
     if metric not in decls:
         raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of {usable} or column:NAME.")
     decl = decls[metric]
-    if not decl.meta_datasets:
+    if not decl.meta_levels:
         what = ("is corpus-level (one score for a whole list of responses)" if decl.inputs == "responses"
                 else f"reads {registry.INPUT_KINDS[decl.inputs]}")
         raise ValueError(f"{metric} {what}; no human-judged dataset here rates what it scores. Meta-evaluation "
                          f"covers {usable} and column:NAME.")
-    if dataset not in decl.meta_datasets:
-        raise ValueError(f"{metric} does not apply to {dataset!r}; it scores {sorted(decl.meta_datasets)}.")
+    data = sources.get(dataset)
+    why = sources.fits(decl, data, config)
+    if why:
+        raise ValueError(f"{metric} does not apply to {data.name!r}: {why}.")
     factory = decl.meta_adapter_factory()
-    if factory and dataset in QUALITY_CONFIGS:  # a quality dataset's adapter is told its level (and overall quality)
-        level, quality = QUALITY_CONFIGS[dataset][config]
-        if "quality" in inspect.signature(factory).parameters:
-            return factory(options, level, quality=quality)
-        return factory(options, level)
-    return factory(options, config) if factory else loaded_set_adapter(metric, options)
+    if factory is None:
+        return loaded_set_adapter(metric, options)
+    level = data.level(config)
+    return factory(options, config if level == "set" else level, **_factory_extras(factory, data, config))
 
 
 # --------------------------------------------------------------------------------------------------
 # The harness
 # --------------------------------------------------------------------------------------------------
 
-DEFAULT_CONFIGS = {"contest": ["con_test_200_resp_gen"], "fed": ["turn", "dialog"], "dailydialog_plusplus": ["default"],
-                   **{d: list(cfgs) for d, cfgs in QUALITY_CONFIGS.items() if d != "fed"}}
-#: What each quality is correlated by, for the human-judged quality datasets (FED keeps FULL's protocol,
-#: Spearman of ``Overall``, unless every quality is asked for).
+#: What each quality is correlated by, on rated datasets.
 QUALITY_STATISTICS = ("spearman", "pearson", "kendall")
-DDPP_KINDS = {"positive_responses": 1.0, "random_negative_responses": 0.0, "adversarial_negative_responses": -1.0}
-FED_TARGET = "annotation_means.Overall"
+#: Statistics whose "no agreement" value is 0 (an interval above 0 is a positive agreement).
+CORRELATIONS = QUALITY_STATISTICS
 
 
 @dataclass
 class Target:
     name: str
     values: list[float]
-    statistic: str  # "spearman" or "oca"
+    statistic: str  # "spearman", "pearson", "kendall", "oca" or "auc"
 
 
 def quality_targets(rows: list[dict[str, Any]], first: str | None = None) -> list[Target]:
@@ -190,73 +189,104 @@ def quality_targets(rows: list[dict[str, Any]], first: str | None = None) -> lis
     qualities = list(rows[0]["annotation_means"]) if rows else []
     out = []
     for q in qualities:
-        values = [math.nan if r["annotation_means"][q] is None else float(r["annotation_means"][q]) for r in rows]
+        values = [math.nan if r["annotation_means"].get(q) is None else float(r["annotation_means"][q]) for r in rows]
         out += [Target(f"annotation_means.{q}", values, st) for st in QUALITY_STATISTICS]
     return sorted(out, key=lambda t: t.name != first) if first else out
 
 
-def targets_for(dataset: str, config: str, rows: list[dict[str, Any]], *, all_qualities: bool = False) -> list[Target]:
-    """What each protocol correlates the metric with (see the module docstring); ``all_qualities``: FED's
-    every quality by every :data:`QUALITY_STATISTICS` (its ``Overall`` Spearman first), as the leaderboard
-    reports it."""
-    if dataset == "contest":
-        labels = [float(r["label_value"]) for r in rows]
-        out = [Target("label_value", labels, "spearman")]
-        if config.startswith("con_test"):
-            out.append(Target("label_value", labels, "oca"))
-        human = [r.get("human_score_mean") for r in rows]
-        if all(h is not None for h in human):
-            out.append(Target("human_score_mean", [float(h) for h in human], "spearman"))
-        elif any(h is not None for h in human):
-            raise ValueError(f"{config}: human_score_mean is missing on some rows but not all.")
-        return out
-    if dataset == "fed" and not all_qualities:
-        overall = [r["annotation_means"]["Overall"] for r in rows]
-        return [Target(FED_TARGET, [float(v) for v in overall], "spearman")]
-    if dataset in QUALITY_CONFIGS:
-        return quality_targets(rows, first=FED_TARGET if dataset == "fed" else None)
-    if dataset == "dailydialog_plusplus":
-        kind = [float(r["label"]) for r in rows]
-        return [Target("positive_vs_random", [k if k >= 0 else math.nan for k in kind], "auc"),
-                Target("positive_vs_adversarial", [1.0 if k == 1 else 0.0 if k < 0 else math.nan for k in kind], "auc")]
-    raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")
+def _set_targets(decl: DatasetDeclaration, config: str, rows: list[dict[str, Any]]) -> list[Target]:
+    out = []
+    for name, statistic in decl.set_targets.get(config, ()):
+        values = [r.get(name) for r in rows]
+        if all(v is None for v in values):
+            continue
+        if any(v is None for v in values):
+            raise ValueError(f"{decl.name}/{config}: {name} is missing on some rows but not all.")
+        out.append(Target(name, [float(v) for v in values], statistic))
+    return out
 
 
-def protocol_rows(dataset: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows a metric scores: DailyDialog++ contexts become one row per (context, response), labelled 1
-    (positive), 0 (random negative) or −1 (adversarial negative); the quality datasets' rows as
-    :func:`quality_protocol_rows` says; other datasets' rows are used as they are."""
-    if dataset in QUALITY_CONFIGS and dataset != "fed":
-        return quality_protocol_rows(rows)
-    if dataset != "dailydialog_plusplus":
+def targets_for(dataset: str | DatasetDeclaration, config: str, rows: list[dict[str, Any]], *,
+                all_qualities: bool = False) -> list[Target]:
+    """What the dataset's protocol correlates the metric with (see the module docstring); ``all_qualities``:
+    every quality by every :data:`QUALITY_STATISTICS` (the overall quality first), as the leaderboard reports it."""
+    decl = sources.get(dataset)
+    if decl.protocol == "sets":
+        return _set_targets(decl, config, rows)
+    if decl.protocol == "pairs":
+        labels = [float(r["label"]) for r in rows]
+        return [Target(name, [1.0 if k == pos else 0.0 if k == neg else math.nan for k in labels], "auc")
+                for name, pos, neg in decl.pair_targets]
+    overall = decl.overall_target(config)
+    if rows and overall and overall.split(".", 1)[1] not in rows[0]["annotation_means"]:
+        raise ValueError(f"{decl.name}/{config}: the overall quality {overall.split('.', 1)[1]!r} is not among the "
+                         f"rated qualities {sorted(rows[0]['annotation_means'])}; name one with --overall.")
+    if decl.overall_only and not all_qualities:
+        values = [r["annotation_means"][overall.split(".", 1)[1]] for r in rows]
+        return [Target(overall, [math.nan if v is None else float(v) for v in values], "spearman")]
+    return quality_targets(rows, first=overall)
+
+
+def protocol_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows a metric scores: a pairs dataset's source rows become one row per (context, response), labelled
+    as declared; a rated dataset's as :func:`quality_protocol_rows` says (unless it keeps its rows); set rows as
+    they are."""
+    decl = sources.get(dataset)
+    if decl.protocol == "rated":
+        return rows if decl.keep_rows else quality_protocol_rows(rows)
+    if decl.protocol == "sets":
         return rows
     return [{"id": r["id"], "context": list(r["context"]), "response": text, "label": label}
-            for r in rows for field, label in DDPP_KINDS.items() for text in r[field]]
+            for r in rows for field, label in decl.pairs for text in r[field]]
 
 
 def quality_protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A quality dataset's rows as a metric scores them: empty turns (a user who sent nothing, DSTC9/ConTurE)
-    left out of the context, and a turn-level row whose rated response is empty left out (there is no text to
-    score: ConTurE has 14)."""
+    """A rated dataset's rows as a metric scores them: empty turns (a user who sent nothing) left out of the
+    context, a turn-level row whose rated response is empty left out (there is no text to score; see
+    :func:`left_out_rows`), and every reference of a row that has several (``references``) as its ``reference``."""
     out = []
     for r in rows:
         if "response" in r and not (r["response"] or "").strip():
             continue
         keep = [i for i, t in enumerate(r["context"]) if t.strip()]
         speakers = r.get("speakers") or []
-        out.append({**r, "context": [r["context"][i] for i in keep],
-                    "speakers": [speakers[i] for i in keep] if len(speakers) == len(r["context"]) else speakers})
+        row = {**r, "context": [r["context"][i] for i in keep],
+               "speakers": [speakers[i] for i in keep] if len(speakers) == len(r["context"]) else speakers}
+        if len(r.get("references") or ()) > 1:
+            row["reference"] = list(r["references"])
+        out.append(row)
     return out
 
 
-def load_rows(dataset: str, config: str, *, data_dir: str | os.PathLike | None = None,
-              cache_dir: str | None = None) -> list[dict[str, Any]]:
-    """The scored rows of ``dataset``/``config``: its test split (the first split when it has none)."""
+def left_out_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]]) -> dict[str, int]:
+    """What :func:`protocol_rows` leaves out of ``rows`` and why (``{reason: count}``, empty when nothing)."""
+    decl = sources.get(dataset)
+    if decl.protocol != "rated" or decl.keep_rows:
+        return {}
+    empty = sum(1 for r in rows if "response" in r and not (r["response"] or "").strip())
+    return {"empty response": empty} if empty else {}
+
+
+def raw_rows(dataset: str | DatasetDeclaration, config: str, *, data_dir: str | os.PathLike | None = None,
+             cache_dir: str | None = None) -> list[dict[str, Any]]:
+    """The stored rows of ``dataset``/``config`` (its test split, the first split when it has none), before the
+    protocol: a built-in builder's, or a plugin's ``loader``."""
+    decl = sources.get(dataset)
+    decl.level(config)
+    loader = sources.loader_function(decl)
+    if loader is not None:
+        return list(loader(config, data_dir))
     from dialeval import datasets as dd
 
-    ds = dd.load(dataset, config, data_dir=data_dir, cache_dir=cache_dir)
+    ds = dd.load(decl.builder or decl.name, config, data_dir=data_dir, cache_dir=cache_dir)
     split = "test" if "test" in ds else next(iter(ds))
-    return protocol_rows(dataset, ds[split].to_list())
+    return ds[split].to_list()
+
+
+def load_rows(dataset: str | DatasetDeclaration, config: str, *, data_dir: str | os.PathLike | None = None,
+              cache_dir: str | None = None) -> list[dict[str, Any]]:
+    """The scored rows of ``dataset``/``config`` (:func:`raw_rows` through :func:`protocol_rows`)."""
+    return protocol_rows(dataset, raw_rows(dataset, config, data_dir=data_dir, cache_dir=cache_dir))
 
 
 def _oca(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -274,9 +304,32 @@ STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "kendall": complete_pairs(kendall)}
 
 
+def undefined_reason(scores: np.ndarray, target: np.ndarray) -> str:
+    """Why a statistic of ``scores`` against ``target`` is undefined (NaN targets left out)."""
+    keep = ~np.isnan(target)
+    if keep.sum() < 3:
+        return f"only {int(keep.sum())} items have a human score"
+    if np.all(target[keep] == target[keep][0]):
+        return "the human scores are all equal"
+    if np.all(scores[keep] == scores[keep][0]):
+        return "the metric's scores are all equal"
+    return "a class of the target is absent"
+
+
+def row_state(statistic: str, value: float, low: float, high: float) -> str:
+    """``undefined`` (no value), and for correlations ``positive`` (interval above 0), ``negative`` (interval
+    below 0) or ``includes 0``; other statistics ``defined``."""
+    if not math.isfinite(value):
+        return "undefined"
+    if statistic not in CORRELATIONS or not (math.isfinite(low) and math.isfinite(high)):
+        return "defined"
+    return "positive" if low > 0 else "negative" if high < 0 else "includes 0"
+
+
 def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_resamples: int = 1000,
                     fraction: float = 0.5, seed: int = 0, confidence: float = 0.95) -> list[dict[str, Any]]:
-    """Each target's statistic of ``scores`` with its bootstrap interval (pure: no I/O)."""
+    """Each target's statistic of ``scores`` with its bootstrap interval and state (:func:`row_state`); ``n`` is
+    the number of items with a human score (pure: no I/O). An undefined statistic has no interval."""
     s = np.asarray(scores, dtype=float)
     if not np.all(np.isfinite(s)):
         bad = int(np.flatnonzero(~np.isfinite(s))[0])
@@ -286,25 +339,36 @@ def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_res
         y = np.asarray(t.values, dtype=float)
         fn = STATISTICS[t.statistic]
         value = fn(s, y)
-        ci = bootstrap_interval(fn, [s, y], n_resamples=n_resamples, fraction=fraction, seed=seed,
-                                confidence=confidence)
-        results.append({"target": t.name, "statistic": t.statistic, "value": value, "ci_low": ci["low"],
-                        "ci_high": ci["high"], "undefined_resamples": ci["undefined"], "n": len(s)})
+        row = {"target": t.name, "statistic": t.statistic, "value": value, "ci_low": math.nan, "ci_high": math.nan,
+               "undefined_resamples": n_resamples, "n": int((~np.isnan(y)).sum())}
+        if math.isfinite(value):
+            ci = bootstrap_interval(fn, [s, y], n_resamples=n_resamples, fraction=fraction, seed=seed,
+                                    confidence=confidence)
+            row.update(ci_low=ci["low"], ci_high=ci["high"], undefined_resamples=ci["undefined"])
+        else:
+            row["undefined"] = undefined_reason(s, y)
+        row["state"] = row_state(t.statistic, value, row["ci_low"], row["ci_high"])
+        results.append(row)
     return results
 
 
-def resolve_rounding(dataset: str, metric: str, round_decimals: int | None | str = "auto") -> int | None:
-    """``"auto"``: 3 decimals for computed scores on conTest/decTest (Tevet's stored precision), else none."""
+def resolve_rounding(dataset: str | DatasetDeclaration, metric: str, round_decimals: int | None | str = "auto") -> int | None:
+    """``"auto"``: the dataset's declared decimals for computed scores (stored ``column:`` values as stored)."""
     if round_decimals == "auto":
-        return 3 if dataset == "contest" and not metric.startswith("column:") else None
+        return None if metric.startswith("column:") else sources.get(dataset).round_decimals
     return round_decimals  # type: ignore[return-value]
 
 
-def score_rows(metric: str, dataset: str, config: str, rows: list[dict[str, Any]],
+def score_rows(metric: str, dataset: str | DatasetDeclaration, config: str, rows: list[dict[str, Any]],
                metric_args: dict[str, Any] | None = None, round_decimals: int | None | str = "auto") -> dict[str, Any]:
     """``{"scores", "signature"}`` of ``metric`` on protocol rows, rounded as :func:`resolve_rounding` says."""
     scored = make_adapter(metric, dataset, config, metric_args)(rows)
-    scores = [float(x) for x in scored["scores"]]
+    if not isinstance(scored, dict) or not isinstance(scored.get("scores"), (list, tuple, np.ndarray)):
+        raise TypeError(f"{metric}'s adapter returned {type(scored).__name__}, not {{'scores': [...], 'signature': str}}.")
+    try:
+        scores = [float(x) for x in scored["scores"]]
+    except (TypeError, ValueError):
+        raise TypeError(f"{metric}'s adapter returned a score that is not a number.") from None
     if len(scores) != len(rows):
         raise RuntimeError(f"{metric} returned {len(scores)} scores for {len(rows)} rows.")
     digits = resolve_rounding(dataset, metric, round_decimals)
@@ -313,101 +377,59 @@ def score_rows(metric: str, dataset: str, config: str, rows: list[dict[str, Any]
     return {"scores": scores, "signature": scored.get("signature")}
 
 
-def meta_evaluate(dataset: str, metric: str, *, config: str | Sequence[str] | None = None,
+def _configs(decl: DatasetDeclaration, config: str | Sequence[str] | None,
+             rows: dict[str, list[dict[str, Any]]] | None) -> list[str]:
+    if config is None:
+        return list(rows) if rows else list(decl.meta_eval_configs)
+    if config == "all":
+        return list(decl.levels)
+    return [config] if isinstance(config, str) else list(config)
+
+
+def meta_evaluate(dataset: str | DatasetDeclaration, metric: str, *, config: str | Sequence[str] | None = None,
                   data_dir: str | os.PathLike | None = None, metric_args: dict[str, Any] | None = None,
                   n_resamples: int = 1000, fraction: float = 0.5, seed: int = 0, confidence: float = 0.95,
                   round_decimals: int | None | str = "auto", cache_dir: str | None = None,
-                  rows: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+                  rows: dict[str, list[dict[str, Any]]] | None = None,
+                  own_scores: dict[str, float] | None = None) -> dict[str, Any]:
     """Score ``dataset`` rows with ``metric`` and correlate with the human/label targets of its protocol.
 
-    ``config``: one config, a list, ``"all"``, or ``None`` for the defaults (conTest resp_gen; FED turn and
-    dialog). ``round_decimals="auto"`` rounds computed scores to 3 decimals on conTest/decTest (Tevet's
-    stored precision) and leaves them as they are elsewhere. ``rows`` ({config: rows}) skips loading.
+    ``dataset``: a known dataset's name or a declaration (a user's file: :func:`dialeval.meta.own_data.read`).
+    ``config``: one config, a list, ``"all"``, or ``None`` for the dataset's defaults. ``round_decimals="auto"``
+    rounds computed scores as the dataset declares. ``rows`` ({config: stored rows}) skips loading.
+    ``own_scores`` ({id: score}, a user's ``--scores`` file) are ``metric``'s scores, joined by ``id``.
     """
-    from dialeval import datasets as dd  # the `datasets` library: loaded only for a meta-evaluation
-
-    if dataset not in DEFAULT_CONFIGS:
-        raise ValueError(f"no meta-evaluation protocol for {dataset!r}; use one of {sorted(DEFAULT_CONFIGS)}.")
-    if config is None:
-        configs = list(rows) if rows else DEFAULT_CONFIGS[dataset]
-    elif config == "all":
-        configs = dd.config_names(dataset)
-    else:
-        configs = [config] if isinstance(config, str) else list(config)
-    round_decimals = resolve_rounding(dataset, metric, round_decimals)
+    decl = sources.get(dataset)
+    configs = _configs(decl, config, rows)
+    round_decimals = resolve_rounding(decl, metric, round_decimals)
     report: dict[str, Any] = {
-        "dataset": dataset, "metric": metric, "options": dict(metric_args or {}), "configs": {},
+        "dataset": decl.name, "metric": metric, "options": dict(metric_args or {}), "configs": {},
         "bootstrap": {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence},
         "round_decimals": round_decimals,
     }
     for cfg in configs:
-        if rows is not None and cfg in rows:
-            cfg_rows = protocol_rows(dataset, rows[cfg])
+        stored = rows[cfg] if rows is not None and cfg in rows else raw_rows(decl, cfg, data_dir=data_dir,
+                                                                             cache_dir=cache_dir)
+        cfg_rows = protocol_rows(decl, stored)
+        if own_scores is not None:
+            from dialeval.meta.own_data import join_scores
+
+            joined = join_scores(own_scores, cfg_rows, metric, f"{decl.name}/{cfg}")
+            if joined is None:
+                raise ValueError(f"--scores {metric}: no id in it matches an item of {decl.name}/{cfg}.")
+            scored = {"scores": joined, "signature": f"scores:{metric}"}
         else:
-            cfg_rows = load_rows(dataset, cfg, data_dir=data_dir, cache_dir=cache_dir)
-        scored = score_rows(metric, dataset, cfg, cfg_rows, metric_args, round_decimals)
+            scored = score_rows(metric, decl, cfg, cfg_rows, metric_args, round_decimals)
         scores = scored["scores"]
-        results = evaluate_scores(scores, targets_for(dataset, cfg, cfg_rows), n_resamples=n_resamples,
+        results = evaluate_scores(scores, targets_for(decl, cfg, cfg_rows), n_resamples=n_resamples,
                                   fraction=fraction, seed=seed, confidence=confidence)
         report["configs"][cfg] = {"num_rows": len(cfg_rows), "metric_signature": scored.get("signature"),
-                                  "results": results, "scores": scores}
+                                  "results": results, "scores": scores, "left_out": left_out_rows(decl, stored)}
     protocol: dict[str, str] = {}
-    if dataset == "fed" and not metric.startswith("column:"):
+    if decl.speaker_option and not metric.startswith("column:"):
         protocol["speakers"] = "prefixed" if (metric_args or {}).get("speaker_prefix") else "stripped"
     report["signature"] = make_signature(
-        "meta_eval", data=dataset, configs=configs, scorer=metric, **protocol,
+        "meta_eval", data=decl.name, configs=configs, scorer=metric, **protocol,
         options=",".join(f"{k}={v}" for k, v in sorted((metric_args or {}).items())) or None,
         round=round_decimals, boot=n_resamples, frac=fraction, seed=seed, conf=confidence)
     return report
-
-
-# --------------------------------------------------------------------------------------------------
-# Presentation
-# --------------------------------------------------------------------------------------------------
-
-
-def format_report(report: dict[str, Any]) -> str:
-    """A plain-text table: config, target, statistic, value and interval."""
-    pct = round(report["bootstrap"]["confidence"] * 100)
-    header = ("config", "n", "target", "statistic", "value", f"{pct}% interval")
-    lines = [header]
-    for cfg, res in report["configs"].items():
-        for r in res["results"]:
-            lines.append((cfg, str(r["n"]), r["target"], r["statistic"], f"{r['value']:.3f}",
-                          f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"))
-    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
-    out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in lines]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    out.append(f"metric: {report['metric']}   signature: {report['signature']}")
-    for cfg, res in report["configs"].items():
-        if res.get("metric_signature"):
-            out.append(f"{cfg} metric signature: {res['metric_signature']}")
-    return "\n".join(out)
-
-
-def plot_report(report: dict[str, Any], path: str) -> None:
-    """A bar chart of every statistic with its bootstrap interval as whiskers (matplotlib, Agg)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    labels, values, lows, highs = [], [], [], []
-    for cfg, res in report["configs"].items():
-        for r in res["results"]:
-            labels.append(f"{cfg}\n{r['target']}\n({r['statistic']})")
-            values.append(r["value"])
-            lows.append(r["value"] - r["ci_low"])
-            highs.append(r["ci_high"] - r["value"])
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.9 * len(labels)), 4.2))
-    ax.bar(range(len(values)), values, yerr=[lows, highs], capsize=6, color="#4C72B0")
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(values)), labels, fontsize=8)
-    ax.set_ylabel("value")
-    pct = round(report["bootstrap"]["confidence"] * 100)
-    ax.set_title(f"{report['metric']} on {report['dataset']} ({pct}% bootstrap intervals)", fontsize=10)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    atomic_write_bytes(path, buf.getvalue())
-    plt.close(fig)

@@ -95,15 +95,16 @@ def eval_result_files(report: dict[str, Any], metric: str, org: str) -> dict[str
     for r in report["rows"]:
         if r["metric"] != metric or r["value"] is None or r.get("level", "item") != "item":
             continue
-        headline = (r["target"] == lq.overall_target(r["dataset"], r["config"]) and r["statistic"] == "spearman"
-                    if lq.is_quality(r["dataset"]) else (r["dataset"], r["config"]) not in seen)
+        overall = lq.overall_of(report, r["dataset"], r["config"])
+        headline = (r["target"] == overall and r["statistic"] == "spearman" if overall
+                    else (r["dataset"], r["config"]) not in seen)
         if not headline or (r["dataset"], r["config"]) in seen:
             continue
         seen.add((r["dataset"], r["config"]))
         files.setdefault(f"{r['dataset']}.yaml", []).append(EvalResultEntry(
             dataset_id=f"{org}/{r['dataset']}", task_id=r["config"], value=round(r["value"], 4),
             source_url=f"https://huggingface.co/datasets/{org}/{HUB_NAME}", source_name="dialeval leaderboard",
-            notes=f"{r['statistic']} with {r['target']} (n={r['n']}, 95% CI [{r['ci_low']:.3f}, {r['ci_high']:.3f}])"))
+            notes=f"{r['statistic']} with {r['target']} (n={r['n']}, 95% CI [{lq.fmt_value(r['ci_low'])}, {lq.fmt_value(r['ci_high'])}])"))
     return {name: yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False) for name, entries in files.items()}
 
 
@@ -117,8 +118,8 @@ def heatmap_png(report: dict[str, Any]) -> bytes | None:
     from dialeval.meta import quality as lq
 
     cells = {(r["metric"], f"{r['dataset']}/{r['config']}"): r["value"] for r in report["rows"]
-             if lq.is_quality(r["dataset"]) and r.get("level") == "item" and r["statistic"] == "spearman"
-             and r["target"] == lq.overall_target(r["dataset"], r["config"])}
+             if r.get("level") == "item" and r["statistic"] == "spearman"
+             and r["target"] == lq.overall_of(report, r["dataset"], r["config"])}
     if not cells:
         return None
     matplotlib.use("Agg")

@@ -1,130 +1,192 @@
-"""The leaderboard's analyses of the human-judged quality datasets (USR, GRADE, DSTC9, ConTurE, DSTC10 …, and
-FED with every quality): system-level rows, significance clusters and the summary row per metric. Pure
-functions of per-item scores and targets (the statistics are :mod:`dialeval.meta.stats`'s); no I/O.
+"""The leaderboard's analyses of rated (human-judged quality) datasets: system-level rows, significance clusters
+and the summary row per metric. Pure functions of per-item scores and targets (the statistics are
+:mod:`dialeval.meta.stats`'s); no I/O. Which target is a unit's overall quality comes from its dataset's
+declaration (the report's ``datasets`` entry), never from a dataset name here.
 
-- **System level** (where the rows name at least :data:`MIN_SYSTEMS` systems): the statistic of the per-system
-  mean metric score against the per-system mean human score, with a percentile interval over items drawn
-  with replacement (system means recomputed in each resample).
-- **Significance clusters** per (dataset, config, target, statistic), as in mt-metrics-eval: metrics sorted by
-  value; one joins the current cluster unless a member of it beats it in the seeded paired permutation test
-  over items at p < :data:`ALPHA` (:func:`dialeval.meta.stats.significance_ranks`).
+- **System level** (where at least :data:`MIN_SYSTEMS` systems have :data:`MIN_SYSTEM_ITEMS` items or more;
+  the items of smaller systems are left out and counted): the statistic of the per-system mean metric score
+  against the per-system mean human score, with a percentile interval over items resampled with replacement
+  within each system (every resample keeps every system).
+- **Significance clusters** per (dataset, config, target, statistic), as mt-metrics-eval assigns ranks: metrics
+  with a defined value sorted best first; one joins the current cluster unless a member of it beats it in the
+  seeded paired permutation test over items, one-sided (the better-valued metric better), at p ≤ :data:`ALPHA`
+  (:func:`dialeval.meta.stats.significance_ranks`). An undefined value has no rank and no cluster; a metric
+  alone on a unit is ``sole``, not ranked against anything.
+- **Leads**: rank 1 among at least two defined metrics *and* an interval above 0. A correlation whose interval
+  lies below 0 is ``negative``.
 - **Summary** per metric: the mean over (dataset, config) units of its Spearman ρ with the unit's overall
-  quality (:data:`dialeval.registry.QUALITY_CONFIGS`), with a two-level bootstrap interval (units, then items).
+  quality, over the units where that ρ is defined, with a two-level bootstrap interval (units, then items);
+  beside it the units it leads, is significantly negative on, is sole on, and is undefined on.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from dialeval.meta.evaluation import QUALITY_STATISTICS, STATISTICS, Target
+from dialeval.meta.evaluation import QUALITY_STATISTICS, STATISTICS, Target, row_state
 from dialeval.meta.stats import (
-    item_bootstrap_interval,
     mean_over_datasets_interval,
     paired_permutation,
     significance_ranks,
+    system_bootstrap_interval,
     system_level,
 )
-from dialeval.registry import QUALITY_CONFIGS
 
 MIN_SYSTEMS = 3  #: fewer systems give no system-level correlation
-ALPHA = 0.05  #: the clusters' significance level
+MIN_SYSTEM_ITEMS = 2  #: a system with fewer items is left out of the system level
+ALPHA = 0.05  #: the clusters' significance level (one-sided p ≤ ALPHA, as mt-metrics-eval)
 
 
-def is_quality(dataset: str) -> bool:
-    return dataset in QUALITY_CONFIGS
+def overall_target(dataset: str, config: str) -> str | None:
+    """The target a known dataset's summary row uses (its declaration's overall quality)."""
+    from dialeval.meta import sources
+
+    return sources.get(dataset).overall_target(config)
 
 
-def overall_target(dataset: str, config: str) -> str:
-    """The target the summary row and the headline use: the mean of the unit's overall quality."""
-    return f"annotation_means.{QUALITY_CONFIGS[dataset][config][1]}"
+def overall_of(report: dict[str, Any], dataset: str, config: str) -> str | None:
+    """The overall target of a unit of ``report`` (``None`` for a unit that is not rated)."""
+    return (report.get("datasets") or {}).get(f"{dataset}/{config}", {}).get("overall")
 
 
-def systems_of(rows: list[dict[str, Any]]) -> list[str] | None:
-    """Each row's system, when every row names one and there are at least :data:`MIN_SYSTEMS`; else ``None``."""
-    systems = [r.get("system") for r in rows]
-    if any(s is None for s in systems) or len(set(systems)) < MIN_SYSTEMS:
-        return None
-    return [str(s) for s in systems]
+def systems_of(rows: list[dict[str, Any]], field: str | None = "system") -> tuple[list[str | None] | None, dict[str, int]]:
+    """Each row's system (``None`` for the items of a system with fewer than :data:`MIN_SYSTEM_ITEMS` items, left
+    out) and ``{system: items}`` of those left out; ``(None, …)`` when a row names no system or fewer than
+    :data:`MIN_SYSTEMS` systems remain."""
+    if not field:
+        return None, {}
+    names = [r.get(field) for r in rows]
+    if any(s is None for s in names):
+        return None, {}
+    counts: dict[str, int] = {}
+    for s in names:
+        counts[str(s)] = counts.get(str(s), 0) + 1
+    small = {s: k for s, k in counts.items() if k < MIN_SYSTEM_ITEMS}
+    if len(counts) - len(small) < MIN_SYSTEMS:
+        return None, small
+    return [None if str(s) in small else str(s) for s in names], small
 
 
-def system_rows(scores: Sequence[float], targets: Sequence[Target], systems: list[str], *, n_resamples: int,
+def system_rows(scores: Sequence[float], targets: Sequence[Target], systems: list[str | None], *, n_resamples: int,
                 seed: int, confidence: float) -> list[dict[str, Any]]:
-    """One system-level row per quality target (Spearman, Pearson, Kendall)."""
-    s = np.asarray(scores, dtype=float)
+    """One system-level row per quality target (Spearman, Pearson, Kendall); items whose system is ``None`` are
+    left out; ``n`` is the number of systems."""
+    keep = np.array([g is not None for g in systems])
+    s = np.asarray(scores, dtype=float)[keep]
+    groups = [g for g in systems if g is not None]
     out = []
     for t in targets:
         if t.statistic not in QUALITY_STATISTICS:
             continue
         fn = STATISTICS[t.statistic]
 
-        def stat(x: np.ndarray, y: np.ndarray, g: np.ndarray, fn: Any = fn) -> float:
+        def stat(x: np.ndarray, y: np.ndarray, g: Sequence[str], fn: Any = fn) -> float:
             return system_level(fn, x, y, list(g))
 
-        y = np.asarray(t.values, dtype=float)
-        ci = item_bootstrap_interval(stat, [s, y, systems], n_resamples=n_resamples, seed=seed, confidence=confidence)
-        out.append({"target": t.name, "statistic": t.statistic, "level": "system", "value": stat(s, y, np.asarray(systems)),
-                    "ci_low": ci["low"], "ci_high": ci["high"], "undefined_resamples": ci["undefined"],
-                    "n": len(set(systems))})
+        y = np.asarray(t.values, dtype=float)[keep]
+        value = stat(s, y, groups)
+        ci = system_bootstrap_interval(stat, s, y, groups, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        low, high = (ci["low"], ci["high"]) if math.isfinite(value) else (math.nan, math.nan)
+        out.append({"target": t.name, "statistic": t.statistic, "level": "system", "value": value, "ci_low": low,
+                    "ci_high": high, "undefined_resamples": ci["undefined"], "n": len(set(groups)),
+                    "state": row_state(t.statistic, value, low, high)})
     return out
 
 
 def permutation_p(statistic: str, sa: np.ndarray, sb: np.ndarray, target: Sequence[float], *, n_resamples: int,
-                  seed: int) -> float | None:
-    """The paired permutation p-value of two metrics on a quality target (``None`` for other statistics)."""
+                  seed: int) -> dict[str, float] | None:
+    """The paired permutation test of two metrics on a quality target: ``p_value`` (two-sided) and
+    ``p_one_sided`` (in the direction of the observed difference); ``None`` for other statistics."""
     if statistic not in QUALITY_STATISTICS:
         return None
-    return paired_permutation(STATISTICS[statistic], sa, sb, target, n_resamples=n_resamples, seed=seed)["p_value"]
+    return paired_permutation(STATISTICS[statistic], sa, sb, target, n_resamples=n_resamples, seed=seed)
+
+
+def _one_sided(pairs: list[dict[str, Any]]) -> dict[tuple[str, ...], float]:
+    out = {}
+    for p in pairs:
+        v = p.get("p_one_sided")
+        if v is not None and v == v:
+            out[(p["dataset"], p["config"], p["target"], p["statistic"], p["metric_a"], p["metric_b"])] = v
+    return out
 
 
 def clusters(rows: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Significance ranks of the item-level rows of every quality (dataset, config, target, statistic)."""
+    """Significance ranks of the item-level rows of every rated (dataset, config, target, statistic): ``rank``
+    (``None`` when undefined), ``sole`` (the only defined metric of its group) and ``leads`` (rank 1 among two or
+    more, interval above 0)."""
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
-        if is_quality(r["dataset"]) and r.get("level", "item") == "item" and r["statistic"] in QUALITY_STATISTICS:
+        if r.get("level") == "item" and r["statistic"] in QUALITY_STATISTICS:
             groups.setdefault((r["dataset"], r["config"], r["target"], r["statistic"]), []).append(r)
-    p_of = {(p["dataset"], p["config"], p["target"], p["statistic"], p["metric_a"], p["metric_b"]): p.get("p_permutation")
-            for p in pairs}
+    p_of = _one_sided(pairs)
     out = []
     for key, members in groups.items():
-        names = [m["metric"] for m in members]
-        values = [m["value"] if m["value"] is not None else float("nan") for m in members]
-        p = {}
-        for i, a in enumerate(names):
-            for j, b in enumerate(names):
-                v = p_of.get((*key, a, b))
-                if v is not None and v == v:
-                    p[(i, j)] = v
-        for m, rank in zip(members, significance_ranks(values, p, ALPHA)):
+        defined = [m for m in members if m["value"] is not None and math.isfinite(m["value"])]
+        names = [m["metric"] for m in defined]
+        p = {(i, j): p_of[(*key, a, b)] for i, a in enumerate(names) for j, b in enumerate(names) if (*key, a, b) in p_of}
+        ranks = dict(zip(names, significance_ranks([m["value"] for m in defined], p, ALPHA)))
+        for m in members:
+            rank = ranks.get(m["metric"])
+            state = m.get("state") or row_state(m["statistic"], m["value"], m.get("ci_low", math.nan),
+                                                m.get("ci_high", math.nan))
+            sole = rank is not None and len(defined) == 1
             out.append({"dataset": key[0], "config": key[1], "target": key[2], "statistic": key[3],
-                        "metric": m["metric"], "value": m["value"], "rank": rank})
+                        "metric": m["metric"], "value": m["value"], "rank": rank, "state": state, "sole": sole,
+                        "leads": rank == 1 and not sole and state == "positive"})
     return out
+
+
+def _unit_flags(cluster_rows: list[dict[str, Any]], overall: dict[tuple[str, str], str]) -> dict[str, dict[str, int]]:
+    flags: dict[str, dict[str, int]] = {}
+    for c in cluster_rows:
+        if c["statistic"] != "spearman" or c["target"] != overall.get((c["dataset"], c["config"])):
+            continue
+        mine = flags.setdefault(c["metric"], {"leads": 0, "negative": 0, "sole": 0})
+        mine["leads"] += bool(c["leads"])
+        mine["negative"] += c["state"] == "negative"
+        mine["sole"] += bool(c["sole"])
+    return flags
 
 
 def summary(units: dict[tuple[str, str], dict[str, Any]], cluster_rows: list[dict[str, Any]], *, n_resamples: int,
             seed: int, confidence: float) -> list[dict[str, Any]]:
-    """One row per metric scored on a quality unit: mean Spearman ρ with each unit's overall quality, its
-    two-level bootstrap interval, and on how many units it is in the top significance cluster."""
+    """One row per metric scored on a rated unit: mean Spearman ρ with each unit's overall quality over the units
+    where it is defined, its two-level bootstrap interval, and the units it leads, is negative, sole and
+    undefined on. A unit is ``{"overall": target, "targets": {target: y}, "scores": {metric: scores}}``
+    (``overall`` may be left out when ``targets`` holds one)."""
+    fn = STATISTICS["spearman"]
     per_metric: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
     names: dict[str, list[str]] = {}
+    undefined: dict[str, list[str]] = {}
+    overall: dict[tuple[str, str], str] = {}
     for (dataset, config), unit in units.items():
-        y = unit["targets"][overall_target(dataset, config)]
+        target = unit.get("overall") or next(iter(unit["targets"]))
+        overall[(dataset, config)] = target
+        y = np.asarray(unit["targets"][target], dtype=float)
         for metric, scores in unit["scores"].items():
-            per_metric.setdefault(metric, []).append((np.asarray(scores, dtype=float), y))
-            names.setdefault(metric, []).append(f"{dataset}/{config}")
-    top = {}
-    for c in cluster_rows:
-        if c["statistic"] == "spearman" and c["target"] == overall_target(c["dataset"], c["config"]) and c["rank"] == 1:
-            top[c["metric"]] = top.get(c["metric"], 0) + 1
+            s = np.asarray(scores, dtype=float)
+            per_metric.setdefault(metric, [])
+            if math.isfinite(fn(s, y)):
+                per_metric[metric].append((s, y))
+                names.setdefault(metric, []).append(f"{dataset}/{config}")
+            else:
+                undefined.setdefault(metric, []).append(f"{dataset}/{config}")
+    flags = _unit_flags(cluster_rows, overall)
     out = []
     for metric, data in per_metric.items():
-        res = mean_over_datasets_interval(STATISTICS["spearman"], data, n_resamples=n_resamples, seed=seed,
-                                          confidence=confidence)
+        res = (mean_over_datasets_interval(fn, data, n_resamples=n_resamples, seed=seed, confidence=confidence)
+               if data else {"value": math.nan, "low": math.nan, "high": math.nan, "datasets": 0})
+        f = flags.get(metric, {"leads": 0, "negative": 0, "sole": 0})
         out.append({"metric": metric, "statistic": "spearman", "target": "overall quality of each unit",
                     "mean": res["value"], "ci_low": res["low"], "ci_high": res["high"], "units": res["datasets"],
-                    "unit_names": names[metric], "top_cluster_units": top.get(metric, 0)})
+                    "unit_names": names.get(metric, []), "leads": f["leads"], "negative": f["negative"],
+                    "sole": f["sole"], "undefined": len(undefined.get(metric, [])),
+                    "undefined_units": undefined.get(metric, [])})
     return out
 
 
@@ -133,33 +195,39 @@ def fmt_value(x: Any) -> str:
     return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.3f}"
 
 
+def fmt_interval(row: dict[str, Any]) -> str:
+    """``value [low, high]``, or ``undefined`` with no interval."""
+    if row.get("value") is None or not np.isfinite(row["value"]):
+        return "undefined"
+    return f"{fmt_value(row['value'])} [{fmt_value(row['ci_low'])}, {fmt_value(row['ci_high'])}]"
+
+
 def overview_markdown(report: dict[str, Any]) -> list[str]:
-    """One line per quality unit (the README's quality table): n, each metric's item-level Spearman ρ [CI] with
-    the unit's overall quality, its system-level ρ (systems), and the published numbers to compare with. Metrics
-    measured on one unit only (a dataset's stored columns) stay in that dataset's own table."""
-    rows = [r for r in report["rows"] if is_quality(r["dataset"]) and r["statistic"] == "spearman"
-            and r["target"] == overall_target(r["dataset"], r["config"])]
-    item = {(r["metric"], r["dataset"], r["config"]): r for r in rows if r.get("level", "item") == "item"}
-    system = {(r["metric"], r["dataset"], r["config"]): r for r in rows if r.get("level") == "system"}
+    """One line per rated unit: n, each metric's item-level Spearman ρ [CI] with the unit's overall quality, its
+    system-level ρ [CI] (systems), and the published numbers to compare with. Metrics measured on one unit only
+    (a dataset's stored columns) stay in that dataset's own table."""
+    units = {k: v for k, v in (report.get("datasets") or {}).items() if v.get("overall")}
+    rows = [r for r in report["rows"] if r["statistic"] == "spearman"
+            and r["target"] == units.get(f"{r['dataset']}/{r['config']}", {}).get("overall")]
+    item = {(r["metric"], f"{r['dataset']}/{r['config']}"): r for r in rows if r.get("level", "item") == "item"}
+    system = {(r["metric"], f"{r['dataset']}/{r['config']}"): r for r in rows if r.get("level") == "system"}
     metrics = [m for m in dict.fromkeys(k[0] for k in item) if sum(k[0] == m for k in item) >= 2]
     if not metrics:
         return []
-    published = {(p["dataset"], p["config"]): "; ".join(p["compare_with"]) for p in report.get("published", ())
-                 if p["statistic"] == "spearman" and is_quality(p["dataset"])
-                 and p["target"] == overall_target(p["dataset"], p["config"])}
+    published = {f"{p['dataset']}/{p['config']}": "; ".join(p["compare_with"]) for p in report.get("published", ())
+                 if p["statistic"] == "spearman"
+                 and p["target"] == units.get(f"{p['dataset']}/{p['config']}", {}).get("overall")}
     with_systems = [m for m in metrics if any(k[0] == m for k in system)]
     lines = ["| unit (overall quality) | n | " + " | ".join(f"{m} ρ [95% CI]" for m in metrics)
-             + "".join(f" | {m} system ρ (systems)" for m in with_systems) + " | published |",
+             + "".join(f" | {m} system ρ [95% CI] (systems)" for m in with_systems) + " | published |",
              "|---|---:|" + "---:|" * (len(metrics) + len(with_systems)) + "---|"]
-    for dataset, configs in QUALITY_CONFIGS.items():
-        for config, (_, quality) in configs.items():
-            found = [item[(m, dataset, config)] for m in metrics if (m, dataset, config) in item]
-            if not found:
-                continue
-            cells = [f"{fmt_value(r['value'])} [{fmt_value(r['ci_low'])}, {fmt_value(r['ci_high'])}]"
-                     if (r := item.get((m, dataset, config))) else "–" for m in metrics]
-            cells += [f"{fmt_value(r['value'])} ({r['n']})" if (r := system.get((m, dataset, config))) else "–"
-                      for m in with_systems]
-            lines.append(f"| {dataset} {config} (`{quality}`) | {found[0]['n']:,} | " + " | ".join(cells)
-                         + f" | {published.get((dataset, config), '–')} |")
+    for unit, info in units.items():
+        found = [item[(m, unit)] for m in metrics if (m, unit) in item]
+        if not found:
+            continue
+        cells = [fmt_interval(r) if (r := item.get((m, unit))) else "–" for m in metrics]
+        cells += [f"{fmt_interval(r)} ({r['n']})" if (r := system.get((m, unit))) else "–" for m in with_systems]
+        dataset, config = unit.split("/", 1)
+        lines.append(f"| {dataset} {config} (`{info['overall'].split('.', 1)[1]}`) | {found[0]['n']:,} | "
+                     + " | ".join(cells) + f" | {published.get(unit, '–')} |")
     return [*lines, ""]

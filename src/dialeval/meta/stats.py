@@ -256,13 +256,33 @@ def item_bootstrap_interval(statistic: Callable[..., float], columns: Sequence[S
     return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
 
 
+def system_bootstrap_interval(statistic: Callable[..., float], scores: Sequence[float], human: Sequence[float],
+                              systems: Sequence[str], *, n_resamples: int = 1000, seed: int = 0,
+                              confidence: float = 0.95) -> dict[str, Any]:
+    """Percentile interval of ``statistic(scores, human, systems)`` over resamples that draw each system's items
+    with replacement within that system (a stratified bootstrap, Davison & Hinkley 1997, §3.7): every resample
+    keeps every system, so a system-level correlation is always over the same systems."""
+    s, h = np.asarray(scores, dtype=float), np.asarray(human, dtype=float)
+    g = np.asarray(systems, dtype=object)
+    strata = [np.flatnonzero(g == name) for name in sorted(set(systems))]
+    rng = np.random.default_rng(seed)
+    idx = np.concatenate([rows[rng.integers(0, len(rows), size=(n_resamples, len(rows)))] for rows in strata], axis=1)
+    values = np.array([statistic(s[row], h[row], g[row]) for row in idx], dtype=float)
+    ok = values[~np.isnan(values)]
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan"))
+    return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
+
+
 def paired_permutation(statistic: Callable[[np.ndarray, np.ndarray], float], a: Sequence[float], b: Sequence[float],
                        target: Sequence[float], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, float]:
     """Paired permutation test of d = statistic(a, target) − statistic(b, target) over items (as mt-metrics-eval
     compares metrics): each resample swaps the two metrics' scores of every item with probability ½
-    (``scipy.stats.permutation_test``, ``permutation_type="samples"``, two-sided, seeded). Each metric's scores
-    are standardised first (z-scores; Deutsch et al. 2021), so that swapping compares like with like; the
-    correlations themselves do not change (Pearson, Spearman and Kendall are invariant to it)."""
+    (``scipy.stats.permutation_test``, ``permutation_type="samples"``, seeded). Each metric's scores are
+    standardised first (z-scores; Deutsch et al. 2021), so that swapping compares like with like; the
+    correlations themselves do not change (Pearson, Spearman and Kendall are invariant to it). Returns the
+    two-sided ``p_value`` and ``p_one_sided``, the p-value of the alternative in the observed direction
+    (d > 0: ``alternative="greater"``, else ``"less"``; scipy's own formula on the same null distribution)."""
     from scipy.stats import permutation_test
 
     x, y, t = (np.asarray(v, dtype=float) for v in (a, b, target))
@@ -271,23 +291,28 @@ def paired_permutation(statistic: Callable[[np.ndarray, np.ndarray], float], a: 
     x, y = ((v - v.mean()) / (v.std() or 1.0) for v in (x, y))
     observed = statistic(x, t) - statistic(y, t)
     if math.isnan(observed):
-        return {"difference": observed, "p_value": float("nan")}
+        return {"difference": observed, "p_value": float("nan"), "p_one_sided": float("nan")}
     res = permutation_test((x, y), lambda u, v: statistic(u, t) - statistic(v, t), permutation_type="samples",
                            n_resamples=n_resamples, alternative="two-sided", random_state=seed, vectorized=False)
-    return {"difference": float(observed), "p_value": float(res.pvalue)}
+    null = np.asarray(res.null_distribution, dtype=float)
+    gamma = abs(np.finfo(float).eps * 100 * observed)  # scipy's tolerance for ties with the observed value
+    hits = null >= observed - gamma if observed > 0 else null <= observed + gamma
+    one_sided = min(1.0, (int(hits.sum()) + 1) / (len(null) + 1))
+    return {"difference": float(observed), "p_value": float(res.pvalue), "p_one_sided": float(one_sided)}
 
 
 def significance_ranks(values: Sequence[float], p_values: dict[tuple[int, int], float],
                        alpha: float = 0.05) -> list[int]:
-    """Significance clusters (the rank assignment of mt-metrics-eval): metrics sorted best first; each joins the
-    current cluster unless a member of that cluster beats it significantly (p < ``alpha`` for the pair), in
-    which case it starts the next rank. ``p_values[(i, j)]`` (either order) is the paired test of metrics i
-    and j; returns each metric's rank (1 = top cluster), in the input order."""
+    """Significance clusters (``AssignRanks`` of mt-metrics-eval): metrics sorted best first; each joins the
+    current cluster unless a member of that cluster beats it significantly (one-sided p ≤ ``alpha`` for the
+    pair), in which case it starts the next rank. ``p_values[(i, j)]`` (either order) is the one-sided paired
+    test that the better of metrics i and j is better; returns each metric's rank (1 = top cluster), in the
+    input order."""
     order = sorted(range(len(values)), key=lambda i: -values[i] if math.isfinite(values[i]) else math.inf)
     ranks = [0] * len(values)
     rank, members = 1, []
     for i in order:
-        if any(p_values.get((j, i), p_values.get((i, j), 1.0)) < alpha for j in members):
+        if any(p_values.get((j, i), p_values.get((i, j), 1.0)) <= alpha for j in members):
             rank, members = rank + 1, []
         members.append(i)
         ranks[i] = rank
