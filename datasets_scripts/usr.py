@@ -33,6 +33,8 @@ GROUND_TRUTH = "Original Ground Truth"
 #: response but the original ground truth (whose ratings "are not used for evaluation"), the ground truth being
 #: the reference.
 PUBLISHED_SOURCE = "Mehri & Eskenazi 2020 (USR), appendix Tables 5-6"
+#: Why the ground truth's rows are left out, as the paper does: it is every row's reference.
+LEFT_OUT = "the reference of every row; the paper does not evaluate on its ratings"
 
 
 def baselines_line(baselines: dict[str, tuple[float, float]], table: str) -> str:
@@ -109,12 +111,14 @@ class UsrPersonaChatBuilder(_UsrBuilder):
 
 #: Both USR sets: rated turns with a ground-truth reference on every row, ``Overall`` in the summary.
 DATASETS = (
-    rated_dataset("usr_topicalchat", UsrTopicalChatBuilder, "Overall", fields=("reference",), published={
+    rated_dataset("usr_topicalchat", UsrTopicalChatBuilder, "Overall", fields=("reference",),
+                  left_out_systems={GROUND_TRUTH: LEFT_OUT}, published={
         ("turn", "annotation_means.Overall", "spearman"): (
             "best of 23: USR 0.423 (Yeh et al. 2021, DialEvalMetrics Table 4)",
             "FED metric -0.135 (Yeh et al. 2021, DialEvalMetrics Table 4)",
             baselines_line(UsrTopicalChatBuilder.PUBLISHED_BASELINES, "Table 5"))}),
-    rated_dataset("usr_personachat", UsrPersonaChatBuilder, "Overall", fields=("reference",), published={
+    rated_dataset("usr_personachat", UsrPersonaChatBuilder, "Overall", fields=("reference",),
+                  left_out_systems={GROUND_TRUTH: LEFT_OUT}, published={
         ("turn", "annotation_means.Overall", "spearman"): (
             "best of 23: USL-H 0.523 (Yeh et al. 2021, DialEvalMetrics Table 4)",
             "FED metric -0.000 (Yeh et al. 2021, DialEvalMetrics Table 4)",

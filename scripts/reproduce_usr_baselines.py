@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dialeval.datasets import load
 from dialeval.datasets.usr import (
     GROUND_TRUTH,
     PUBLISHED_SOURCE,
@@ -30,6 +29,7 @@ from dialeval.datasets.usr import (
     UsrTopicalChatBuilder,
 )
 from dialeval.io.files import atomic_write_json
+from dialeval.meta.evaluation import protocol_rows, raw_rows
 from dialeval.meta.stats import bootstrap_interval, pearson, spearman
 
 DATASETS = {"usr_topicalchat": UsrTopicalChatBuilder, "usr_personachat": UsrPersonaChatBuilder}
@@ -52,9 +52,10 @@ WHY = {
 
 
 def usr_rows(name: str, data_dir: Path) -> list[dict[str, Any]]:
-    """The dataset's rows that the paper evaluates: every response but the original ground truth."""
-    rows = load(name, "turn", data_dir=str(data_dir / name))["test"]
-    return [r for r in rows if r["system"] != GROUND_TRUTH]
+    """The rows the paper evaluates, as the dataset declares them (every response but the original ground truth)."""
+    rows = protocol_rows(name, raw_rows(name, "turn", data_dir=data_dir / name))
+    assert not any(r["system"] == GROUND_TRUTH for r in rows)
+    return rows
 
 
 def correlate(scores: list[float], human: list[float]) -> dict[str, Any]:

@@ -404,6 +404,9 @@ def declarations() -> dict[str, MetricDeclaration]:
                     raise ValueError(f"metric {decl.name!r} is declared twice ({found[decl.name].package} and "
                                      f"{decl.package}); rename one.")
                 found[decl.name] = decl
+        clash = next((f"{d.name}'s variant {v!r}" for d in found.values() for v in d.meta_variants if v in found), None)
+        if clash:
+            raise ValueError(f"{clash} has the name of a metric; rename the variant.")
         _CACHE = dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
         _CACHE_KEY = key
         return _CACHE
@@ -424,6 +427,24 @@ def get(name: Any) -> MetricDeclaration:
 def meta_evaluable() -> dict[str, MetricDeclaration]:
     """The metrics ``dialeval meta-eval`` and the leaderboard can score (those declaring ``meta_levels``)."""
     return {n: d for n, d in declarations().items() if d.meta_levels}
+
+
+def meta_rows() -> dict[str, tuple[MetricDeclaration, dict[str, Any]]]:
+    """The leaderboard's default rows: ``{row: (declaration, fixed options)}``, one per meta-evaluable metric, or
+    one per entry of its ``meta_variants`` (``bleu_1`` … ``bleu_4``)."""
+    rows: dict[str, tuple[MetricDeclaration, dict[str, Any]]] = {}
+    for name, decl in meta_evaluable().items():
+        for row, fixed in (decl.meta_variants or {name: {}}).items():
+            rows[row] = (decl, dict(fixed))
+    return rows
+
+
+def meta_row(name: str) -> tuple[MetricDeclaration, dict[str, Any]] | None:
+    """``(declaration, fixed options)`` of a metric or metric-variant name, ``None`` when it is neither."""
+    decl = declarations().get(name)
+    if decl is not None:
+        return decl, {}
+    return meta_rows().get(name)
 
 
 def by_input(kind: str) -> list[MetricDeclaration]:

@@ -47,10 +47,11 @@ def _module_sources(names: list[str]) -> str:
 def metric_key(metric: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """What identifies ``metric``'s scores apart from the rows: name, options, model, version and the source of
     its declaration, adapter and core modules (so a changed plugin is rescored even at the same version)."""
-    options = dict(options or {})
-    decl = registry.declarations().get(metric)
-    if decl is None:
-        return {"metric": metric, "options": fingerprint(options), "version": __version__}
+    found = registry.meta_row(metric)
+    if found is None:
+        return {"metric": metric, "options": fingerprint(dict(options or {})), "version": __version__}
+    decl, fixed = found
+    options = {**fixed, **(options or {})}
     modules = [decl.package] + [t.partition(":")[0] for t in (decl.meta_adapter, decl.core, decl.module) if t]
     model = options.get(decl.model_option) if decl.model_option else None
     if decl.model_option and model is None and decl.models:

@@ -145,11 +145,12 @@ def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
         if options:
             raise ValueError("column:NAME takes no --metric-arg options.")
         return column_adapter(metric[len("column:"):])
-    decls = registry.declarations()
-    usable = sorted(registry.meta_evaluable())
-    if metric not in decls:
+    usable = sorted({*registry.meta_evaluable(), *registry.meta_rows()})
+    found = registry.meta_row(metric)
+    if found is None:
         raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of {usable} or column:NAME.")
-    decl = decls[metric]
+    decl, fixed = found
+    options = {**fixed, **options}  # a variant's fixed options (bleu_2: max_order=2), overridden by the user's
     if not decl.meta_levels:
         what = ("is corpus-level (one score for a whole list of responses)" if decl.inputs == "responses"
                 else f"reads {registry.INPUT_KINDS[decl.inputs]}")
@@ -161,7 +162,7 @@ def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
         raise ValueError(f"{metric} does not apply to {data.name!r}: {why}.")
     factory = decl.meta_adapter_factory()
     if factory is None:
-        return loaded_set_adapter(metric, options)
+        return loaded_set_adapter(decl.name, options)
     level = data.level(config)
     return factory(options, config if level == "set" else level, **_factory_extras(factory, data, config))
 
@@ -232,6 +233,8 @@ def protocol_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]])
     as declared; a rated dataset's as :func:`quality_protocol_rows` says (unless it keeps its rows); set rows as
     they are."""
     decl = sources.get(dataset)
+    if decl.left_out_systems:
+        rows = [r for r in rows if r.get(decl.system_field or "system") not in decl.left_out_systems]
     if decl.protocol == "rated":
         return rows if decl.keep_rows else quality_protocol_rows(rows)
     if decl.protocol == "sets":
@@ -261,10 +264,16 @@ def quality_protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def left_out_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]]) -> dict[str, int]:
     """What :func:`protocol_rows` leaves out of ``rows`` and why (``{reason: count}``, empty when nothing)."""
     decl = sources.get(dataset)
+    out: dict[str, int] = {}
+    for system, why in decl.left_out_systems.items():
+        count = sum(1 for r in rows if r.get(decl.system_field or "system") == system)
+        if count:
+            out[f"system {system!r}: {why}"] = count
     if decl.protocol != "rated" or decl.keep_rows:
-        return {}
-    empty = sum(1 for r in rows if "response" in r and not (r["response"] or "").strip())
-    return {"empty response": empty} if empty else {}
+        return out
+    kept = [r for r in rows if r.get(decl.system_field or "system") not in decl.left_out_systems]
+    empty = sum(1 for r in kept if "response" in r and not (r["response"] or "").strip())
+    return {**out, "empty response": empty} if empty else out
 
 
 def raw_rows(dataset: str | DatasetDeclaration, config: str, *, data_dir: str | os.PathLike | None = None,

@@ -81,7 +81,8 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
     """``[(metric, dataset, config)]`` to score and ``[{"metric", "reason"}]`` skipped. Without ``metrics``: every
     declared metric on every config it fits, plus each dataset's stored columns; ``column:NAME`` asks for a
     stored column of the datasets that have it."""
-    usable = registry.meta_evaluable()
+    rows = registry.meta_rows()
+    usable = {**rows, **{n: (d, {}) for n, d in registry.meta_evaluable().items()}}
     for m in metrics or ():
         if m not in usable and not m.startswith("column:"):
             raise ValueError(f"--metric {m!r} has no human-judged dataset here; use one of {sorted(usable)} or "
@@ -89,7 +90,7 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
     selected = _selected(datasets, files)
     tasks: list[tuple[str, str, str]] = []
     skipped: list[dict[str, str]] = []
-    for name, decl in usable.items():
+    for name, (decl, _fixed) in (usable if metrics else rows).items():
         if metrics and name not in metrics:
             continue
         fitting = [(d.name, c) for d in selected for c in d.configs if sources.fits(decl, d, c) is None]

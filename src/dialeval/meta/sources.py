@@ -54,7 +54,8 @@ class DatasetDeclaration:
     otherwise empty context turns and empty responses are left out, and counted), ``chunk_rows`` (the cache
     stores scores per this many rows, so a killed run resumes), ``round_decimals`` (computed scores rounded as the
     paper's pipeline stored them), ``speaker_option`` (the signature records whether speaker tags were kept),
-    ``rubrics`` (quality → the LLM judge's rubric text) and ``published`` ((config, target, statistic) → the
+    ``rubrics`` (quality → the LLM judge's rubric text), ``left_out_systems`` (system → why the paper's
+    protocol leaves its rows out; they are counted in the report) and ``published`` ((config, target, statistic) → the
     published numbers to compare with). ``builder`` is the :mod:`dialeval.datasets` name that builds it (default
     ``name``), ``folder`` its folder under ``--data-dir``; a plugin gives ``loader`` instead,
     ``"pkg.module:function"`` called as ``function(config, data_dir)`` and returning the rows.
@@ -82,6 +83,7 @@ class DatasetDeclaration:
     round_decimals: int | None = None
     speaker_option: bool = False
     rubrics: Mapping[str, str] = field(default_factory=dict)
+    left_out_systems: Mapping[str, str] = field(default_factory=dict)
     published: Mapping[tuple[str, str, str], tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
