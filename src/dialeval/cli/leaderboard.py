@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
-from pathlib import Path
 from typing import Any
 
+from dialeval.io.files import first_missing, remove_created, resolve_output
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
 from dialeval.registry import META_DATASETS
 
@@ -45,15 +43,14 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.meta.leaderboard import build
 
     check_resamples(args.resamples)
-    out = Path(args.out).expanduser()
-    created = not os.path.lexists(out)
+    out = resolve_output(args.out)  # once: `missing/../keep` is `keep`, and no `missing` is made on the way
+    created = first_missing(out)
     try:
-        report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
+        report = build(args.data_dir, out, datasets=args.dataset, metrics=args.metric,
                        max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
                        seed=args.seed, log=lambda line: print(line, file=sys.stderr))
     except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
-        if created and out.is_dir() and not out.is_symlink():
-            shutil.rmtree(out, ignore_errors=True)
+        remove_created(created)  # only the folder this run made, by its resolved path
         raise
     print(f"{len(report['rows'])} rows, {len(report['pairs'])} paired tests, {report['wall_seconds']} s: "
           f"{args.out}/leaderboard.json, leaderboard.md, leaderboard.png")
