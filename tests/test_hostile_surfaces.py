@@ -226,7 +226,13 @@ def test_inspect_corpus_scorer_reads_every_epoch(tmp_path):
     """Two epochs with different generations: distinct_1 is over all four generations, not epoch 1's two."""
     from inspect_ai import Epochs, Task, eval
     from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput, ModelUsage, get_model
+    from inspect_ai.model import (
+        ChatCompletionChoice,
+        ChatMessageAssistant,
+        ModelOutput,
+        ModelUsage,
+        get_model,
+    )
     from inspect_ai.solver import generate
 
     from dialeval.integrations import inspect as di
@@ -316,3 +322,29 @@ def test_a_malformed_leaderboard_report_is_one_line(tmp_path, change):
         write_hub_dataset(folder, tmp_path / "hub", "me")
     assert "leaderboard.json" in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "hub").exists()
+
+
+# -- MCP --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("status", ["skipped", "unavailable", "error"])
+def test_an_mcp_call_whose_metric_did_not_run_is_a_tool_error(status):
+    """An empty box, a one-response set, an absent model: the tool raises the one line (MCP's isError)."""
+    import asyncio
+
+    import gradio as gr
+
+    from dialeval import registry
+    from dialeval.ui.mcp import metric_tool
+
+    async def score(progress, request, texts, selected):
+        return {"vendi_score": {"status": status, "reason": "Responses: give at least 2 responses."}}
+
+    tool = metric_tool(registry.get("vendi_score"), score)
+    with pytest.raises(gr.Error) as info:
+        asyncio.run(tool(None, "a", ""))
+    assert str(info.value.message) == f"vendi_score {status}: Responses: give at least 2 responses."
+
+    async def ok(progress, request, texts, selected):
+        return {"vendi_score": {"vendi_score": 1.0}}
+
+    assert json.loads(asyncio.run(metric_tool(registry.get("vendi_score"), ok)(None, "a\nb", ""))) == \
+        {"vendi_score": {"vendi_score": 1.0}}
