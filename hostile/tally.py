@@ -217,6 +217,7 @@ def stamps(paths: list[Path]) -> dict[str, tuple[int, int]]:
 def attempts(tmp: Path, data: Path) -> list[tuple[str, str, Callable[[], tuple[str, str]]]]:
     """The issue's cases, then the generated option values and file contents."""
     import file_inputs
+    import newest_surfaces
     import numbers_and_outputs
     import option_values
 
@@ -226,7 +227,8 @@ def attempts(tmp: Path, data: Path) -> list[tuple[str, str, Callable[[], tuple[s
     options = option_values.option_attempts(tmp / "option-inputs", models, run_cli)
     files = file_inputs.file_attempts(tmp / "file-inputs", data, models, run_cli)
     round3 = numbers_and_outputs.round3_attempts(tmp / "round3-inputs", data, models, cli, lib, run_cli)
-    return issue + options + files + round3
+    newest = newest_surfaces.newest_attempts(tmp / "newest-inputs", cli, lib)
+    return issue + options + files + round3 + newest
 
 
 def main() -> int:

@@ -162,7 +162,7 @@ def test_ead_is_checked_on_the_scale_out_path():
     ("dialgen", {"stories": []}, ValueError, "dialgen: `stories` is an empty list"),
     ("dialgen", {"stories": "one story"}, TypeError, "`stories` must be a list of strings, got str"),
     ("dialgen", {"batch_size": "8"}, TypeError, "dialgen: `batch_size` must be an integer"),
-    ("dialgen", {"device": ["cpu"]}, TypeError, "`device`=['cpu'] is not a torch device"),
+    ("dialgen", {"device": ["cpu"]}, TypeError, "`device` must be text, got list ['cpu']"),
     ("vendi_score", {"tokenizer": "bogus"}, ValueError, "bogus"),
 ])
 def test_option_types_are_checked_even_when_the_call_does_not_use_the_option(metric, options, error, message):

@@ -142,7 +142,7 @@ def test_pairwise_order_swap_is_exact(tiny_lm):
     assert np.allclose(np.array(ab["p_a_better"]) + np.array(ba["p_a_better"]), 1.0, atol=1e-9)
     assert ab["p_a_first"] == pytest.approx(1 - np.array(ba["p_a_second"]), abs=1e-9)
     assert ab["position_consistency"] == ba["position_consistency"]
-    wins = [1.0 if p > 0.5 else 0.5 if p == 0.5 else 0.0 for p in ab["p_a_better"]]
+    wins = [0.5 if abs(p - 0.5) <= 1e-6 else 1.0 if p > 0.5 else 0.0 for p in ab["p_a_better"]]  # ties to 1e-6
     assert ab["win_rate_a"] == pytest.approx(sum(wins) / 3) and ab["win_rate_a"] + ba["win_rate_a"] == pytest.approx(1)
     low, high = ab["win_rate_a_ci"]
     assert 0 <= low <= ab["win_rate_a"] <= high <= 1 and "weighting:pairwise-both-orders" in ab["signature"]

@@ -65,15 +65,28 @@ def _sklearn_ngram_kernel(texts: list[str], orders: list[int]) -> np.ndarray:
     return np.mean(ks, axis=0)
 
 
+def _unit_diagonal(k):
+    """The reference kernel with a short text's row averaged over the orders it has: K_ij / √(K_ii K_jj)."""
+    d = np.sqrt(np.diag(k))
+    return k / np.outer(d, d)
+
+
 @pytest.mark.parametrize("q", [1, 2])
 def test_ngram_kernel_equals_reference_recipe(q):
-    sets = [["a b c d", "a b c e", "x y"], ["the cat sat", "the cat sat", "a dog ran off", "z"]]
+    """Texts with n-grams of every order: the reference kernel. A text shorter than the largest order ("x y", "z"):
+    the reference kernel with K_ii = 1 (the reference leaves K_ii < 1 there)."""
+    sets = [["a b c d", "a b c e", "x y z w"], ["the cat sat", "the cat sat", "a dog ran off", "y z q"],
+            ["a b c d", "a b c e", "x y"], ["the cat sat", "the cat sat", "a dog ran off", "z"]]
     got = compute_vendi(sets, kernel="ngram", tokenizer="whitespace", n=[1, 2, 3], q=q)
-    for s, value in zip(sets, got["scores"]):
+    for s, value in zip(sets[:2], got["scores"][:2]):
         assert abs(value - reference.score_K(_sklearn_ngram_kernel(s, [1, 2, 3]), q=q)) < 1e-9
+    for s, value in zip(sets[2:], got["scores"][2:]):
+        kernel = _sklearn_ngram_kernel(s, [1, 2, 3])
+        assert min(np.diag(kernel)) < 1  # the reference's own kernel for a short text
+        assert abs(value - reference.score_K(_unit_diagonal(kernel), q=q)) < 1e-9
     assert got["signature"] == "vendi_score|kernel:ngram|q:" + str(q) + "|n:1,2,3|tok:whitespace|version:" \
         + dialeval.__version__
-    assert got["vendi_score"] == pytest.approx(sum(got["scores"]) / 2, abs=1e-15)
+    assert got["vendi_score"] == pytest.approx(sum(got["scores"]) / 4, abs=1e-15)
 
 
 def test_embedding_kernel_one_encoding_and_reference():

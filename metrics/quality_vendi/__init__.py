@@ -24,10 +24,11 @@ METRIC = declare(
         Option("quality_model", None, "model", "the quality metric's model (None: its offline default, "
                "SmolLM2-135M-Instruct)"),
         Option("quality_options", None, "any", "a dict of the quality metric's other options, e.g. "
-               "{'quality': 'engaging'} for the judge"),
+               "{'quality': 'fluency'} for the judge (a turn-level quality such as 'engaging' needs contexts)"),
         Option("kernel", "embedding", "str", "embedding (cosine of sentence embeddings) or ngram (cosine of "
                "n-gram counts, averaged over orders)", choices=("embedding", "ngram"), widget=True),
-        Option("q", 1.0, "float", "order of the Vendi Score's entropy: 0 to 1000 or inf (1 = Shannon, the paper's)"),
+        Option("q", 1.0, "float", "order of the Vendi Score's entropy: 0 to 1000 or inf (1 = Shannon, the paper's)",
+               minimum=0),
         Option("n", None, "ints", "n-gram orders of the ngram kernel (default 1,2,3,4; each 1 to 10)", minimum=1,
                maximum=10),
         Option("tokenizer", "casual", "str", "tokenizer of the ngram kernel",

@@ -16,7 +16,8 @@ METRIC = declare(
     options=(
         Option("kernel", "embedding", "str", "embedding (cosine of sentence embeddings) or ngram (cosine of "
                "n-gram counts, averaged over orders)", choices=("embedding", "ngram"), widget=True),
-        Option("q", 1.0, "float", "order of the entropy: 0 to 1000 or inf (1 = Shannon)", widget=True),
+        Option("q", 1.0, "float", "order of the entropy: 0 to 1000 or inf (1 = Shannon)", widget=True,
+               minimum=0),
         Option("n", None, "ints", "n-gram orders of the ngram kernel (default 1,2,3,4; each 1 to 10)", minimum=1,
                maximum=10),
         Option("tokenizer", "casual", "str", "tokenizer of the ngram kernel",

@@ -21,7 +21,7 @@ import numbers
 import os
 import pkgutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
@@ -125,8 +125,17 @@ class Option:
             raise TypeError(f"{name} must be True or False, got {value!r:.40}.")
         if t == "int" and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
             raise TypeError(f"{name} must be an integer ({self.range_text()}), got {value!r:.40}.")
-        if t == "float" and (isinstance(value, bool) or not isinstance(value, (numbers.Real, str))):
+        if t == "float" and (isinstance(value, bool) or not isinstance(value, (numbers.Real, str))
+                             or isinstance(value, str) and not _numeric_text(value)):
             raise TypeError(f"{name} must be a number ({self.range_text()}), got {value!r:.40}.")
+        if t == "ints" and not _ints(value):
+            raise TypeError(f"{name} must be an integer or a list of integers ({self.range_text()}), got "
+                            f"{value!r:.40}.")
+        if t in ("str", "model") and isinstance(value, (bool, numbers.Number, bytes, Mapping, list, tuple, set)):
+            what = "a model (a Hub id or a local folder)" if t == "model" else "text"
+            raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r:.40}.")
+        if self.choices and isinstance(value, str) and value not in self.choices:
+            raise ValueError(f"{name}={value!r:.40} is not one of {[c for c in self.choices if c is not None]}.")
         if t == "texts":
             if isinstance(value, (str, bytes, numbers.Number)) or isinstance(value, dict):
                 raise TypeError(f"{name} must be a list of strings, got {type(value).__name__} {value!r:.40}.")
@@ -140,6 +149,21 @@ class Option:
 
 
 NUMBER_TYPES = ("int", "float", "ints")
+
+
+def _numeric_text(text: str) -> bool:
+    """Whether ``text`` reads as a number (``"0.5"``, ``"inf"``): a float option may be given as text."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _ints(value: Any) -> bool:
+    """An integer, or a list/tuple/range of integers (bools are not integers here)."""
+    items = value if isinstance(value, (list, tuple, range)) else [value]
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items)
 
 
 def _number(value: Any) -> str:

@@ -4,12 +4,10 @@ the user's own files), with intervals, paired tests, clusters and a summary row.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
-from pathlib import Path
 from typing import Any
 
+from dialeval.io.files import first_missing, remove_created, resolve_output
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
 
 
@@ -76,17 +74,16 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.meta.own_data import parse_mapping, parse_scores_options
 
     check_resamples(args.resamples)
-    out = Path(args.out).expanduser()
-    created = not os.path.lexists(out)
+    out = resolve_output(args.out)  # once: `missing/../keep` is `keep`, and no `missing` is made on the way
+    created = first_missing(out)
     try:
-        report = build(args.data_dir, args.out, datasets=args.dataset, metrics=args.metric,
+        report = build(args.data_dir, out, datasets=args.dataset, metrics=args.metric,
                        max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
                        seed=args.seed, log=lambda line: print(line, file=sys.stderr), data=args.data,
                        fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
                        scores=parse_scores_options(args.scores), metric_args=metric_args(args.metric_arg))
     except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
-        if created and out.is_dir() and not out.is_symlink():
-            shutil.rmtree(out, ignore_errors=True)
+        remove_created(created)  # only the folder this run made, by its resolved path
         raise
     print(f"{len(report['rows'])} rows, {len(report['pairs'])} paired tests, {report['wall_seconds']} s: "
           f"{args.out}/leaderboard.json, leaderboard.md, leaderboard.png")

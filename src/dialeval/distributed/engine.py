@@ -73,23 +73,13 @@ def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
         where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
         if str(where).startswith("ray://"):
             _needs_client()
-        outcome: dict[str, BaseException] = {}
-
-        def join() -> None:
-            try:
-                ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, configure_logging=False)
-            except BaseException as exc:  # noqa: BLE001 - reported below, on the caller's thread
-                outcome["error"] = exc
-
-        thread = threading.Thread(target=join, name="dialeval-ray-connect", daemon=True)
-        thread.start()
-        thread.join(timeout)
-        if thread.is_alive():
+        outcome = _init(ray, address, runtime_env, timeout, local=where == "a new local cluster")
+        if outcome == "timeout":
             raise ConnectionError(f"no Ray cluster answered at {where} within {timeout:g} s; check the address "
                                   "(auto, HOST:PORT or ray://HOST:10001) and `ray status` there, or raise "
                                   "--connect-timeout.")
-        if "error" in outcome:
-            first = (str(outcome["error"]).strip().splitlines() or [type(outcome["error"]).__name__])[0]
+        if outcome is not None:
+            first = (str(outcome).strip().splitlines() or [type(outcome).__name__])[0]
             raise ConnectionError(f"cannot join the Ray cluster at {where}: {first}") from None
         if runtime_env:
             wait_for_runtime_env(ray, where, runtime_env["config"]["setup_timeout_seconds"])
@@ -98,6 +88,29 @@ def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
     ctx.execution_options.preserve_order = True  # outputs follow inputs
     ctx.enable_progress_bars = os.environ.get("DIALEVAL_PROGRESS", "1") != "0"
     return ray
+
+
+def _init(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, timeout: float,
+          local: bool) -> BaseException | str | None:
+    """``ray.init``: the error it raised, ``"timeout"`` or ``None``. A new local cluster starts on the calling
+    thread: Ray marks the head's processes (GCS, raylet, agents) to die with the thread that started them, so a
+    helper thread that returns would take the cluster with it. Joining an existing cluster runs on a helper
+    thread joined within ``timeout`` seconds (Ray's own connection retries take minutes)."""
+    outcome: dict[str, BaseException] = {}
+
+    def join() -> None:
+        try:
+            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, configure_logging=False)
+        except BaseException as exc:  # noqa: BLE001 - reported on the caller's thread
+            outcome["error"] = exc
+
+    if local:
+        join()
+        return outcome.get("error")
+    thread = threading.Thread(target=join, name="dialeval-ray-connect", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return "timeout" if thread.is_alive() else outcome.get("error")
 
 
 def wait_for_runtime_env(ray: Any, where: str, timeout: float) -> None:

@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,25 @@ def check_wheel_url(url: str) -> str:
         raise ValueError(f"--wheel-url {url!r} is not an absolute http(s) URL; requirements.txt is installed "
                          "with no other file present, so a relative path cannot resolve.")
     return url
+
+
+def check_wheel(wheel: str | Path) -> Path:
+    """``--wheel``: a dialeval wheel (``dialeval-<version>-*.whl``, a zip archive holding the ``dialeval``
+    package), the one file a Space vendors and names in requirements.txt; any other file is refused."""
+    path = Path(wheel).expanduser()
+    name = path.name
+    if not path.is_file() or not name.endswith(".whl") or not name.startswith("dialeval-"):
+        raise ValueError(f"--wheel {str(wheel)!r} is not a dialeval wheel (a dialeval-<version>-*.whl file); build "
+                         "one with `pip wheel --no-deps .`, or leave --wheel out (hub build builds it).")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            ok = any(n.startswith("dialeval/") for n in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        ok = False
+    if not ok:
+        raise ValueError(f"--wheel {str(wheel)!r} is not a wheel holding the dialeval package; build one with "
+                         "`pip wheel --no-deps .`, or leave --wheel out.")
+    return path
 
 
 # -- the wheel --------------------------------------------------------------------------------------
@@ -364,6 +384,8 @@ def build(org: str, out: str | Path, *, from_index: bool = False, wheel: str | P
         if only is not None and names & set(BUILDERS):
             raise ValueError(f"--no-datasets contradicts --only {sorted(names & set(BUILDERS))}; drop one of them.")
         names -= set(BUILDERS)
+    if wheel is not None:
+        check_wheel(wheel)
     if wheel_url:
         check_wheel_url(wheel_url)
         if from_index:

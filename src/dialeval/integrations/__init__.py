@@ -14,6 +14,7 @@ for metrics that read more, the item's own ``contexts`` (the dialogue so far, a 
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -105,6 +106,28 @@ def compute(target: Adapted, records: list[dict[str, Any]], options: Mapping[str
     return compute_locally(target.decl, target.config, inputs, dict(options or {}))
 
 
+def empty_generation(generations: Sequence[Any]) -> bool:
+    """Whether an item's (first) generation is empty or blank: a per-item metric rates text, so such an item is
+    marked (score NaN, see :func:`score_items`) rather than failing every other item of its batch."""
+    return not generations or not isinstance(generations[0], str) or not generations[0].strip()
+
+
+def score_items(target: Adapted, generations: Sequence[Sequence[Any]], fields: Sequence[Mapping[str, Any] | None],
+                options: Mapping[str, Any] | None = None) -> list[float]:
+    """A per-item metric's score of each item (its ``generations`` and ``fields``), computed in one call; an item
+    whose generation is empty gets NaN (not scored), and :func:`mean` leaves it out."""
+    if len(generations) != len(fields):
+        raise ValueError(f"{target.name}: {len(generations)} model responses for {len(fields)} items; each item "
+                         "needs its own response.")
+    keep = [i for i, g in enumerate(generations) if not empty_generation(g)]
+    scores = [math.nan] * len(generations)
+    if keep:
+        result = compute(target, [item_record(target, generations[i], fields[i]) for i in keep], options)
+        for i, value in zip(keep, item_scores(target, result, len(keep))):
+            scores[i] = value
+    return scores
+
+
 def item_scores(target: Adapted, result: Mapping[str, Any], count: int) -> list[float]:
     """The per-item scores of a per-item metric's result (its ``scores``, one per item)."""
     scores = result.get("scores")
@@ -121,7 +144,10 @@ def result_numbers(target: Adapted, result: Mapping[str, Any]) -> dict[str, floa
 
 
 def mean(values: Sequence[float]) -> float:
-    """A per-item metric's task number: the mean of its item scores, as the metrics compute their headline."""
+    """A per-item metric's task number: the mean of its item scores, as the metrics compute their headline; items
+    not scored (NaN: an empty generation) are left out, and with none scored the mean is NaN."""
     import numpy as np
 
-    return float(np.mean(np.asarray(values, dtype=float)))
+    scored = np.asarray(values, dtype=float)
+    scored = scored[~np.isnan(scored)]
+    return float(np.mean(scored)) if scored.size else math.nan

@@ -1,9 +1,11 @@
 """dialeval's metrics as Inspect AI scorers (``pip install "dialeval[inspect]"``).
 
 ``scorer("<per-item metric>_<config>", model=...)`` scores each sample on its own (the sample's completion after its
-``metadata["contexts"]``); the task metric is the mean, the metric's headline. ``scorer("<corpus metric>")`` and the
+``metadata["contexts"]``); the task metric is the mean, the metric's headline (a sample whose completion is empty
+scores NaN, "not scored", and is left out of it). ``scorer("<corpus metric>")`` and the
 other corpus-level metrics keep each sample's completion (its value is the completion; the inputs are in the
-score's metadata) and compute the metric once over all samples, reported as ``<metric>/<key>``, ... .
+score's metadata) and compute the metric once over all samples and all their epochs, reported as
+``<metric>/<key>``, ... .
 Response-set metrics read a sample's choices (``GenerateConfig(num_choices=...)``) as its set. :func:`scorers`
 gives one scorer factory per declared metric (see :mod:`dialeval.integrations`).
 """
@@ -24,9 +26,32 @@ __all__ = ["scorer", "scorers"]
 RECORD = "dialeval_inputs"  #: the score metadata key holding a sample's ``compute`` inputs
 
 
+def _generations(state: TaskState) -> list[str]:
+    return [c.message.text for c in state.output.choices] or [state.output.completion]
+
+
 def _record(target: Adapted, state: TaskState) -> dict[str, Any]:
-    generations = [c.message.text for c in state.output.choices] or [state.output.completion]
-    return integrations.item_record(target, generations, state.metadata)
+    return integrations.item_record(target, _generations(state), state.metadata)
+
+
+class EpochRecords:
+    """Every epoch's inputs of every sample, as the scorer saw them. Inspect reduces a sample's epochs to one
+    score (keeping the first epoch's metadata) before a metric runs, so a corpus metric reads the epochs here:
+    it is computed over all generations of all epochs, not over epoch 1's alone."""
+
+    def __init__(self) -> None:
+        self.records: dict[tuple[str, Any], dict[int, dict[str, Any]]] = {}
+
+    def add(self, state: TaskState, record: dict[str, Any]) -> None:
+        key = (str(type(state.sample_id)), state.sample_id)
+        self.records.setdefault(key, {})[int(getattr(state, "epoch", 1) or 1)] = record
+
+    def of(self, score: SampleScore) -> list[dict[str, Any]]:
+        """The sample's records, epoch by epoch (its score's own when the scorer did not see it)."""
+        epochs = self.records.get((str(type(score.sample_id)), score.sample_id))
+        if not epochs:
+            return [(score.score.metadata or {})[RECORD]]
+        return [epochs[e] for e in sorted(epochs)]
 
 
 def _item_mean(target: Adapted) -> Metric:
@@ -40,12 +65,12 @@ def _item_mean(target: Adapted) -> Metric:
     return item_mean()
 
 
-def _corpus(target: Adapted, options: Mapping[str, Any]) -> Metric:
+def _corpus(target: Adapted, options: Mapping[str, Any], epochs: EpochRecords) -> Metric:
     @metric(name=target.name)
     def corpus() -> Metric:
         def compute(scores: list[SampleScore]) -> dict[str, float]:
             ordered = sorted(scores, key=lambda s: (str(type(s.sample_id)), s.sample_id))
-            records = [(s.score.metadata or {})[RECORD] for s in ordered]
+            records = [record for s in ordered for record in epochs.of(s)]
             result = integrations.compute(target, records, options)
             return {f"{target.name}/{k}": v for k, v in integrations.result_numbers(target, result).items()}
 
@@ -57,18 +82,21 @@ def _corpus(target: Adapted, options: Mapping[str, Any]) -> Metric:
 def scorer(name: str, **options: Any) -> Scorer:
     """The Inspect scorer of adapter ``name`` (a metric name, or ``<metric>_<config>``) with its ``options``."""
     target = integrations.get(name, options)
-    metrics = [_item_mean(target)] if target.per_item else [_corpus(target, options)]
+    epochs = EpochRecords()
+    metrics = [_item_mean(target)] if target.per_item else [_corpus(target, options, epochs)]
 
     @inspect_scorer(metrics=metrics, name=target.name)
     def dialeval_scorer() -> Scorer:
         async def score(state: TaskState, answer: Target) -> Score:
+            if target.per_item:  # each epoch is scored; Inspect reduces a sample's epochs (mean by default)
+                (value,) = integrations.score_items(target, [_generations(state)], [state.metadata], options)
+                if value != value:  # NaN: an empty generation, marked and left out of the mean
+                    return Score(value=value, answer=state.output.completion,
+                                 explanation="empty generation: not scored")
+                return Score(value=value, answer=state.output.completion, metadata={RECORD: _record(target, state)})
             record = _record(target, state)
-            if not target.per_item:
-                return Score(value=state.output.completion, answer=state.output.completion,
-                             metadata={RECORD: record})
-            result = integrations.compute(target, [record], options)
-            value = integrations.item_scores(target, result, 1)[0]
-            return Score(value=value, answer=state.output.completion, metadata={RECORD: record})
+            epochs.add(state, record)
+            return Score(value=state.output.completion, answer=state.output.completion, metadata={RECORD: record})
 
         return score
 

@@ -42,9 +42,9 @@ class ItemScores(SampleLevelComputation):
         self.target, self.options = target, dict(options)
 
     def compute(self, responses: list[ModelResponse], docs: list[Doc], **kwargs: Any) -> list[float]:
-        records = [_record(self.target, d, r) for d, r in zip(docs, responses, strict=True)]
-        result = integrations.compute(self.target, records, self.options)
-        return integrations.item_scores(self.target, result, len(records))
+        """One score per doc; a doc whose generation is empty gets NaN (left out of the task's mean)."""
+        return integrations.score_items(self.target, [r.final_text for r in responses], [d.specific for d in docs],
+                                        self.options)
 
 
 class ItemInputs(Preparator):

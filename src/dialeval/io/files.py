@@ -38,6 +38,34 @@ def _umask() -> int:
     return mask
 
 
+def resolve_output(path: str | os.PathLike) -> Path:
+    """The one entry an output path names, fixed before any check or write: ``~`` expanded and every folder
+    before the last part resolved (``..``, ``.``, symlinks), so ``missing/../keep`` is ``keep`` and no ``missing``
+    folder is created on the way; the last part is kept as given (a symlink there stays a symlink)."""
+    out = Path(os.path.expanduser(os.fspath(path)))
+    if out.name in ("", ".", ".."):
+        return Path(os.path.realpath(out))
+    return Path(os.path.realpath(out.parent)) / out.name
+
+
+def first_missing(path: Path) -> Path | None:
+    """The outermost folder that creating ``path`` (a resolved output, see :func:`resolve_output`) would create,
+    or ``None`` when ``path`` exists: what a command may remove after an error, since it made it."""
+    missing = None
+    for p in [path, *path.parents]:
+        if os.path.lexists(p):
+            break
+        missing = p
+    return missing
+
+
+def remove_created(path: Path | None) -> None:
+    """Remove ``path`` (from :func:`first_missing`, taken before the run) when it is now a real folder: the run
+    created it. A path that is missing, a file or a symlink is left alone."""
+    if path is not None and path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _parent(path: Path) -> Path:
     parent = path.parent
     try:
@@ -64,7 +92,7 @@ def _write_via_temp(path: str | os.PathLike, write: Any, *, binary: bool) -> Pat
         write(stream)
         stream.flush()
         return Path(STDOUT)
-    out = Path(path).expanduser()
+    out = resolve_output(path)
     _refuse_special(out, "output")
     if out.is_dir():
         raise IsADirectoryError(f"output {str(out)!r} is a directory; give a file name, e.g. {str(out / 'out.json')!r}.")
@@ -148,7 +176,7 @@ def atomic_directory(target: str | os.PathLike, *, overwrite: bool = False,
     complete; an existing file at ``target`` is refused. The temporary folder is removed on any error, on
     Ctrl-C and (see :func:`remove_temporaries_on_sigterm`) on SIGTERM.
     """
-    out = Path(target).expanduser()
+    out = resolve_output(target)
     _refuse_special(out, "output")
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{str(out)!r} is a file; the output must be a folder (a new or existing directory).")
@@ -231,12 +259,12 @@ def check_output_path(path: str | os.PathLike, *, inputs: Sequence[str | os.Path
     wanted (``kind="file"``) or a file where a folder is wanted (``kind="dir"``); for a folder the command
     replaces as a whole (``owned`` given: recognises the command's own earlier output), a non-empty folder it
     did not create unless ``overwrite``; a parent folder that cannot be written. ``-`` (stdout, files only)
-    is returned as is; ``~`` is expanded in the returned path."""
+    is returned as is; every other path is checked and returned resolved (:func:`resolve_output`)."""
     if is_stdout(path):
         if kind == "file":
             return Path(STDOUT)
         raise ValueError(f"{option} -: this output is a folder, which cannot go to stdout; give a folder path.")
-    out = Path(path).expanduser()
+    out = resolve_output(path)
     real_out = os.path.realpath(out)
     sources = [Path(g).expanduser() for g in [*inputs, os.environ.get(DATA_ENV) or None]
                if g is not None and not is_stdout(g) and "://" not in str(g)]
@@ -346,7 +374,7 @@ def check_command_paths(options: dict[str, Any], *, overwrite: bool = False) -> 
     stdout = [name for name, value in outputs if is_stdout(value)]
     if len(stdout) > 1:
         raise ValueError(f"{' and '.join(stdout)} both write to stdout (-); give at most one of them as -.")
-    files = [(name, Path(value).expanduser()) for name, value in outputs if not is_stdout(value)]
+    files = [(name, resolve_output(value)) for name, value in outputs if not is_stdout(value)]
     for i, (name, path) in enumerate(files):
         for other_name, other in files[i + 1:]:
             a, b = os.path.realpath(path), os.path.realpath(other)

@@ -10,8 +10,9 @@ from dialeval._version import __version__
 def _fmt(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(_fmt(v) for v in value)
-    if isinstance(value, float):
-        return f"{value:g}"
+    if isinstance(value, float):  # short form when it is exact, else every digit: a signature names one value
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
     if value is None:
         return "none"
     return str(value).replace("|", "/")

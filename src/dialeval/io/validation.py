@@ -84,21 +84,36 @@ def check_text_sets(values: Any, field: str, *, min_size: int = 1) -> list[list[
 
 
 
-def _check_turns(turns: Any, field: str) -> list[str]:
+#: The most turns one dialogue may have on every route (the demo allows far fewer); a history this long is
+#: never one conversation, and each turn costs a line of every prompt built from it.
+MAX_DIALOGUE_TURNS = 100_000
+
+
+def check_turns(turns: Any, field: str) -> list[str]:
+    """One dialogue (history): a list of non-empty turns (strings), in order, at most :data:`MAX_DIALOGUE_TURNS`."""
     if isinstance(turns, str):
         raise TypeError(f"`{field}` is a single string; pass the dialogue as a list of turns, e.g. [{turns[:30]!r}].")
+    if isinstance(turns, (Mapping, set, frozenset)):  # a dict would silently become its keys
+        raise TypeError(f"`{field}` is a {type(turns).__name__}; pass the dialogue as a list of turns (strings), "
+                        "in order.")
     if turns is None or not isinstance(turns, Sequence) and not hasattr(turns, "__iter__"):
         raise TypeError(f"`{field}` must be a list of turns (strings), got {type(turns).__name__}.")
     out = list(turns)
     if not out:
         raise ValueError(f"`{field}` is empty; every dialogue history needs at least one turn.")
+    if len(out) > MAX_DIALOGUE_TURNS:
+        raise ValueError(f"`{field}` has {len(out):,} turns; at most {MAX_DIALOGUE_TURNS:,} (keep the latest turns).")
     for j, turn in enumerate(out):
         if not isinstance(turn, str):
             raise TypeError(f"`{field}[{j}]` is {type(turn).__name__} ({turn!r:.40}), not a string; "
                             "every turn must be text.")
         if not turn.strip():
             raise ValueError(f"`{field}[{j}]` is an empty turn; drop it or give it text.")
+    check_valid_unicode(out, field)
     return out
+
+
+_check_turns = check_turns
 
 
 def check_turn_inputs(contexts: Any, predictions: Any) -> tuple[list[list[str]], list[str]]:
@@ -113,6 +128,7 @@ def check_turn_inputs(contexts: Any, predictions: Any) -> tuple[list[list[str]],
             raise TypeError(f"`predictions[{i}]` is {type(p).__name__} ({p!r:.40}), not a string.")
         if not p.strip():
             raise ValueError(f"`predictions[{i}]` is an empty response; a turn-level metric rates the response, so give it text.")
+    check_valid_unicode(preds, "predictions")
     return out_ctx, preds
 
 

@@ -51,23 +51,35 @@ def prompt_frame(tokenizer: Any, head: str, tail: str, answer: str, chat: bool) 
     if chat:
         text = tokenizer.apply_chat_template([{"role": "user", "content": head + ITEM_MARK + tail}], tokenize=False,
                                              add_generation_prompt=True)
-        before, after = text.split(ITEM_MARK)
+        before, after = text.rsplit(ITEM_MARK, 1)  # the item's mark is the last: the rubric may hold the mark too
         return tokenizer(before, add_special_tokens=False)["input_ids"], after, answer
     return tokenizer(head)["input_ids"], tail + "\n", answer
 
 
 def item_ids(tokenizer: Any, render: Callable[[list[str]], str], context: list[str], after: str,
              budget: int) -> list[int]:
-    """Token ids of one item (``render(turns)``) and the text after it, dropping the oldest turns until they fit
-    ``budget`` (then keeping the last ``budget`` tokens)."""
+    """Token ids of one item (``render(turns)``) and the text after it, with the fewest oldest turns dropped that
+    make them fit ``budget`` (then keeping the last ``budget`` tokens). Each turn is at least one token, so at most
+    ``budget`` turns can fit; the number to drop is then found by bisection (a few tokenisations, not one per
+    turn: a 5,000-turn history costs about 13)."""
     if budget < 1:
         raise ValueError(f"the rubric prompt leaves {budget} tokens for the item; raise max_length or shorten the rubric.")
     turns = list(context)
-    while True:
-        ids = tokenizer(render(turns) + after, add_special_tokens=False)["input_ids"]
-        if len(ids) <= budget or len(turns) <= 1:
-            return ids[-budget:]
-        turns = turns[1:]
+    cache: dict[int, list[int]] = {}
+
+    def encoded(drop: int) -> list[int]:
+        if drop not in cache:
+            cache[drop] = tokenizer(render(turns[drop:]) + after, add_special_tokens=False)["input_ids"]
+        return cache[drop]
+
+    low, high = max(0, len(turns) - budget), len(turns) - 1  # the answer lies in [low, high]
+    while low < high:
+        mid = (low + high) // 2
+        if len(encoded(mid)) <= budget:
+            high = mid
+        else:
+            low = mid + 1
+    return encoded(low)[-budget:]
 
 
 def _checked_items(config: str, contexts: Any, predictions: Any, dialogues: Any) -> list[tuple[list[str], str | None]]:
@@ -150,6 +162,26 @@ def judge_signature(lm: Any, config: str, quality: str, rubric: str, chat: bool,
                           weighting=mode, max_len=max_length)
 
 
+#: |P(a better) − ½| up to which a pairwise verdict is a tie: float32 logits round at about 1e-7, so two equal
+#: responses give ½ only up to rounding.
+TIE_TOLERANCE = 1e-6
+
+
+def both_orders(scorer: JudgeScorer, prefix: list[int], pairs: list[tuple[list[int], list[int]]],
+                label_ids: list[int], batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """E over the labels of each item's prompt in the first and in the swapped order. The two prompts of an item
+    always share one batch (``batch_size // 2`` items, at least one, per batch), so their padding and rounding are
+    the same and two equal responses are a tie whatever the batch size."""
+    per = max(1, batch_size // 2)
+    first, second = [], []
+    for start in range(0, len(pairs), per):
+        chunk = [ids for pair in pairs[start:start + per] for ids in pair]
+        e, _, _ = scorer.score(prefix, chunk, label_ids, batch_size=len(chunk), max_tokens=None, progress=False)
+        first += e[0::2].tolist()
+        second += e[1::2].tolist()
+    return np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+
+
 def compare(contexts: Any, predictions_a: Any, predictions_b: Any, *, quality: str = "overall",
             rubric: str | None = None, model: Any = None, chat_template: bool | None = None,
             max_length: int | None = None, batch_size: int = 8, n_resamples: int = 1000, seed: int = 0,
@@ -158,8 +190,8 @@ def compare(contexts: Any, predictions_a: Any, predictions_b: Any, *, quality: s
 
     p₁ = P(A | a shown first, b second), p₂ = P(B | b first, a second), each renormalised over {A, B};
     P(a better) = (p₁ + p₂)/2. ``win_rate_a`` = mean over items of 1[P > ½] + ½·1[P = ½] with a seeded
-    percentile bootstrap interval over items; ``position_consistency`` = share of items whose two verdicts pick
-    the same response."""
+    percentile bootstrap interval over items (a tie: |P − ½| ≤ :data:`TIE_TOLERANCE`); ``position_consistency`` =
+    share of items whose two verdicts pick the same response. Both orders of an item run in one batch."""
     ctx_a, preds_a = check_turn_inputs(contexts, predictions_a)
     _, preds_b = check_turn_inputs(contexts, predictions_b)
     label, text = resolve_rubric("turn", quality, rubric)
@@ -176,16 +208,15 @@ def compare(contexts: Any, predictions_a: Any, predictions_b: Any, *, quality: s
             return item_text("dialog", turns, None) + f"\n\nResponse (A): {first}\nResponse (B): {second}"
         return item_ids(tok, render, c, frame["after"], frame["budget"]) + frame["answer_ids"]
 
-    prompts = [pair(c, a, b) for c, a, b in zip(ctx_a, preds_a, preds_b)]
-    prompts += [pair(c, b, a) for c, a, b in zip(ctx_a, preds_a, preds_b)]
-    p_first, _, _ = scorer.score(frame["prefix"], prompts, frame["label_ids"], batch_size=batch_size,
-                                 progress=progress)
-    n = len(preds_a)
+    e_first, e_second = both_orders(scorer, frame["prefix"], [(pair(c, a, b), pair(c, b, a)) for c, a, b in
+                                                              zip(ctx_a, preds_a, preds_b)],
+                                    frame["label_ids"], batch_size)
     # expected_rating over labels (A=1, B=2): P(A) = 2 − E
-    p_a_first = 2.0 - p_first[:n]
-    p_a_second = p_first[n:] - 1.0  # a is B in the swapped order
+    p_a_first = 2.0 - e_first
+    p_a_second = e_second - 1.0  # a is B in the swapped order
     prob = (p_a_first + p_a_second) / 2
-    wins = np.where(prob > 0.5, 1.0, np.where(prob == 0.5, 0.5, 0.0))
+    tie = np.abs(prob - 0.5) <= TIE_TOLERANCE
+    wins = np.where(tie, 0.5, np.where(prob > 0.5, 1.0, 0.0))
     low, high = mean_interval(wins, n_resamples=n_resamples, seed=seed)
     consistent = (p_a_first > 0.5) == (p_a_second > 0.5)
     return {"win_rate_a": float(wins.mean()), "win_rate_a_ci": [low, high],

@@ -169,12 +169,53 @@ def hub_card(report: dict[str, Any], org: str) -> str:
             f"model card's front matter).\n\n{usage}\n![leaderboard](leaderboard.png)\n\n{heat}{markdown(report)}")
 
 
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def regular_file(path: Path, option: str) -> bytes | None:
+    """The bytes of the plot ``dialeval leaderboard`` wrote at ``path`` (``None`` when absent): a regular PNG file,
+    never a symlink (its target, any file, would be copied into a folder that is uploaded)."""
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink() or not path.is_file():
+        raise ValueError(f"{option}: {str(path)!r} is " + ("a symlink" if path.is_symlink() else "not a file")
+                         + "; hub build copies only the plot `dialeval leaderboard` wrote there. Rerun it, or remove "
+                         "that entry.")
+    data = path.read_bytes()
+    if not data.startswith(PNG_MAGIC):
+        raise ValueError(f"{option}: {str(path)!r} is not a PNG image; rerun `dialeval leaderboard`, or remove it.")
+    return data
+
+
+def yaml_names(report: dict[str, Any]) -> dict[str, str]:
+    """``{metric: file name}`` of the ``eval_results`` YAML (``:`` written ``-``); two metrics that would share a
+    file (``column:x`` and ``column-x``) are refused rather than one overwriting the other."""
+    names: dict[str, str] = {}
+    for metric in dict.fromkeys(r["metric"] for r in report["rows"]):
+        name = metric.replace(":", "-")
+        other = next((m for m, n in names.items() if n.lower() == name.lower()), None)
+        if other is not None:
+            raise ValueError(f"leaderboard metrics {other!r} and {metric!r} would both be written as eval_results/"
+                             f"{name}.yaml; rename one (e.g. its column) and rerun `dialeval leaderboard`.")
+        names[metric] = name
+    return names
+
+
 def write_hub_dataset(source: str | os.PathLike, folder: Path, org: str) -> str:
     """Write the leaderboard of ``source`` (a ``dialeval leaderboard`` output) as a Hub dataset folder:
     ``data/{rows,pairs,clusters}.jsonl``, ``leaderboard.json``/``.md``/``.png``, ``heatmap.png``, each metric's
     ``eval_results/<metric>.yaml`` (model-index) and ``eval_results/<metric>/.eval_results/*.yaml``, and the
     card. Returns the repo id."""
     report = _json_safe(read_report(source))
+    png = regular_file(Path(source).expanduser() / "leaderboard.png", "--leaderboard")
+    names = yaml_names(report)
+    try:
+        rendered = {"md": markdown(report), "card": hub_card(report, org), "heat": heatmap_png(report),
+                    "yaml": {m: (eval_results_yaml(report, m, org), eval_result_files(report, m, org)) for m in names}}
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        where = Path(source).expanduser() / "leaderboard.json"
+        raise ValueError(f"{str(where)!r} is not a leaderboard `dialeval leaderboard` wrote ({type(exc).__name__}: "
+                         f"{str(exc)[:80]}); rerun `dialeval leaderboard`.") from None
     folder.mkdir(parents=True)
     (folder / "data").mkdir()
     for key in ("rows", "pairs", "clusters"):
@@ -182,21 +223,18 @@ def write_hub_dataset(source: str | os.PathLike, folder: Path, org: str) -> str:
             (folder / "data" / f"{key}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in report[key]),
                                                          encoding="utf-8")
     (folder / "leaderboard.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    (folder / "leaderboard.md").write_text(markdown(report), encoding="utf-8")
-    png = Path(source).expanduser() / "leaderboard.png"
-    if png.is_file():
-        (folder / "leaderboard.png").write_bytes(png.read_bytes())
-    heat = heatmap_png(report)
-    if heat:
-        (folder / "heatmap.png").write_bytes(heat)
+    (folder / "leaderboard.md").write_text(rendered["md"], encoding="utf-8")
+    if png is not None:
+        (folder / "leaderboard.png").write_bytes(png)
+    if rendered["heat"]:
+        (folder / "heatmap.png").write_bytes(rendered["heat"])
     (folder / "eval_results").mkdir()
-    for metric in dict.fromkeys(r["metric"] for r in report["rows"]):
-        name = metric.replace(":", "-")
-        (folder / "eval_results" / f"{name}.yaml").write_text(eval_results_yaml(report, metric, org), encoding="utf-8")
-        entries = eval_result_files(report, metric, org)
+    for metric, name in names.items():
+        legacy, entries = rendered["yaml"][metric]
+        (folder / "eval_results" / f"{name}.yaml").write_text(legacy, encoding="utf-8")
         if entries:
             (folder / "eval_results" / name / ".eval_results").mkdir(parents=True)
             for file, text in entries.items():
                 (folder / "eval_results" / name / ".eval_results" / file).write_text(text, encoding="utf-8")
-    (folder / "README.md").write_text(hub_card(report, org), encoding="utf-8")
+    (folder / "README.md").write_text(rendered["card"], encoding="utf-8")
     return f"{org}/{HUB_NAME}"

@@ -2,8 +2,10 @@
 
 - **n-gram kernel** (the Vendi Score's text kernel, Friedman & Dieng 2023, ``vendi_score.text_utils``): for
   each order n, the L2-normalised vector of n-gram counts of a response; ``K = (1/|N|) Σ_n X_n X_nᵀ``, the mean
-  cosine similarity over orders. As features: ``Z = [X_1 … X_|N|] / √|N|`` (a response with no n-gram of some
-  order has a zero block there, as in the reference).
+  cosine similarity over orders. As features: ``Z = [X_1 … X_|N|] / √|N|``. A response shorter than the largest
+  order (``"ok"``, ``"Yes ."``) has no n-gram of that order: its row is the mean over the orders it has
+  (``Z_i / ‖Z_i‖``), so that K_ii = 1 and scores stay in [1, n]. Here dialeval departs from the reference, whose
+  zero block leaves K_ii < 1 (scores outside [1, n]); for responses with n-grams of every order both agree.
 - **embedding kernel**: cosine similarity of sentence embeddings, ``Z`` = L2-normalised embeddings.
 
 Embeddings come from :mod:`dialeval.models.encoders` (the offline MiniLM by default), each distinct text encoded once
@@ -69,7 +71,8 @@ def check_sets(predictions: Any, min_size: int) -> list[list[str]]:
 
 def ngram_features(texts: Sequence[str], orders: Sequence[int], tokenizer: Any = "casual") -> np.ndarray:
     """``Z`` (len(texts) × distinct n-grams of all orders): per order, L2-normalised count rows, the blocks
-    concatenated and scaled by ``1/√|orders|`` so that ``Z Zᵀ`` is the mean cosine kernel over orders."""
+    concatenated and scaled by ``1/√|orders|`` so that ``Z Zᵀ`` is the mean cosine kernel over orders; each row
+    has unit norm (a short text's over the orders it has, see the module)."""
     tok = get_tokenizer(tokenizer)
     tokens = [tok(t) for t in texts]
     blocks = []
@@ -85,7 +88,13 @@ def ngram_features(texts: Sequence[str], orders: Sequence[int], tokenizer: Any =
                 x[i, vocab[g]] = k
         norms = np.linalg.norm(x, axis=1, keepdims=True)
         blocks.append(np.divide(x, norms, out=np.zeros_like(x), where=norms > 0))
-    return np.concatenate(blocks, axis=1) / math.sqrt(len(orders))
+    z = np.concatenate(blocks, axis=1) / math.sqrt(len(orders))
+    norms = np.linalg.norm(z, axis=1, keepdims=True)  # √(orders present / |N|): 1 unless the text is short
+    empty = np.flatnonzero(norms[:, 0] == 0)
+    if empty.size:
+        raise ValueError(f"response {texts[int(empty[0])]!r:.60} has no token under the {tokenizer!r} tokenizer, so "
+                         "no n-gram to compare; drop it or use another tokenizer.")
+    return z / norms
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:

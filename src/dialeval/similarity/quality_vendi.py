@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dialeval.io.signature import make_signature, parse_signature
+from dialeval.io.validation import check_turns
 from dialeval.models.encoders import BATCH_SIZE
 from dialeval.registry import Adapter, response_sets
 from dialeval.registry import get as get_declaration
@@ -37,6 +38,10 @@ QUALITY_TERMS: dict[str, Callable[[float], float]] = {
     "full_followup": lambda nats: nats,  # mean NLL of negative follow-ups, nats >= 0
 }
 
+#: The largest quality accepted: far above any score scale (the paper's are in [0, 1], FULL's a few nats), and
+#: small enough that a set's mean times its Vendi Score (≤ 10**6 responses) stays a finite float.
+MAX_QUALITY = 1e12
+
 
 def check_qualities(qualities: Any, sets: list[list[str]]) -> list[list[float]]:
     """``qualities[i][j]``: a finite number ≥ 0 for response j of set i (one list per set, aligned)."""
@@ -48,9 +53,10 @@ def check_qualities(qualities: Any, sets: list[list[str]]) -> list[list[float]]:
         if not isinstance(scores, (list, tuple)) or len(scores) != len(responses):
             raise ValueError(f"`qualities[{i}]` must hold one score per response of set {i} ({len(responses)}).")
         for j, s in enumerate(scores):
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0:
-                raise ValueError(f"`qualities[{i}][{j}]` is {s!r}; qVS needs a finite quality ≥ 0 (higher = better), "
-                                 "e.g. map a rating r in 1..5 to (r − 1) / 4.")
+            if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or not \
+                    0 <= s <= MAX_QUALITY:
+                raise ValueError(f"`qualities[{i}][{j}]` is {s!r}; qVS needs a finite quality ≥ 0, at most "
+                                 f"{MAX_QUALITY:g} (higher = better), e.g. map a rating r in 1..5 to (r − 1) / 4.")
         out.append([float(s) for s in scores])
     return out
 
@@ -62,7 +68,15 @@ def check_contexts(contexts: Any, sets: list[list[str]]) -> list[list[str]] | No
     if not isinstance(contexts, (list, tuple)) or len(contexts) != len(sets):
         raise ValueError(f"`contexts` must hold one context per response set ({len(sets)}): a string or a list of "
                          "turns each, or None to rate the responses alone.")
-    return [[c] if isinstance(c, str) else list(c) for c in contexts]
+    out = []
+    for i, c in enumerate(contexts):
+        if isinstance(c, str):
+            if not c.strip():
+                raise ValueError(f"`contexts[{i}]` is an empty string; give the context's text, or None for all "
+                                 "contexts to rate the responses alone.")
+            c = [c]
+        out.append(check_turns(c, f"contexts[{i}]"))  # a dict, None or a non-string turn is refused by name
+    return out
 
 
 def metric_qualities(sets: list[list[str]], contexts: list[list[str]] | None, quality_metric: str,
@@ -89,7 +103,7 @@ def metric_qualities(sets: list[list[str]], contexts: list[list[str]] | None, qu
 def quality_metric_options(quality_metric: Any, quality_model: Any, extra: Any, device: Any,
                            progress: bool | None) -> dict[str, Any]:
     """The quality metric's options: its model option = ``quality_model``, ``device`` and ``progress`` shared,
-    then ``extra`` (a dict of its other options, e.g. ``{"quality": "engaging"}`` for the judge)."""
+    then ``extra`` (a dict of its other options, e.g. ``{"quality": "fluency"}`` for the judge)."""
     if quality_metric not in QUALITY_TERMS:
         raise ValueError(f"quality_metric={quality_metric!r}: use one of {sorted(QUALITY_TERMS)}, or pass your own "
                          "per-response qualities= (≥ 0).")

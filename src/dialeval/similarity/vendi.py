@@ -67,8 +67,9 @@ def hill_number(p: np.ndarray, q: float) -> float:
     Computed stably for every q. With s = Σ p, X = −ln p and r = 1 − q, ln Σ p^q = ln s + ln(Σ p·e^{rX} / s):
     for |r| < 1/2 the second term is ``log1p(Σ p·expm1(rX) / s)`` (no cancellation near q = 1; r = 0 is the
     Shannon limit), else a log-sum-exp of q·ln p (no underflow of p^q at large q). A sum that is 1 up to rounding
-    is taken as 1, so ln s / r cannot turn rounding into a wrong number near q = 1; a kernel whose diagonal is not
-    all 1 (a response without features) keeps the reference's unnormalised formula."""
+    is taken as 1, so ln s / r cannot turn rounding into a wrong number near q = 1. Both kernels have K_ii = 1; for
+    other features (rows not of unit norm) the unnormalised formula is kept, and a result beyond float range is a
+    ``ValueError``."""
     p = np.asarray(p, dtype=np.float64)
     p = p[p > 0]
     total = math.fsum(p)
@@ -85,6 +86,9 @@ def hill_number(p: np.ndarray, q: float) -> float:
     else:
         top = float(logp.max())
         log_sum = q * top + math.log(math.fsum(np.exp(q * (logp - top))))
+    if log_sum / r > 709.0:
+        raise ValueError(f"the Vendi Score of order q={q:g} overflows: the kernel's eigenvalues sum to {total:.6g}, not "
+                         "1; give features whose rows have unit norm (K_ii = 1).")
     return math.exp(log_sum / r)
 
 

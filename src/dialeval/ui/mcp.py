@@ -8,7 +8,8 @@ its description from the docstring's ``Args:`` section. :func:`metric_tools` bui
 from its declaration, and :func:`add_tools` registers them with ``gr.api``. Each call goes through the same
 server gate as ``/evaluate`` (:func:`dialeval.ui.serving.gated`: the per-client limit, the slots, cancellation),
 the same model policy and the same per-request :class:`~dialeval.ui.inputs.Limits`, and returns the JSON the
-demo's download holds (full precision).
+demo's download holds (full precision). A metric that did not run (refused input, an absent model, an error) is a
+tool error (``isError``) with its one-line reason, never a successful call holding a status.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from dialeval.ui.inputs import BOXES, boxes_for
 from dialeval.ui.serving import Server, gated
 
 TOOL_PREFIX = "score_"
+#: Outcomes of a metric that did not run (:class:`dialeval.ui.scoring.MetricOutcome`): a tool error for an agent.
+NOT_RUN = ("skipped", "unavailable", "error")
 
 
 def mcp_available() -> bool:
@@ -62,7 +65,12 @@ def metric_tool(decl: MetricDeclaration, score: Callable[..., Any]) -> Callable[
         request, *values = args
         texts = dict(zip(boxes, values))
         model = (values[len(boxes)] or None) if decl.needs_model else None
-        return json.dumps(await score(None, request, texts, {decl.name: model}), ensure_ascii=False)
+        data = await score(None, request, texts, {decl.name: model})
+        entry = data.get(decl.name) if isinstance(data, dict) else None
+        if isinstance(entry, dict) and entry.get("status") in NOT_RUN:  # refused input: a tool error, one line
+            raise gr.Error(f"{decl.name} {entry['status']}: {entry.get('reason') or 'no reason given'}",
+                           print_exception=False)
+        return json.dumps(data, ensure_ascii=False)
 
     params = [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request)]
     params += [inspect.Parameter(box, inspect.Parameter.POSITIONAL_OR_KEYWORD, default="", annotation=str)
