@@ -4,16 +4,12 @@ The core (validation, scoring, signature) is :func:`dialeval.reference.core.comp
 
 from typing import Any
 
-import datasets
 import evaluate
 
 # the base class is reached through its module: evaluate takes the script's first Metric subclass as the metric
 from dialeval import evaluate_module
 from dialeval.metrics.chrf import METRIC
 from dialeval.reference.core import compute_chrf
-
-_INPUTS = """predictions: list of responses; references: one reference per response (a string, or a list of strings).
-options: see the card."""
 
 
 class Chrf(evaluate_module.DialevalMetric):
@@ -22,10 +18,7 @@ class Chrf(evaluate_module.DialevalMetric):
     DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
-        return self.metric_info(
-            [datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-             datasets.Features({"predictions": datasets.Value("string"),
-                                "references": datasets.Sequence(datasets.Value("string"))})], _INPUTS)
+        return self.reference_info()
 
     def _compute(self, predictions: Any, references: Any, char_order: int, word_order: int, beta: int) -> dict[str, Any]:
         return compute_chrf(predictions, references, char_order=char_order, word_order=word_order, beta=beta)

@@ -4,16 +4,12 @@ The core (validation, scoring, signature) is :func:`dialeval.reference.core.comp
 
 from typing import Any
 
-import datasets
 import evaluate
 
 # the base class is reached through its module: evaluate takes the script's first Metric subclass as the metric
 from dialeval import evaluate_module
 from dialeval.metrics.rouge_l import METRIC
 from dialeval.reference.core import compute_rouge_l
-
-_INPUTS = """predictions: list of responses; references: one reference per response (a string, or a list of strings).
-options: see the card."""
 
 
 class RougeL(evaluate_module.DialevalMetric):
@@ -22,10 +18,7 @@ class RougeL(evaluate_module.DialevalMetric):
     DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
-        return self.metric_info(
-            [datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-             datasets.Features({"predictions": datasets.Value("string"),
-                                "references": datasets.Sequence(datasets.Value("string"))})], _INPUTS)
+        return self.reference_info()
 
     def _compute(self, predictions: Any, references: Any, use_stemmer: bool) -> dict[str, Any]:
         return compute_rouge_l(predictions, references, use_stemmer=use_stemmer)

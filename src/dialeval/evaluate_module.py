@@ -116,6 +116,16 @@ class DialevalMetric(evaluate.Metric):
             codebase_urls=[u for u in decl.urls if "github.com" in u] or [PACKAGE_URL],
         )
 
+    def reference_info(self) -> evaluate.MetricInfo:
+        """The info of a metric reading responses with references (the ``references`` input kind): a reference per
+        response, as a string or a list of strings."""
+        text = datasets.Value("string")
+        return self.metric_info(
+            [datasets.Features({"predictions": text, "references": text}),
+             datasets.Features({"predictions": text, "references": datasets.Sequence(text)})],
+            "predictions: list of responses; references: one reference per response (a string, or a list of "
+            "strings). Options: see the card.")
+
     def _input_kinds(self) -> list[dict[str, str | None]]:
         features = self.info.features
         formats = features if isinstance(features, list) else [features]
