@@ -105,8 +105,10 @@ def test_card_reproduces_the_worked_example():
 
 def test_backend_is_checked_without_a_coherence_model_and_leaves_the_signature_alone():
     metric = dialeval.load("dialgen")
-    for bad in ("tensorrt", True, 3, ["onnx"]):
-        with pytest.raises(ValueError, match=r"`backend`=.* is not known; use one of \['torch', 'onnx', 'onnx-int8'\]"):
+    with pytest.raises(ValueError, match=r"`backend`='tensorrt' is not one of \['torch', 'onnx', 'onnx-int8'\]"):
+        metric.compute(predictions=[["好的"]], references=[["好的"]], backend="tensorrt")
+    for bad in (True, 3, ["onnx"]):
+        with pytest.raises(TypeError, match=r"`backend` must be text, got"):
             metric.compute(predictions=[["好的"]], references=[["好的"]], backend=bad)
     signature = metric.compute(predictions=[["好的"]], references=[["好的"]], backend="torch")["signature"]
     assert "backend" not in signature and signature.endswith("|coherence:none|coh:none|version:" + dialeval.__version__)

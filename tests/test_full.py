@@ -272,7 +272,7 @@ def test_bad_input_through_the_module(tiny_dirs):
         dialog.compute(predictions=["x"])
     with pytest.raises(ValueError, match="only runs seq2seq"):
         dialog.compute(dialogues=[["hi"]], compat="full-0.0.3")
-    with pytest.raises(ValueError, match="not known"):
+    with pytest.raises(ValueError, match=r"`compat`='full-9' is not one of \['full-0.0.3'\]"):
         dialog.compute(dialogues=[["hi"]], compat="full-9")
     with pytest.raises(ValueError, match=r"`follow_ups\[1\]`"):
         dialog.compute(dialogues=[["hi"]], follow_ups=["ok", ""])

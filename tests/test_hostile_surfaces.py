@@ -96,14 +96,14 @@ def tiny_lm(tmp_path_factory):
 
 
 def test_quality_vendi_documented_quality_options_example_runs(tiny_lm):
-    """The option help's example, {'quality': 'fluency'}, runs without contexts (each response rated alone)."""
+    """The option help's example, {'quality': 'informative'}, runs without contexts (each response rated alone)."""
     from dialeval import registry
     from dialeval.similarity.quality_vendi import compute_quality_vendi
 
-    assert "{'quality': 'fluency'}" in registry.get("quality_vendi").option("quality_options").help
+    assert "{'quality': 'informative'}" in registry.get("quality_vendi").option("quality_options").help
     got = compute_quality_vendi([SHORT], kernel="ngram", quality_model=tiny_lm,
-                                quality_options={"quality": "fluency", "backend": "torch"})
-    assert "/quality:fluency/" in got["signature"] and 0 <= got["mean_qualities"][0] <= 1
+                                quality_options={"quality": "informative", "backend": "torch"})
+    assert "/quality:informative/" in got["signature"] and 0 <= got["mean_qualities"][0] <= 1
     assert got["scores"][0] == pytest.approx(got["mean_qualities"][0] * 3.0, abs=1e-9)
 
 

@@ -202,8 +202,9 @@ def test_plan_reads_the_registry():
 
     tasks, skipped = leaderboard.plan()
     skipped_names = {s["metric"] for s in skipped}
-    fitting = {(n, d.name, c) for n, decl in registry.meta_evaluable().items() for d in sources.declarations().values()
+    fitting = {(n, d.name, c) for n, (decl, _) in registry.meta_rows().items() for d in sources.declarations().values()
                for c in d.configs if sources.fits(decl, d, c) is None}
+    assert {"bleu_1", "bleu_4"} <= {t[0] for t in tasks} and "bleu" not in {t[0] for t in tasks}  # variants as rows
     assert {t for t in tasks if not t[0].startswith("column:")} == {t for t in fitting if t[0] not in skipped_names}
     assert {(m, d) for m, d, _ in tasks if m.startswith("column:")} == {
         ("column:metrics.abs_hds_mean", "contest"), ("column:metrics.SentBert", "contest"),

@@ -158,7 +158,7 @@ def test_signature_tells_backends_apart_and_clusters_agree(tiny_st):
         "torch": "torch", "onnx": "onnx", "onnx-int8": "onnx-int8"}
     assert parse_signature(default["signature"])["backend"] == "onnx"
     assert out["onnx"]["cluster_distribution"] == out["torch"]["cluster_distribution"]
-    with pytest.raises(ValueError, match="`backend`='gpu' is not known"):
+    with pytest.raises(ValueError, match="`backend`='gpu' is not one of"):
         metric.compute(predictions=TEXTS, reference_responses=REFERENCES, encoder=str(tiny_st), k=3, backend="gpu")
 
 

@@ -198,14 +198,18 @@ def test_meta_evaluation_reads_the_declarations(toy_package):
         "distinct_n": (("set",), (), ()), "ent_n": (("set",), (), ()), "full_followup": (("turn", "dialog"), (), ()),
         "sem_ent": (("set",), (), ()), "nli_diversity": (("set",), (), ()), "sent_bert_diversity": (("set",), (), ()),
         "vendi_score": (("set",), (), ()), "quality_vendi": (("set",), (), ()),
-        "llm_judge": (("turn", "dialog"), ("rated",), ())}
+        "llm_judge": (("turn", "dialog"), ("rated",), ()),
+        **dict.fromkeys(("token_f1", "bleu", "chrf", "meteor", "rouge_l", "bertscore"), (("turn",), (), ("reference",)))}
     fitting = {n: sorted({d.name for d in sources.declarations().values() for c in d.configs
                           if sources.fits(decl, d, c) is None}) for n, decl in registry.meta_evaluable().items()}
     rated = ["conture", "dailydialog_zhao", "dstc10_esl", "dstc10_jsalt", "dstc9_interactive", "fed", "grade",
              "holistic_pang2020", "predictive_engagement", "usr_personachat", "usr_topicalchat"]
     assert fitting["distinct_n"] == ["contest"] and fitting["llm_judge"] == rated
     assert fitting["full_followup"] == sorted([*rated, "dailydialog_plusplus"])
-    with pytest.raises(ValueError, match=r"toy_words is corpus-level .* covers \['distinct_n', 'ent_n'"):
+    # the reference-based metrics: the datasets whose every row carries a reference
+    assert fitting["bleu"] == ["dailydialog_zhao", "dstc10_esl", "dstc10_jsalt", "grade", "usr_personachat",
+                               "usr_topicalchat"]
+    with pytest.raises(ValueError, match=r"toy_words is corpus-level .* covers \['bertscore', 'bleu', 'bleu_1'.*'distinct_n', 'ent_n'"):
         make_adapter(TOY, "contest", "c")
     base = dict(name="x", title="X", summary="s", papers=("p",), urls=("u",), module="m:C")
     reference_metric = registry.MetricDeclaration(inputs="turns", meta_levels=("turn",), meta_requires=("reference",),

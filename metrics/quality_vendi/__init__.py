@@ -24,7 +24,7 @@ METRIC = declare(
         Option("quality_model", None, "model", "the quality metric's model (None: its offline default, "
                "SmolLM2-135M-Instruct)"),
         Option("quality_options", None, "any", "a dict of the quality metric's other options, e.g. "
-               "{'quality': 'fluency'} for the judge (a turn-level quality such as 'engaging' needs contexts)"),
+               "{'quality': 'informative'} for the judge (a turn-level quality such as 'engaging' needs contexts)"),
         Option("kernel", "embedding", "str", "embedding (cosine of sentence embeddings) or ngram (cosine of "
                "n-gram counts, averaged over orders)", choices=("embedding", "ngram"), widget=True),
         Option("q", 1.0, "float", "order of the Vendi Score's entropy: 0 to 1000 or inf (1 = Shannon, the paper's)",

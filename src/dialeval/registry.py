@@ -213,7 +213,7 @@ class MetricDeclaration:
     rows' level (``turn``/``dialog``; a set dataset's config name), a factory with a ``quality`` parameter also
     gets the dataset's overall quality and one with a ``rubric`` parameter the rubric text the dataset declares
     for it; ``meta_variants`` are extra leaderboard rows of the metric with fixed options, e.g.
-    ``{"bleu_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
+    ``{"<name>_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
     ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
     ``item_column`` names the per-item column it writes on Ray (default: the metric's name). ``core`` is
@@ -455,7 +455,7 @@ def meta_evaluable() -> dict[str, MetricDeclaration]:
 
 def meta_rows() -> dict[str, tuple[MetricDeclaration, dict[str, Any]]]:
     """The leaderboard's default rows: ``{row: (declaration, fixed options)}``, one per meta-evaluable metric, or
-    one per entry of its ``meta_variants`` (``bleu_1`` … ``bleu_4``)."""
+    one per entry of its ``meta_variants``."""
     rows: dict[str, tuple[MetricDeclaration, dict[str, Any]]] = {}
     for name, decl in meta_evaluable().items():
         for row, fixed in (decl.meta_variants or {name: {}}).items():

@@ -34,7 +34,7 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", action="append", default=None,
                    help="metric or column:NAME (repeatable; default: every metric that fits a dataset and loads here)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="METRIC:KEY=VALUE",
-                   help="an option of one metric (repeatable), e.g. distinct_n:n=[1,2]")
+                   help="an option of one metric (repeatable), e.g. METRIC:n=[1,2]")
     add_data_options(p)
     p.add_argument("--out", required=True, help="output folder (new, empty, or one an earlier run wrote: it resumes)")
     p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",
@@ -57,14 +57,14 @@ def _max_rows(pairs: list[str]) -> dict[str, int]:
 
 
 def metric_args(pairs: list[str]) -> dict[str, dict[str, Any]]:
-    """``["distinct_n:n=[1,2]"]`` → ``{"distinct_n": {"n": [1, 2]}}``."""
+    """``["m:n=[1,2]"]`` → ``{"m": {"n": [1, 2]}}``."""
     from dialeval.registry import parse_metric_args
 
     out: dict[str, dict[str, Any]] = {}
     for pair in pairs:
         metric, sep, option = pair.partition(":")
         if not sep or not metric or "=" not in option:
-            raise ValueError(f"--metric-arg {pair!r} must look like METRIC:KEY=VALUE, e.g. distinct_n:n=[1,2].")
+            raise ValueError(f"--metric-arg {pair!r} must look like METRIC:KEY=VALUE, e.g. METRIC:n=[1,2].")
         out.setdefault(metric, {}).update(parse_metric_args([option]))
     return out
 

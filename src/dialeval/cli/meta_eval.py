@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from dialeval import registry
 from dialeval.cli.leaderboard import add_data_options
 from dialeval.io.files import atomic_write_json, check_output_path, is_stdout
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
@@ -17,8 +18,8 @@ def register(sub: Any) -> None:
     p.add_argument("dataset", nargs="?", default=None,
                    help="a built-in or plugin dataset (`dialeval datasets list`); leave it out with --data FILE")
     p.add_argument("--metric", default=None,
-                   help="a metric that declares meta_levels (e.g. distinct_n, full_followup), or column:NAME for a "
-                        "stored column; with --scores NAME=FILE, leave it out")
+                   help=f"a metric ({', '.join(registry.meta_rows())}), or column:NAME for a stored column; with "
+                        "--scores NAME=FILE, leave it out")
     add_data_options(p)
     p.add_argument("--config", action="append", default=None,
                    help="config (repeatable, or 'all'); default: the dataset's declared defaults")

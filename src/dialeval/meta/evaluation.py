@@ -150,7 +150,7 @@ def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
     if found is None:
         raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of {usable} or column:NAME.")
     decl, fixed = found
-    options = {**fixed, **options}  # a variant's fixed options (bleu_2: max_order=2), overridden by the user's
+    options = {**fixed, **options}  # a variant's fixed options, overridden by the user's
     if not decl.meta_levels:
         what = ("is corpus-level (one score for a whole list of responses)" if decl.inputs == "responses"
                 else f"reads {registry.INPUT_KINDS[decl.inputs]}")
