@@ -362,8 +362,11 @@ def demo_blocks(examples: dict[str, dict[str, Any]], limits: Limits, concurrency
                       api_name="load_upload")
         checks = [c for c in metric_inputs if isinstance(c, gr.Checkbox)]
         ticks = [availability(d.name)[0] for d in registry.declarations().values()]
+        filled = {box for box, text in zip(INPUT_ORDER, example_texts(examples.get(first) or {})) if text.strip()}
+        # ticked on load: a metric that can run and whose every box the first example fills
+        on_load = [tick and set(boxes_for(d.inputs)) <= filled for tick, d in zip(ticks, registry.declarations().values())]
         demo.load(None, None, [*box_list, *checks, status], queue=False, js=first_example_js(
-            examples.get(first), ticks, example_status(first, examples[first]) if first is not None else ""))
+            examples.get(first), on_load, example_status(first, examples[first]) if first is not None else ""))
         on_example = _example_handler(examples)
         load_example.click(on_example, inputs_kwargs={"title": example}, outputs=[status, *box_list],
                            api_name="load_example")
