@@ -81,3 +81,31 @@ def test_inspect_eval_equals_direct_compute(tmp_path, fed_turns):
     together = dialeval.load("full_followup", "turn").compute(contexts=contexts, predictions=responses, **full)
     # each sample was scored alone, the direct call batches all five (padding): equal up to float rounding
     assert got["full_followup_turn"] == pytest.approx(together["full_followup"], rel=1e-6)
+
+
+def test_a_corpus_scorer_evaluated_again_reads_only_its_own_run(tmp_path):
+    """The same Task twice, 3 epochs then 2: the second run's distinct_1 is over its own 4 generations, without
+    the first run's third epoch."""
+    from inspect_ai import Epochs
+
+    answers = {"one": ["a b", "c d", "x y", "a b", "e f"], "two": ["a b", "c d", "z w", "a b", "g h"]}
+    seen: dict[str, int] = {}
+
+    def respond(messages, tools, tool_choice, config):
+        prompt = messages[-1].text
+        seen[prompt] = seen.get(prompt, 0) + 1
+        return ModelOutput(model="mockllm/model", choices=[ChatCompletionChoice(message=ChatMessageAssistant(
+            content=answers[prompt][seen[prompt] - 1], model="mockllm/model"))],
+            usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
+
+    model = get_model("mockllm/model", custom_outputs=respond)
+    task = Task(dataset=MemoryDataset([Sample(input="one", id=1), Sample(input="two", id=2)]), solver=generate(),
+                scorer=[di.scorer("distinct_n", n=[1])])
+    got = []
+    for run, epochs in enumerate((3, 2)):
+        (log,) = eval(task, model=model, log_dir=str(tmp_path / str(run)), display="none", max_connections=1,
+                      epochs=Epochs(epochs))
+        assert log.status == "success", log.error
+        got.append({name: m.value for s in log.results.scores for name, m in s.metrics.items()})
+    assert got[0]["distinct_n/distinct_1"] == pytest.approx(8 / 12)  # a b c d x y a b c d z w
+    assert got[1]["distinct_n/distinct_1"] == pytest.approx(6 / 8)  # a b e f a b g h

@@ -4,7 +4,9 @@ the user's own files), with intervals, paired tests, clusters and a summary row.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 from dialeval.io.files import first_missing, remove_created, resolve_output
@@ -69,6 +71,29 @@ def metric_args(pairs: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _files_in(out: Path) -> set[Path] | None:
+    """Every file and folder under ``out`` when it is an existing folder (what a failed run must not remove)."""
+    return set(out.rglob("*")) if out.is_dir() and not out.is_symlink() else None
+
+
+def _cached_new_scores(out: Path, before: set[Path] | None) -> bool:
+    """Whether this run cached scores under ``out/cache`` (a rerun resumes from them, so they and the marker stay)."""
+    cache = out / "cache"
+    return cache.is_dir() and any(p.is_file() and p not in (before or set()) for p in cache.rglob("*"))
+
+
+def _remove_new(out: Path, before: set[Path] | None) -> None:
+    """Remove what this run wrote into an existing folder ``out``: the files and folders that were not there
+    before it (its marker, its cache), deepest first; anything that was there stays."""
+    if before is None or not out.is_dir():
+        return
+    for path in sorted(set(out.rglob("*")) - before, key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from dialeval.meta.leaderboard import build
     from dialeval.meta.own_data import parse_mapping, parse_scores_options
@@ -76,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     check_resamples(args.resamples)
     out = resolve_output(args.out)  # once: `missing/../keep` is `keep`, and no `missing` is made on the way
     created = first_missing(out)
+    before = _files_in(out)
     try:
         report = build(args.data_dir, out, datasets=args.dataset, metrics=args.metric,
                        max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
@@ -84,6 +110,12 @@ def run(args: argparse.Namespace) -> int:
                        scores=parse_scores_options(args.scores), metric_args=metric_args(args.metric_arg))
     except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
         remove_created(created)  # only the folder this run made, by its resolved path
+        _remove_new(out, before)
+        raise
+    except Exception:
+        if not _cached_new_scores(out, before):  # nothing a rerun could resume from: leave no trace
+            remove_created(created)
+            _remove_new(out, before)
         raise
     print(f"{len(report['rows'])} rows, {len(report['pairs'])} paired tests, {report['wall_seconds']} s: "
           f"{args.out}/leaderboard.json, leaderboard.md, leaderboard.png")

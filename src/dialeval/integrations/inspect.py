@@ -24,6 +24,7 @@ from dialeval.integrations import Adapted
 
 __all__ = ["scorer", "scorers"]
 RECORD = "dialeval_inputs"  #: the score metadata key holding a sample's ``compute`` inputs
+RUN = "dialeval_run"  #: the score metadata key holding the id of the eval run that scored it
 
 
 def _generations(state: TaskState) -> list[str]:
@@ -34,23 +35,43 @@ def _record(target: Adapted, state: TaskState) -> dict[str, Any]:
     return integrations.item_record(target, _generations(state), state.metadata)
 
 
+def _run_id() -> str | None:
+    """The id of the Inspect eval whose sample is being scored, or ``None`` outside one. Inspect keeps it on the
+    active sample (``inspect_ai.log._samples``, not a public module: where it moves, every run shares ``None``)."""
+    try:
+        from inspect_ai.log._samples import sample_active
+    except ImportError:
+        return None
+    active = sample_active()
+    return getattr(active, "eval_id", None) if active is not None else None
+
+
 class EpochRecords:
-    """Every epoch's inputs of every sample, as the scorer saw them. Inspect reduces a sample's epochs to one
-    score (keeping the first epoch's metadata) before a metric runs, so a corpus metric reads the epochs here:
-    it is computed over all generations of all epochs, not over epoch 1's alone."""
+    """Every epoch's inputs of every sample, as the scorer saw them, per eval run. Inspect reduces a sample's
+    epochs to one score (keeping the first epoch's metadata) before a metric runs, so a corpus metric reads the
+    epochs here: it is computed over all generations of all epochs of its own run, not over epoch 1's alone, and
+    not over a previous run's epochs when the same Task (the same scorer object) is evaluated again."""
+
+    KEEP_RUNS = 4  #: the runs kept (the oldest dropped): a metric runs at the end of its own run
 
     def __init__(self) -> None:
-        self.records: dict[tuple[str, Any], dict[int, dict[str, Any]]] = {}
+        self.runs: dict[str | None, dict[tuple[str, Any], dict[int, dict[str, Any]]]] = {}
 
-    def add(self, state: TaskState, record: dict[str, Any]) -> None:
+    def add(self, state: TaskState, record: dict[str, Any], run: str | None = None) -> None:
+        records = self.runs.pop(run, {})
+        self.runs[run] = records  # the most recently used run last
+        while len(self.runs) > self.KEEP_RUNS:
+            del self.runs[next(iter(self.runs))]
         key = (str(type(state.sample_id)), state.sample_id)
-        self.records.setdefault(key, {})[int(getattr(state, "epoch", 1) or 1)] = record
+        records.setdefault(key, {})[int(getattr(state, "epoch", 1) or 1)] = record
 
     def of(self, score: SampleScore) -> list[dict[str, Any]]:
-        """The sample's records, epoch by epoch (its score's own when the scorer did not see it)."""
-        epochs = self.records.get((str(type(score.sample_id)), score.sample_id))
+        """The sample's records in the run that scored it, epoch by epoch (its score's own when the scorer did not
+        see it)."""
+        metadata = score.score.metadata or {}
+        epochs = self.runs.get(metadata.get(RUN), {}).get((str(type(score.sample_id)), score.sample_id))
         if not epochs:
-            return [(score.score.metadata or {})[RECORD]]
+            return [metadata[RECORD]]
         return [epochs[e] for e in sorted(epochs)]
 
 
@@ -94,9 +115,10 @@ def scorer(name: str, **options: Any) -> Scorer:
                     return Score(value=value, answer=state.output.completion,
                                  explanation="empty generation: not scored")
                 return Score(value=value, answer=state.output.completion, metadata={RECORD: _record(target, state)})
-            record = _record(target, state)
-            epochs.add(state, record)
-            return Score(value=state.output.completion, answer=state.output.completion, metadata={RECORD: record})
+            record, run = _record(target, state), _run_id()
+            epochs.add(state, record, run)
+            return Score(value=state.output.completion, answer=state.output.completion,
+                         metadata={RECORD: record, RUN: run})
 
         return score
 

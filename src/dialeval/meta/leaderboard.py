@@ -48,6 +48,7 @@ from dialeval.meta.sources import DatasetDeclaration
 from dialeval.meta.tables import _json_safe, markdown, plot_png, write_outputs  # noqa: F401 - re-exported
 
 MARKER = ".dialeval-leaderboard"
+PROGRESS_EVERY = 10.0  #: seconds between progress lines of one unit's statistics
 Log = Callable[[str], None]
 
 
@@ -185,9 +186,30 @@ def _pair_tests(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Any, bas
     return out
 
 
+class _Progress:
+    """A line now and then while one unit's statistics take long: every :data:`PROGRESS_EVERY` seconds, and at
+    the end when the unit took longer than that."""
+
+    def __init__(self, label: str, total: int, log: Log) -> None:
+        self.label, self.total, self.log, self.done = label, total, log, 0
+        self.started = self.last = time.perf_counter()
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        now = time.perf_counter()
+        if now - self.last >= PROGRESS_EVERY:
+            self.last = now
+            self.log(f"{self.label}: statistics {self.done}/{self.total} ({what}), {now - self.started:.0f} s")
+
+    def end(self) -> None:
+        seconds = time.perf_counter() - self.started
+        if seconds >= PROGRESS_EVERY:
+            self.log(f"{self.label}: statistics done in {seconds:.0f} s")
+
+
 def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, Any]], scored: dict[str, dict[str, Any]],
                    acc: dict[str, Any], group: dict[str, Any], *, n_resamples: int, fraction: float, seed: int,
-                   confidence: float) -> None:
+                   confidence: float, log: Log = print) -> None:
     """Rows (item level, and system level where the data names enough systems), paired tests and the unit kept
     for the summary, of one (dataset, config) whose metrics are ``scored``; appended to ``acc``."""
     rated = decl.protocol == "rated"
@@ -196,6 +218,8 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
     if small:
         group["notes"].append(f"{len(small)} system(s) with fewer than {lq.MIN_SYSTEM_ITEMS} items left out of the "
                               f"system level ({sum(small.values())} item(s)): {sorted(small)[:5]}")
+    pairs = list(itertools.combinations(scored, 2))
+    progress = _Progress(f"{decl.name} / {config}", len(scored) + len(pairs), log)
     for metric, res in scored.items():
         found = evaluate_scores(res["scores"], targets, n_resamples=n_resamples, fraction=fraction, seed=seed,
                                 confidence=confidence)
@@ -206,24 +230,34 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
                                     confidence=confidence)
         acc["rows"] += [{"metric": metric, "dataset": decl.name, "config": config, **r, "signature": res["signature"],
                          "seconds": res.get("seconds")} for r in found]
-    for a, b in itertools.combinations(scored, 2):
-        sa, sb = (np.asarray(scored[m]["scores"], dtype=float) for m in (a, b))
-        for t in targets:
-            base = {"dataset": decl.name, "config": config, "target": t.name, "statistic": t.statistic}
-            why = pair_left_out(a, b, sa, sb, t.values)
-            if why:
-                acc["left_out"].append({"metric_a": a, "metric_b": b, **base, "reason": why})
-                continue
-            pair = _pair_tests(a, b, sa, sb, t, base, n_resamples, seed, confidence)
-            perm = lq.permutation_p(t.statistic, sa, sb, t.values, n_resamples=n_resamples, seed=seed) if rated else None
-            if perm is not None:
-                pair.update(p_permutation=perm["p_value"], p_one_sided=perm["p_one_sided"])
-            acc["pairs"].append(pair)
+        progress.step(metric)
+    for a, b in pairs:
+        _pair_rows(decl, config, a, b, scored, targets, acc, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        progress.step(f"{a} vs {b}")
+    progress.end()
     if rated:
         overall = decl.overall_target(config)
         y = np.asarray(next(t.values for t in targets if t.name == overall), dtype=float)
         acc["units"][(decl.name, config)] = {"overall": overall, "targets": {overall: y}, "scores": {
             m: res["scores"] for m, res in scored.items() if not np.array_equal(np.asarray(res["scores"], dtype=float), y)}}
+
+
+def _pair_rows(decl: DatasetDeclaration, config: str, a: str, b: str, scored: dict[str, dict[str, Any]],
+               targets: Sequence[Any], acc: dict[str, Any], *, n_resamples: int, seed: int, confidence: float) -> None:
+    """The paired tests of metrics ``a`` and ``b`` on every target (or why there are none), appended to ``acc``."""
+    sa, sb = (np.asarray(scored[m]["scores"], dtype=float) for m in (a, b))
+    for t in targets:
+        base = {"dataset": decl.name, "config": config, "target": t.name, "statistic": t.statistic}
+        why = pair_left_out(a, b, sa, sb, t.values)
+        if why:
+            acc["left_out"].append({"metric_a": a, "metric_b": b, **base, "reason": why})
+            continue
+        pair = _pair_tests(a, b, sa, sb, t, base, n_resamples, seed, confidence)
+        perm = (lq.permutation_p(t.statistic, sa, sb, t.values, n_resamples=n_resamples, seed=seed)
+                if decl.protocol == "rated" else None)
+        if perm is not None:
+            pair.update(p_permutation=perm["p_value"], p_one_sided=perm["p_one_sided"])
+        acc["pairs"].append(pair)
 
 
 def _check_settings(max_rows: dict[str, int] | None, known: list[str], n_resamples: int, fraction: float,
@@ -319,7 +353,8 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
         for note in info["notes"]:
             log(f"{dataset} / {config}: {note}")
         groups[(dataset, config)] = {**info, "metrics": list(scored)}
-        _analyse_group(decl, config, rows, scored, acc, groups[(dataset, config)], fraction=fraction, **settings)
+        _analyse_group(decl, config, rows, scored, acc, groups[(dataset, config)], fraction=fraction, log=log,
+                       **settings)
     for name in own_scores:
         if not any(name in g["metrics"] for g in groups.values()):
             raise ValueError(f"--scores {name}: no id in it matches an item of the scored datasets.")

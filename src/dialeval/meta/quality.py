@@ -32,8 +32,8 @@ from dialeval.meta.stats import (
     mean_over_datasets_interval,
     paired_permutation,
     significance_ranks,
-    system_bootstrap_interval,
     system_level,
+    system_level_interval,
 )
 
 MIN_SYSTEMS = 3  #: fewer systems give no system-level correlation
@@ -83,13 +83,9 @@ def system_rows(scores: Sequence[float], targets: Sequence[Target], systems: lis
         if t.statistic not in QUALITY_STATISTICS:
             continue
         fn = STATISTICS[t.statistic]
-
-        def stat(x: np.ndarray, y: np.ndarray, g: Sequence[str], fn: Any = fn) -> float:
-            return system_level(fn, x, y, list(g))
-
         y = np.asarray(t.values, dtype=float)[keep]
-        value = stat(s, y, groups)
-        ci = system_bootstrap_interval(stat, s, y, groups, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        value = system_level(fn, s, y, groups)
+        ci = system_level_interval(fn, s, y, groups, n_resamples=n_resamples, seed=seed, confidence=confidence)
         low, high = (ci["low"], ci["high"]) if math.isfinite(value) else (math.nan, math.nan)
         out.append({"target": t.name, "statistic": t.statistic, "level": "system", "value": value, "ci_low": low,
                     "ci_high": high, "undefined_resamples": ci["undefined"], "n": len(set(groups)),

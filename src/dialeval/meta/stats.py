@@ -6,11 +6,15 @@ paired bootstrap). Arrays in, numbers out; no I/O."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+from dialeval.meta import batched
 
 
 def average_ranks(values: Sequence[float]) -> np.ndarray:
@@ -112,12 +116,52 @@ def bootstrap_interval(statistic: Callable[..., float], columns: Sequence[Sequen
         raise ValueError(f"n_resamples must be ≥ 1, got {n_resamples}.")
     arrays = [np.asarray(c) for c in columns]
     n = len(arrays[0])
-    idx = subsample_indices(n, max(2, int(fraction * n)), n_resamples, seed)
-    values = np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float)
+    size = max(2, int(fraction * n))
+    if not 2 <= size <= n:
+        raise ValueError(f"subsample size must be between 2 and {n}, got {size}.")
+    rng = np.random.default_rng(seed)  # the draws of subsample_indices(n, size, n_resamples, seed), block by block
+    values = np.concatenate([resample_values(statistic, arrays, np.argsort(rng.random((rows, n)), axis=1)[:, :size])
+                             for rows in batched.blocks(n_resamples, n)])
+    return _percentile(values, confidence)
+
+
+def _percentile(values: np.ndarray, confidence: float) -> dict[str, Any]:
+    """The percentile interval of the defined values and the count of undefined (NaN) ones."""
     ok = values[~np.isnan(values)]
     alpha = (1.0 - confidence) / 2.0
     low, high = (np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan")))
     return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
+
+
+def row_form(statistic: Callable[..., float]) -> batched.IndexedForm | None:
+    """The form of ``statistic`` that computes many resamples at once from index matrices
+    (:mod:`dialeval.meta.batched`), or ``None`` when it has none (it is then computed resample by resample)."""
+    found = getattr(statistic, "rows", None)
+    if found is not None:
+        return found
+    try:
+        return _ROW_FORMS.get(statistic)
+    except TypeError:  # unhashable
+        return None
+
+
+def indexed_values(statistic: Callable[[np.ndarray, np.ndarray], float], xb: np.ndarray, xi: np.ndarray,
+                   yb: np.ndarray, yi: np.ndarray) -> np.ndarray:
+    """``statistic(xb[row_x], yb[row_y])`` for each pair of rows of the index matrices ``xi`` and ``yi``: all at
+    once where it has a row-wise form (:func:`row_form`), else one by one."""
+    fast = row_form(statistic)
+    if fast is not None:
+        got = fast(np.asarray(xb, dtype=float), xi, np.asarray(yb, dtype=float), yi)
+        if got is not None:
+            return np.asarray(got, dtype=float)
+    return np.array([statistic(xb[rx], yb[ry]) for rx, ry in zip(xi, yi)], dtype=float)
+
+
+def resample_values(statistic: Callable[..., float], arrays: Sequence[np.ndarray], idx: np.ndarray) -> np.ndarray:
+    """``statistic(*(a[row] for a in arrays))`` for each row of ``idx`` (:func:`indexed_values` for two arrays)."""
+    if len(arrays) == 2 and row_form(statistic) is not None:
+        return indexed_values(statistic, arrays[0], idx, arrays[1], idx)
+    return np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -164,8 +208,12 @@ def paired_bootstrap(statistic: Callable[[np.ndarray, np.ndarray], float], a: Se
     if not len(x) == len(y) == len(t):
         raise ValueError(f"paired_bootstrap: {len(x)}, {len(y)} and {len(t)} values; they must align.")
     observed = statistic(x, t) - statistic(y, t)
-    idx = np.random.default_rng(seed).integers(0, len(t), size=(n_resamples, len(t)))
-    d = np.array([statistic(x[row], t[row]) - statistic(y[row], t[row]) for row in idx], dtype=float)
+    rng, n = np.random.default_rng(seed), len(t)
+    parts = []
+    for rows in batched.blocks(n_resamples, n):  # the draws of one (n_resamples, n) matrix, block by block
+        idx = rng.integers(0, n, size=(rows, n))
+        parts.append(resample_values(statistic, [x, t], idx) - resample_values(statistic, [y, t], idx))
+    d = np.concatenate(parts)
     d = d[~np.isnan(d)]
     if not len(d) or math.isnan(observed):
         return {"difference": float(observed), "p_value": float("nan"), "ci_low": float("nan"),
@@ -217,7 +265,15 @@ def complete_pairs(statistic: Callable[[np.ndarray, np.ndarray], float]) -> Call
         return statistic(x[keep], y[keep]) if keep.sum() >= 3 else float("nan")
 
     on_complete.__name__ = getattr(statistic, "__name__", "statistic")
+    base = _INDEXED.get(statistic)
+    if base is not None:
+        on_complete.rows = functools.partial(batched.complete_indexed, base)  # type: ignore[attr-defined]
     return on_complete
+
+
+_INDEXED: dict[Callable[..., float], batched.IndexedStatistic] = {
+    pearson: batched.pearson_indexed, spearman: batched.spearman_indexed, kendall: batched.kendall_indexed}
+_ROW_FORMS = {fn: functools.partial(batched.plain_indexed, base) for fn, base in _INDEXED.items()}
 
 
 def system_means(scores: Sequence[float], human: Sequence[float], systems: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -268,10 +324,34 @@ def system_bootstrap_interval(statistic: Callable[..., float], scores: Sequence[
     rng = np.random.default_rng(seed)
     idx = np.concatenate([rows[rng.integers(0, len(rows), size=(n_resamples, len(rows)))] for rows in strata], axis=1)
     values = np.array([statistic(s[row], h[row], g[row]) for row in idx], dtype=float)
-    ok = values[~np.isnan(values)]
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan"))
-    return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
+    return _percentile(values, confidence)
+
+
+def system_level_interval(statistic: Callable[[np.ndarray, np.ndarray], float], scores: Sequence[float],
+                          human: Sequence[float], systems: Sequence[str], *, n_resamples: int = 1000, seed: int = 0,
+                          confidence: float = 0.95) -> dict[str, Any]:
+    """:func:`system_bootstrap_interval` of :func:`system_level` ``(statistic, …)``, with the same draws: each
+    system's items drawn with replacement, block by block, reduced at once to the system means of each resample
+    (items with a NaN human score left out of both), then ``statistic`` of all resamples' means together."""
+    s, h = np.asarray(scores, dtype=float), np.asarray(human, dtype=float)
+    fast = row_form(statistic)
+    if fast is None or not np.isfinite(s).all():
+        return system_bootstrap_interval(lambda a, b, g: system_level(statistic, a, b, list(g)), s, h, systems,
+                                         n_resamples=n_resamples, seed=seed, confidence=confidence)
+    g = np.asarray(systems, dtype=object)
+    strata = [np.flatnonzero(g == name) for name in sorted(set(systems))]
+    rng = np.random.default_rng(seed)
+    ms, mh = np.empty((n_resamples, len(strata))), np.empty((n_resamples, len(strata)))
+    for j, rows in enumerate(strata):
+        done = 0
+        for count in batched.blocks(n_resamples, len(rows)):
+            pick = rows[rng.integers(0, len(rows), size=(count, len(rows)))]
+            ms[done:done + count, j], mh[done:done + count, j] = batched.masked_means(s[pick], h[pick])
+            done += count
+    keep = ~(np.isnan(ms) | np.isnan(mh))
+    values = (batched.masked_rows(lambda a, b: batched.on_values(fast, a, b), ms, mh, keep, min_count=3)
+              if len(strata) >= 3 else np.full(n_resamples, np.nan))
+    return _percentile(values, confidence)
 
 
 def paired_permutation(statistic: Callable[[np.ndarray, np.ndarray], float], a: Sequence[float], b: Sequence[float],
@@ -283,8 +363,6 @@ def paired_permutation(statistic: Callable[[np.ndarray, np.ndarray], float], a: 
     correlations themselves do not change (Pearson, Spearman and Kendall are invariant to it). Returns the
     two-sided ``p_value`` and ``p_one_sided``, the p-value of the alternative in the observed direction
     (d > 0: ``alternative="greater"``, else ``"less"``; scipy's own formula on the same null distribution)."""
-    from scipy.stats import permutation_test
-
     x, y, t = (np.asarray(v, dtype=float) for v in (a, b, target))
     if not len(x) == len(y) == len(t):
         raise ValueError(f"paired_permutation: {len(x)}, {len(y)} and {len(t)} values; they must align.")
@@ -292,13 +370,33 @@ def paired_permutation(statistic: Callable[[np.ndarray, np.ndarray], float], a: 
     observed = statistic(x, t) - statistic(y, t)
     if math.isnan(observed):
         return {"difference": observed, "p_value": float("nan"), "p_one_sided": float("nan")}
-    res = permutation_test((x, y), lambda u, v: statistic(u, t) - statistic(v, t), permutation_type="samples",
-                           n_resamples=n_resamples, alternative="two-sided", random_state=seed, vectorized=False)
-    null = np.asarray(res.null_distribution, dtype=float)
+    exact = 2 ** len(t) <= n_resamples  # scipy then enumerates every swap pattern (and adds no +1)
+    parts, both, items = [], np.concatenate([x, y]), np.arange(len(t))
+    for swap in _swap_patterns(len(t), n_resamples, seed, exact):
+        ti = np.broadcast_to(items, swap.shape)
+        u, v = np.where(swap, items + len(t), items), np.where(swap, items, items + len(t))  # indices into both
+        parts.append(indexed_values(statistic, both, u, t, ti) - indexed_values(statistic, both, v, t, ti))
+    null = np.concatenate(parts)
     gamma = abs(np.finfo(float).eps * 100 * observed)  # scipy's tolerance for ties with the observed value
+    adjust = 0 if exact else 1
+    less, greater = ((int(np.count_nonzero(hit)) + adjust) / (len(null) + adjust)
+                     for hit in (null <= observed + gamma, null >= observed - gamma))
     hits = null >= observed - gamma if observed > 0 else null <= observed + gamma
     one_sided = min(1.0, (int(hits.sum()) + 1) / (len(null) + 1))
-    return {"difference": float(observed), "p_value": float(res.pvalue), "p_one_sided": float(one_sided)}
+    return {"difference": float(observed), "p_value": float(np.clip(min(less, greater) * 2, 0.0, 1.0)),
+            "p_one_sided": float(one_sided)}
+
+
+def _swap_patterns(n: int, n_resamples: int, seed: int, exact: bool) -> Iterator[np.ndarray]:
+    """Blocks of ``(resamples, n)`` booleans, True where an item's two scores are swapped: every pattern in
+    ``itertools.product`` order when ``exact``, else ``scipy.stats.permutation_test``'s draws for an integer
+    ``random_state`` (a legacy ``RandomState``; an item is swapped where its second uniform is the smaller)."""
+    if exact:
+        yield np.array(list(itertools.product((False, True), repeat=n)), dtype=bool).reshape(2 ** n, n)
+        return
+    rng = np.random.RandomState(seed)
+    for rows in batched.blocks(n_resamples, 2 * n):
+        yield np.argsort(rng.random_sample((rows, n, 2)), axis=-1)[..., 0] == 1
 
 
 def significance_ranks(values: Sequence[float], p_values: dict[tuple[int, int], float],
@@ -330,17 +428,19 @@ def mean_over_datasets_interval(statistic: Callable[[np.ndarray, np.ndarray], fl
         raise ValueError("mean_over_datasets_interval needs at least one dataset.")
     value = float(np.mean([statistic(s, h) for s, h in data]))
     rng = np.random.default_rng(seed)
-    means = []
-    for _ in range(n_resamples):
-        picks = rng.integers(0, len(data), size=len(data))
-        vals = []
-        for k in picks:
-            s, h = data[k]
-            row = rng.integers(0, len(s), size=len(s))
-            vals.append(statistic(s[row], h[row]))
-        vals = [v for v in vals if not math.isnan(v)]
-        if vals:
-            means.append(float(np.mean(vals)))
+    means: list[float] = []
+    for count in batched.blocks(n_resamples, sum(len(s) for s, _ in data)):
+        picks = []  # the draws in the order of a resample-by-resample loop: datasets, then each one's items
+        rows: list[list[np.ndarray]] = [[] for _ in data]
+        for _ in range(count):
+            picks.append(rng.integers(0, len(data), size=len(data)))
+            for k in picks[-1]:
+                rows[k].append(rng.integers(0, len(data[k][0]), size=len(data[k][0])))
+        values = [iter(resample_values(statistic, data[k], np.array(r))) if r else iter(()) for k, r in enumerate(rows)]
+        for pick in picks:
+            vals = [v for v in (next(values[k]) for k in pick) if not math.isnan(v)]
+            if vals:
+                means.append(float(np.mean(vals)))
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha]) if means else (float("nan"), float("nan"))
     return {"value": value, "low": float(low), "high": float(high), "datasets": len(data)}
