@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dialeval.io.files import atomic_write_text
+
 WORDS = ("good", "movie", "weather", "coffee", "travel", "music", "book", "game", "city", "dinner", "friend",
          "weekend", "work", "park", "train", "song", "idea", "plan", "team", "story")
 
@@ -59,13 +61,16 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.turns < 10 or args.systems < 1:
         p.error("--turns must be at least 10 and --systems at least 1.")
-    rows, scores = records(args.turns, args.systems, args.seed)
-    out = Path(args.out)
+    out = Path(args.out).expanduser().resolve()
     scores_path = out.with_name(f"{out.stem}.scores.jsonl")
+    if not out.parent.is_dir():
+        p.error(f"--out {args.out!r}: the folder {str(out.parent)!r} does not exist; create it first.")
+    taken = [str(q) for q in (out, scores_path) if q.exists()]
+    if taken:
+        p.error(f"--out {args.out!r}: {taken[0]} exists; choose a new name (nothing is overwritten).")
+    rows, scores = records(args.turns, args.systems, args.seed)
     for path, data in ((out, rows), (scores_path, scores)):
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in data), encoding="utf-8")
-        tmp.replace(path)
+        atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in data))
     print(f"{len(rows):,} turns → {out}; scores → {scores_path}", file=sys.stderr)
     return 0
 
