@@ -146,12 +146,25 @@ def _cell(r: dict[str, Any]) -> str:
     return value
 
 
+def _headline_target(r: dict[str, Any]) -> bool:
+    """Whether a row's human target belongs in the heatmap: a quality dataset's overall quality (when the
+    library says which that is), every target of the other datasets."""
+    try:
+        from dialeval.meta import quality as lq
+
+        if lq.is_quality(r["dataset"]):
+            return r.get("target") == lq.overall_target(r["dataset"], r.get("config"))
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
+        pass
+    return True
+
+
 def heatmap_svg(report: dict[str, Any]) -> str | None:
-    """Metric × (dataset · config · target · statistic) heatmap of every item-level correlation row, as SVG
-    text; ``None`` when the report has no such row."""
-    cells = {(r["metric"], f"{r['dataset']} · {r.get('config', '?')} · {r.get('target', '?')} · {r.get('statistic', '?')}"):
-             r.get("value") for r in _rows(report) if r.get("level", "item") == "item"
-             and r.get("statistic") in {"spearman", "pearson", "kendall", "kendall_tau_b"}}
+    """Metric × (dataset · config · target) heatmap of the item-level Spearman ρ (a quality dataset's overall
+    quality only), as SVG text; ``None`` when the report has no such row."""
+    cells = {(r["metric"], f"{r['dataset']} · {r.get('config', '?')} · {r.get('target', '?')}"): r.get("value")
+             for r in _rows(report) if r.get("level", "item") == "item" and r.get("statistic") == "spearman"
+             and _headline_target(r)}
     if not cells:
         return None
     import matplotlib
@@ -164,16 +177,16 @@ def heatmap_svg(report: dict[str, Any]) -> str | None:
     units = list(dict.fromkeys(u for _, u in cells))
     grid = np.array([[v if isinstance(v := cells.get((m, u)), (int, float)) else np.nan for u in units]
                      for m in metrics], dtype=float)
-    fig, ax = plt.subplots(figsize=(max(6.0, 2.5 + 0.55 * len(units)), 2.2 + 0.42 * len(metrics)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 3.0 + 0.9 * len(units)), 3.0 + 0.45 * len(metrics)))
     im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(len(units)), units, rotation=55, ha="right", fontsize=7)
+    ax.set_xticks(range(len(units)), units, rotation=35, ha="right", fontsize=8)
     ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
     for i in range(len(metrics)):
         for j in range(len(units)):
             if np.isfinite(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if abs(grid[i, j]) > 0.6 else "black")
-    fig.colorbar(im, ax=ax, label="correlation with the human target")
+    fig.colorbar(im, ax=ax, label="Spearman ρ with the human target")
     fig.tight_layout()
     buf = io.StringIO()
     matplotlib.rcParams["svg.hashsalt"] = "dialeval"  # the same report draws the same SVG
@@ -188,34 +201,37 @@ def leaderboard_page(report: dict[str, Any], meta: dict[str, Any]) -> str:
     numbers to compare with, and what was skipped. Fields a report lacks are left out."""
     out = ["# Leaderboard", "",
            "Every metric against human judgements: the correlation (or AUC, or optimal classification accuracy) "
-           "of each metric's scores with the human target on each dataset, with a 95 % bootstrap interval.", "",
-           '!!! info "Where these numbers come from"',
-           f"    Generated from the committed result file `docs/results/leaderboard.json`, written by "
-           f"`{meta.get('command', '?')}` on {meta.get('date', '?')} "
-           f"({meta.get('wall', '?')} wall). Machine: {machine_line(meta)}.",
-           ""]
+           "of each metric's scores with the human target on each dataset, with a 95 % bootstrap interval.", ""]
+    svg = heatmap_svg(report)
+    if svg:
+        out += ["## Heatmap", "", "Item-level Spearman ρ of each metric with each dataset's human target (for the quality "
+                "datasets, their overall quality); blue is agreement with people, red disagreement, blank not run.",
+                "", "![Heatmap of the item-level Spearman correlations](leaderboard-heatmap.svg)", ""]
+    out += ['!!! info "Where these numbers come from"', "",
+            f"    The committed result file `docs/results/leaderboard.json`, written on {meta.get('date', '?')} "
+            f"({meta.get('wall', '?')}) by:", "", "    ```bash", f"    {meta.get('command', '?')}", "    ```", "",
+            f"    Machine: {machine_line(meta)}.", ""]
     if meta.get("scope"):
         out += [f"    {meta['scope']}", ""]
     boot = report.get("bootstrap", {})
     if boot:
         out += [f"Intervals: {fmt(boot.get('n_resamples'))} resamples of {boot.get('fraction', '?')} of the rows, "
                 f"seed {boot.get('seed', '?')}. Paired tests: {boot.get('paired', '–')}.", ""]
-    svg = heatmap_svg(report)
-    if svg:
-        out += ["## Heatmap", "", "![Heatmap of every item-level correlation](leaderboard-heatmap.svg)", ""]
-    out += ["## Tables", ""]
+    out += ["## Tables", "", "One table per dataset: a row per config, human target and statistic, a column per "
+            "metric; each cell is the value and its 95 % interval.", ""]
     rows = _rows(report)
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
         mine = [r for r in rows if r["dataset"] == dataset]
-        cols = list(dict.fromkeys(_column(r) for r in mine))
+        units = list(dict.fromkeys(_column(r) for r in mine))
+        metrics = list(dict.fromkeys(r["metric"] for r in mine))
         by = {(r["metric"], _column(r)): r for r in mine}
         n = {_column(r): r.get("n") for r in mine}
-        out += [f"### {dataset}", "", f"| metric ({dataset}) | " + " | ".join(cols) + " |",
-                "|---|" + "---:|" * len(cols)]
-        for metric in dict.fromkeys(r["metric"] for r in mine):
-            out.append(f"| `{metric}` | " + " | ".join(_cell(r) if (r := by.get((metric, c))) else "–" for c in cols)
-                       + " |")
-        out += ["| *n* | " + " | ".join(fmt(n[c]) for c in cols) + " |", ""]
+        out += [f"### {dataset}", "", f"| unit ({dataset}) | n | " + " | ".join(f"`{m}`" for m in metrics) + " |",
+                "|---|---:|" + "---:|" * len(metrics)]
+        for unit in units:
+            out.append(f"| {unit} | {fmt(n[unit])} | "
+                       + " | ".join(_cell(r) if (r := by.get((m, unit))) else "–" for m in metrics) + " |")
+        out.append("")
     out += _generic_table("Summary", report.get("summary"))
     out += _generic_table("Significance clusters", report.get("clusters"))
     pairs = [p for p in report.get("pairs", []) if isinstance(p, dict)]
@@ -284,7 +300,7 @@ def benchmarks_page(results: list[dict[str, Any]]) -> str:
 def _bench_cell(x: Any) -> str:
     if isinstance(x, float):
         return f"{x:.3g}" if abs(x) < 100 else f"{x:,.0f}"
-    return "–" if x is None else str(x)
+    return "–" if x is None else str(x).replace("|", "\\|")
 
 
 # --------------------------------------------------------------------------------------------------- README
