@@ -389,4 +389,7 @@ def own_annotations_stub() -> str:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = re.search(r"\n## Evaluate your own annotations\n(.*?)(?=\n## )", readme, re.S)
     body = section.group(1).strip() if section else ""
-    return "# Your own annotations\n\n" + body.replace("](docs/", "](") + "\n"
+    body = body.split("\nWith more than a handful", 1)[0].rstrip()
+    return ("# Your own annotations\n\n" + body.replace("](docs/", "](") + "\n\nWith more than a handful of items, "
+            "report a bootstrap interval too: [Meta-evaluation](meta_evaluation.md) shows how `dialeval meta-eval` "
+            "does it on the published datasets.\n")
