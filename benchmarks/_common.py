@@ -139,3 +139,37 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    """What a measurement ran on, read from the machine itself (never typed by hand): CPU model, the
+    vector/matrix flags that decide kernel speed, and the core count."""
+    import platform
+
+    cpu, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    cpu = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")
+    return {"cpu": cpu, "flags": [f for f in wanted if f in flags], "cores": os.cpu_count()}
+
+
+def write_result(path: str | os.PathLike, *, script: str, title: str, command: str, rows: list[dict[str, Any]],
+                 threads: int | None = None, note: str | None = None) -> None:
+    """Write a benchmark's result file (the docs' benchmarks page is generated from these): the rows, the
+    command that rewrites the file, the machine, the thread count and the load average at the end."""
+    import datetime
+    import json
+    from pathlib import Path
+
+    record = {"script": script, "title": title, "command": command, "date": datetime.date.today().isoformat(),
+              "machine": machine(), "threads": threads, "load": f"{os.getloadavg()[0]:.1f} (1-minute, at the end)",
+              **({"note": note} if note else {}), "rows": rows}
+    Path(path).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# GPU check (issue 25), within 5 minutes on one CUDA GPU: the suite's GPU-marked tests, then the three speed
+# GPU check, within 5 minutes on one CUDA GPU: the suite's GPU-marked tests, then the three speed
 # benchmarks on CUDA in half precision (transformers' default SDPA attention): Sem-Ent (dialeval vs
 # sentence-transformers), NLI (dialeval vs CrossEncoder and pipeline), FULL (SmolLM2, dialeval vs a
-# transformers loop), then the demo's /evaluate with every model metric (issue 32.4). Usage: bash benchmarks/gpu_check.sh [fp16|bf16]   (run from anywhere)
+# transformers loop), then the demo's /evaluate with every model metric. Usage: bash benchmarks/gpu_check.sh [fp16|bf16]   (run from anywhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DTYPE="${1:-bf16}"

@@ -1,4 +1,4 @@
-"""Resident memory of the demo server under a hostile client (issue 12).
+"""Resident memory of the demo server under a hostile client.
 
 Starts ``dialeval demo`` on 127.0.0.1 in a child process (offline), then prints its resident set size (VmRSS):
 
@@ -7,7 +7,7 @@ Starts ``dialeval demo`` on 127.0.0.1 in a child process (offline), then prints 
    files); the first one pays transformers' imports, after that the size should stay flat,
 3. after 5 spellings of one real (tiny) model path for FULL and NLI Diversity,
 4. after 30 concurrent mixed requests (lexical metrics, NLI Diversity, FULL),
-5. (issue 21) during a bounded soak of ``--soak-minutes`` of mixed good and hostile requests (bad paths, multi-line
+5. during a bounded soak of ``--soak-minutes`` of mixed good and hostile requests (bad paths, multi-line
    uploads' text, long responses, every metric): the peak against the budget "RSS once every model identity is
    loaded + 300 MB", the files and bytes left in Gradio's cache against its bound (age sweep ``delete_cache``, count
    and byte bound :mod:`dialeval.ui.file_cache`) and whether SIGTERM removed the results folder.

@@ -1,5 +1,5 @@
 """The whole leaderboard's compute floor: the least time any exact route needs for the default table's
-language-model work at this machine's measured matmul peak, against the 60-minute target of issue #30.
+language-model work at this machine's measured matmul peak, against a 60-minute target for the whole table.
 
     python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads 2
     python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads 2 --sample 100   # + the routes

@@ -151,7 +151,7 @@ def run_corpus(n: int, unique: bool, workers: list[int], repeats: int, metrics: 
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import table
+    from _common import table, write_result
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200_000)
@@ -162,6 +162,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="--n 50000 --repeats 2")
     parser.add_argument("--metrics", type=int, choices=[1, 3], nargs="+", default=[1, 3],
                         help="1: Dist-n alone; 3: Dist-n, Ent-n and LF in one call")
+    parser.add_argument("--result", help="also write the rows as a result file (docs/results/benchmarks/lexical.json)")
     parser.add_argument("--unique", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -176,8 +177,17 @@ def main() -> None:
     print(f"\n{args.n:,} responses; Dist-1..3 (+ Ent-1..3 + LF(100)), casual tokenizer; {os.cpu_count()} CPUs shared "
           f"with other jobs (load average {os.getloadavg()[0]:.1f}); medians of {args.repeats} interleaved rounds, "
           "each run in a fresh process\n")
-    print(table(["corpus", "implementation", "seconds", "responses/s", "peak RSS MiB", "vs baseline",
-                 "max |Δ| vs baseline"], rows))
+    header = ["corpus", "implementation", "seconds", "responses/s", "peak RSS MiB", "vs baseline",
+              "max |Δ| vs baseline"]
+    print(table(header, rows))
+    if args.result:
+        command = "python benchmarks/lexical.py " + " ".join(sys.argv[1:])
+        write_result(args.result, script="benchmarks/lexical.py", title="Lexical metrics (Dist-n, Ent-n, LF)",
+                     command=command, threads=int(os.environ.get("OMP_NUM_THREADS", 0)) or None,
+                     note=f"{args.n:,} responses; medians of {args.repeats} interleaved rounds, each in a fresh "
+                          "process. Dist-n and LF are identical to the baseline; Ent-n differs only by float "
+                          "summation order (dialeval sums exactly with math.fsum).",
+                     rows=[dict(zip(header, row)) for row in rows])
     print("\nDist-n and LF are identical to the baseline; Ent-n differs only by float summation order "
           "(dialeval sums exactly with math.fsum).")
 

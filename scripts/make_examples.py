@@ -16,6 +16,7 @@ import argparse
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "src" / "dialeval" / "resources" / "examples"
@@ -53,11 +54,42 @@ def dailydialog_responses(data_dir: Path, split: str) -> list[str]:
     return [r["response"].strip() for r in dailydialog_pairs(data_dir, split) if r["response"].strip()]
 
 
-def fit_space(data_dir: Path, out: Path = SPACE_DIR) -> None:
+#: A refit whose arrays are within this of the bundled space's, with the same reference distribution, is the
+#: same space up to float rounding (BLAS and thread order change the last bits of an encoder pass and of
+#: k-means): the bundled space, and so its fingerprint, is kept.
+REFIT_TOLERANCE = 1e-4
+
+
+def space_arrays(space: Any) -> list[Any]:
+    return [space.pca.mean, space.pca.components, space.centroids]
+
+
+def equivalent(new: list[Any], old: list[Any], new_dist: Any, old_dist: Any, tol: float = REFIT_TOLERANCE) -> float | None:
+    """The largest array difference when ``new`` is ``old`` up to float rounding (same shapes, every array within
+    ``tol``, the same reference distribution over clusters); ``None`` when they differ."""
+    import numpy as np
+
+    if len(new) != len(old) or any(np.shape(a) != np.shape(b) for a, b in zip(new, old)):
+        return None
+    worst = max(float(np.max(np.abs(np.asarray(a, float) - np.asarray(b, float)))) for a, b in zip(new, old))
+    same_dist = np.allclose(np.asarray(new_dist, float), np.asarray(old_dist, float), rtol=0, atol=1e-9)
+    return worst if worst <= tol and same_dist else None
+
+
+def fit_space(data_dir: Path, out: Path = SPACE_DIR, force: bool = False) -> None:
     from dialeval.semantic.space import SemanticSpace
 
     responses = dailydialog_responses(data_dir, SPACE_SPLIT)
     space = SemanticSpace.fit(responses, device="cpu", progress=True)
+    if not force and (out / "space.json").is_file():
+        old = SemanticSpace.load(out)
+        worst = equivalent(space_arrays(space), space_arrays(old), space.reference_distribution,
+                           old.reference_distribution)
+        if worst is not None:
+            print(f"kept {out}: the refit (fingerprint {space.fingerprint}) equals the bundled space up to float "
+                  f"rounding (arrays within {worst:.1e}, same cluster sizes), so its fingerprint {old.fingerprint} "
+                  "stays; --force-space writes the refit")
+            return
     space.save(out)
     (out / "SOURCE.md").write_text(
         "# Bundled Sem-Ent space\n\n"
@@ -174,6 +206,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--skip-space", action="store_true", help="only rewrite the example excerpts")
+    parser.add_argument("--force-space", action="store_true",
+                        help="write the refitted space even when it equals the bundled one up to float rounding")
     parser.add_argument("--examples-out", type=Path, default=OUT, help="folder of the example *.json files "
                         "(default: the package's resources/examples)")
     parser.add_argument("--space-out", type=Path, default=SPACE_DIR, help="folder of the fitted space "
@@ -185,7 +219,7 @@ def main() -> None:
         path.write_text(json.dumps(example, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {path} ({path.stat().st_size} bytes)")
     if not args.skip_space:
-        fit_space(args.data_dir, args.space_out)
+        fit_space(args.data_dir, args.space_out, force=args.force_space)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,8 @@ def test_contest_rho_equals_meta_eval(shared_data, tmp_path):
         assert (row["value"], row["ci_low"], row["ci_high"], row["n"]) == (r["value"], r["ci_low"], r["ci_high"], r["n"])
         assert row["signature"] == ref["configs"][cfg]["metric_signature"]
     assert report["pairs"] == []  # one metric: nothing to pair
+    # published numbers only for the units this run scored: conTest's, not FED's or DailyDialog++'s
+    assert report["published"] and {p["dataset"] for p in report["published"]} == {"contest"}
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

@@ -164,14 +164,14 @@ def test_readme_mcp_agent_example_runs(demo_url):
     import io
     import re
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"### From an MCP agent\n.*?```python\n(.*?)```", readme, re.S)
-    assert block, "README has no code block under '### From an MCP agent'"
+    page = (REPO / "docs" / "integrations.md").read_text(encoding="utf-8")
+    block = re.search(r"## From an MCP agent\n.*?```python\n(.*?)```", page, re.S)
+    assert block, "docs/integrations.md has no code block under '## From an MCP agent'"
     code = block.group(1).replace("http://127.0.0.1:7860/", demo_url)
     assert code != block.group(1)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})  # noqa: S102 - the README's own example
+        exec(compile(code, "docs/integrations.md", "exec"), {"__name__": "docs"})  # noqa: S102 - the page's own example
     assert out.getvalue().splitlines() == ["['score_distinct_n', 'score_ent_n', 'score_low_frequency']", "0.625"]
 
 

@@ -43,3 +43,24 @@ def test_make_examples_rebuilds_the_bundled_examples_as_documented(shared_data, 
     assert sorted(p.name for p in tmp_path.glob("*.json")) == bundled and len(bundled) == 3
     for name in bundled:
         assert (tmp_path / name).read_bytes() == (examples_dir() / name).read_bytes(), name
+
+
+def test_a_refit_equal_up_to_float_rounding_keeps_the_bundled_space():
+    """make_examples.py keeps the bundled space (and its fingerprint) when a refit differs only in the last float
+    bits (arrays within 1e-5, the same cluster sizes); a real change is written."""
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("make_examples", REPO / "scripts" / "make_examples.py")
+    make_examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_examples)
+    rng = np.random.default_rng(0)
+    old = [rng.normal(size=(8,)), rng.normal(size=(4, 8)), rng.normal(size=(3, 4))]
+    dist = np.array([0.5, 0.3, 0.2])
+    jitter = [a + rng.uniform(-1e-5, 1e-5, size=a.shape) for a in old]
+    worst = make_examples.equivalent(jitter, old, dist, dist.copy())
+    assert worst is not None and 0 < worst <= 1e-5
+    assert make_examples.equivalent([a + 1e-3 for a in old], old, dist, dist) is None  # arrays moved
+    assert make_examples.equivalent(jitter, old, np.array([0.4, 0.4, 0.2]), dist) is None  # cluster sizes moved
+    assert make_examples.equivalent(old[:2] + [old[2][:2]], old, dist, dist) is None  # another k

@@ -210,6 +210,13 @@ def test_result_rows_and_json():
     assert json.loads(path.read_text(encoding="utf-8")) == data
 
 
+def test_plot_panel_of_a_metric_that_cannot_run_does_not_ask_to_tick_it():
+    decl = registry.get("nli_diversity")
+    assert ui.plot_panel(decl, None).label == "NLI Diversity: not run (tick it to compute)"
+    label = ui.plot_panel(decl, None, available=False).label
+    assert "tick" not in label and label.startswith("NLI Diversity: unavailable here")
+
+
 def test_gpu_decorator_uses_spaces_gpu_when_present(monkeypatch):
     calls = []
 

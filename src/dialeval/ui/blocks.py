@@ -216,7 +216,8 @@ def _selection(args: tuple[Any, ...]) -> tuple[dict[str, str], dict[str, str | N
 def _plot_outputs(outcomes: list[MetricOutcome], draw_plots: bool) -> list[Any]:
     """One panel update per plotted metric (see :func:`dialeval.ui.plots.plot_panel`)."""
     by_name = {o.name: o for o in outcomes}
-    return [plot_panel(decl, by_name.get(decl.name), draw_plots) for decl in plotted()]
+    return [plot_panel(decl, by_name.get(decl.name), draw_plots,
+                       available=decl.name in by_name or availability(decl.name)[0]) for decl in plotted()]
 
 
 def _scorer(limits: Limits, server: Server) -> Any:

@@ -1,4 +1,4 @@
-"""Gradio's file cache, bounded by count and bytes (issue 21).
+"""Gradio's file cache, bounded by count and bytes.
 
 Gradio copies every file an app returns (the results JSON) or receives (uploads) into its cache
 (``GRADIO_TEMP_DIR``, default ``<tmp>/gradio``). ``delete_cache`` (:data:`dialeval.ui.serving.GRADIO_CACHE_SWEEP`)

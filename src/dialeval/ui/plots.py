@@ -46,14 +46,16 @@ def draw(decl: MetricDeclaration, result: dict[str, Any] | None) -> Any:
     return plot(result) if plot is not None and result else None
 
 
-def plot_panel(decl: MetricDeclaration, outcome: MetricOutcome | None, enabled: bool = True) -> Any:
+def plot_panel(decl: MetricDeclaration, outcome: MetricOutcome | None, enabled: bool = True,
+               available: bool = True) -> Any:
     """A ``gr.Plot`` update for ``decl``'s panel: its figure, or an empty panel whose label says why
-    (every panel is relabelled, so a label from an earlier request never sticks)."""
+    (every panel is relabelled, so a label from an earlier request never sticks). ``available=False``: the
+    metric cannot run here (its checkbox is disabled), so the label does not ask to tick it."""
     import gradio as gr
 
     figure, why = None, "plots off (tick Draw plots)"
     if outcome is None:
-        why = "not run (tick it to compute)"
+        why = "not run (tick it to compute)" if available else "unavailable here (the note under its checkbox says why)"
     elif outcome.status != "ok":
         why = f"not drawn: {outcome.status}"
     elif enabled:

@@ -1,5 +1,5 @@
-"""The README's "Use it from LightEval / Inspect / an agent" blocks, run as written (offline, in a scratch folder),
-give the numbers of ``dialeval.load(...).compute(...)`` on the generations they scored."""
+"""The integrations page's LightEval and Inspect AI blocks (docs/integrations.md), run as written (offline, in a
+scratch folder), give the numbers of ``dialeval.load(...).compute(...)`` on the generations they scored."""
 
 import re
 from pathlib import Path
@@ -8,27 +8,25 @@ import dialeval
 
 REPO = Path(__file__).resolve().parents[1]
 
-SECTION = "## Use it from LightEval / Inspect / an agent"
+PAGE = "docs/integrations.md"
 
 
 def readme_block(heading: str) -> str:
-    text = REPO.joinpath("README.md").read_text(encoding="utf-8")
-    section = text[text.index(SECTION):]
-    section = section[: section.index("\n## ", len(SECTION))]
-    match = re.search(rf"\n{re.escape(heading)}\n.*?```python\n(.*?)```", section, re.S)
-    assert match, f"the README's {SECTION!r} has no python block under {heading!r}"
+    text = REPO.joinpath(PAGE).read_text(encoding="utf-8")
+    match = re.search(rf"\n{re.escape(heading)}\n.*?```python\n(.*?)```", text, re.S)
+    assert match, f"{PAGE} has no python block under {heading!r}"
     return match.group(1)
 
 
 def run_block(heading: str, folder, monkeypatch) -> dict:
     monkeypatch.chdir(folder)
     namespace: dict = {"__name__": "readme"}
-    exec(compile(readme_block(heading), f"README.md {heading}", "exec"), namespace)
+    exec(compile(readme_block(heading), f"{PAGE} {heading}", "exec"), namespace)
     return namespace
 
 
 def test_readme_lighteval_block(tmp_path, monkeypatch):
-    ns = run_block("### LightEval", tmp_path, monkeypatch)
+    ns = run_block("## LightEval", tmp_path, monkeypatch)
     details = ns["pipeline"].evaluation_tracker.details_logger.details["my_dialogues|0"]
     generations = [d.model_response.final_text[0] for d in details]
     assert len(generations) == 3
@@ -40,7 +38,7 @@ def test_readme_lighteval_block(tmp_path, monkeypatch):
 
 
 def test_readme_inspect_block(tmp_path, monkeypatch):
-    ns = run_block("### Inspect AI", tmp_path, monkeypatch)
+    ns = run_block("## Inspect AI", tmp_path, monkeypatch)
     samples = sorted(ns["log"].samples, key=lambda s: s.id)
     completions = [s.output.completion for s in samples]
     assert sorted(completions) == sorted(ns["replies"])

@@ -1,0 +1,395 @@
+"""Pages generated from the repository: the metric and dataset cards, the CLI reference, the leaderboard (table
+and heatmap) and the benchmarks, each from a committed result file, and the README's generated regions.
+
+``python tools/sitegen.py readme`` rewrites the README's generated regions from the result files under
+``docs/results/``; ``python tools/sitegen.py check`` exits 1 when the README differs from them. The site build
+(``mkdocs build``) calls :func:`pages` through ``tools/gen_pages.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "docs" / "results"
+METRICS = REPO / "metrics"
+DATASET_CARDS = REPO / "datasets_scripts" / "cards"
+
+
+# ----------------------------------------------------------------------------------------------- result files
+def load_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def leaderboard() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The committed leaderboard report and its run record (command, date, machine)."""
+    return load_json(RESULTS / "leaderboard.json"), load_json(RESULTS / "leaderboard.meta.json")
+
+
+def benchmark_results() -> list[dict[str, Any]]:
+    """Every benchmark result file (``docs/results/benchmarks/*.json``), in file-name order."""
+    return [load_json(p) for p in sorted((RESULTS / "benchmarks").glob("*.json"))]
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A number as the pages print it: ``digits`` decimals, ``–`` for a missing or undefined value."""
+    if x is None or isinstance(x, str) or (isinstance(x, float) and not math.isfinite(x)):
+        return "–" if not isinstance(x, str) else x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x:,}"
+    return f"{x:.{digits}f}"
+
+
+def machine_line(meta: dict[str, Any]) -> str:
+    """One sentence saying what a measurement ran on (any of cpu, cores, threads, load, note)."""
+    m = meta.get("machine", {})
+    parts = [m.get("cpu"), f"{m['cores']} cores" if m.get("cores") else None,
+             f"{meta['threads']} threads" if meta.get("threads") else None,
+             f"load average {meta['load']}" if meta.get("load") else None]
+    flags = m.get("flags")
+    if flags:
+        parts.insert(1, "CPU flags: " + ", ".join(flags))
+    return "; ".join(p for p in parts if p)
+
+
+# ----------------------------------------------------------------------------------------------------- cards
+def card_body(path: Path) -> str:
+    """A card without its YAML front matter (the Hub reads that; the site does not show it)."""
+    text = path.read_text(encoding="utf-8")
+    if text.startswith("---\n"):
+        text = text[text.index("\n---\n", 4) + 5:]
+    return text.lstrip("\n")
+
+
+def metric_names() -> list[str]:
+    return sorted(p.parent.name for p in METRICS.glob("*/README.md"))
+
+
+def dataset_names() -> list[str]:
+    return sorted(p.parent.name for p in DATASET_CARDS.glob("*/README.md"))
+
+
+_LINK = re.compile(r"\]\((?!https?://|#|mailto:)(?:\.\./)*(?:metrics/)?([a-z_0-9]+)/README\.md(#[^)]*)?\)")
+
+
+def site_links(text: str) -> str:
+    """Links from one card to another (``../<name>/README.md``) rewritten to that card's page."""
+    return _LINK.sub(lambda m: f"]({m.group(1)}.md{m.group(2) or ''})" if m.group(1) in metric_names()
+                     else m.group(0), text)
+
+
+# ------------------------------------------------------------------------------------------------------ CLI
+def _subparsers(parser: argparse.ArgumentParser) -> Iterable[tuple[str, argparse.ArgumentParser]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            yield from action.choices.items()
+
+
+def cli_reference() -> str:
+    """Every command's ``--help``, from the argparse parser the ``dialeval`` command builds."""
+    from dialeval.cli import build_parser
+
+    parser = build_parser()
+    out = ["# Command-line reference", "",
+           "Generated from the `dialeval` command's own argument parser: each section is that command's "
+           "`--help`.", "", "```text", _help(parser, "dialeval"), "```", ""]
+
+    def walk(p: argparse.ArgumentParser, prog: str, level: int) -> None:
+        for name, child in _subparsers(p):
+            full = f"{prog} {name}"
+            out.extend([f"{'#' * level} `{full}`", "", "```text", _help(child, full), "```", ""])
+            walk(child, full, min(level + 1, 4))
+
+    walk(parser, "dialeval", 2)
+    return "\n".join(out)
+
+
+def _help(parser: argparse.ArgumentParser, prog: str) -> str:
+    import os
+
+    parser.prog = prog
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        return parser.format_help().rstrip()
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+
+
+# ---------------------------------------------------------------------------------------------- leaderboard
+def _rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in report.get("rows", []) if isinstance(r, dict) and "metric" in r and "dataset" in r]
+
+
+def _column(r: dict[str, Any]) -> str:
+    level = r.get("level")
+    stat = r.get("statistic", "?")
+    label = f"{r.get('config', '?')} · {r.get('target', '?')} · {stat}"
+    return label + (" (system level)" if level == "system" else "")
+
+
+def _cell(r: dict[str, Any]) -> str:
+    value = fmt(r.get("value"))
+    if r.get("ci_low") is not None or r.get("ci_high") is not None:
+        value += f" [{fmt(r.get('ci_low'))}, {fmt(r.get('ci_high'))}]"
+    return value
+
+
+def _headline_target(r: dict[str, Any]) -> bool:
+    """Whether a row's human target belongs in the heatmap: a quality dataset's overall quality (when the
+    library says which that is), every target of the other datasets."""
+    try:
+        from dialeval.meta import quality as lq
+
+        if lq.is_quality(r["dataset"]):
+            return r.get("target") == lq.overall_target(r["dataset"], r.get("config"))
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
+        pass
+    return True
+
+
+def heatmap_svg(report: dict[str, Any]) -> str | None:
+    """Metric × (dataset · config · target) heatmap of the item-level Spearman ρ (a quality dataset's overall
+    quality only), as SVG text; ``None`` when the report has no such row."""
+    cells = {(r["metric"], f"{r['dataset']} · {r.get('config', '?')} · {r.get('target', '?')}"): r.get("value")
+             for r in _rows(report) if r.get("level", "item") == "item" and r.get("statistic") == "spearman"
+             and _headline_target(r)}
+    if not cells:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    metrics = list(dict.fromkeys(m for m, _ in cells))
+    units = list(dict.fromkeys(u for _, u in cells))
+    grid = np.array([[v if isinstance(v := cells.get((m, u)), (int, float)) else np.nan for u in units]
+                     for m in metrics], dtype=float)
+    fig, ax = plt.subplots(figsize=(max(6.0, 3.0 + 0.9 * len(units)), 3.0 + 0.45 * len(metrics)))
+    im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(units)), units, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
+    for i in range(len(metrics)):
+        for j in range(len(units)):
+            if np.isfinite(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(grid[i, j]) > 0.6 else "black")
+    fig.colorbar(im, ax=ax, label="Spearman ρ with the human target")
+    fig.tight_layout()
+    buf = io.StringIO()
+    matplotlib.rcParams["svg.hashsalt"] = "dialeval"  # the same report draws the same SVG
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def leaderboard_page(report: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The leaderboard page: what ran, the heatmap, one table per dataset (metric × config · target ·
+    statistic), the summary and significance clusters when the report has them, paired tests, published
+    numbers to compare with, and what was skipped. Fields a report lacks are left out."""
+    out = ["# Leaderboard", "",
+           "Every metric against human judgements: the correlation (or AUC, or optimal classification accuracy) "
+           "of each metric's scores with the human target on each dataset, with a 95 % bootstrap interval.", ""]
+    svg = heatmap_svg(report)
+    if svg:
+        out += ["## Heatmap", "", "Item-level Spearman ρ of each metric with each dataset's human target (for the quality "
+                "datasets, their overall quality); blue is agreement with people, red disagreement, blank not run.",
+                "", "![Heatmap of the item-level Spearman correlations](leaderboard-heatmap.svg)", ""]
+    out += ['!!! info "Where these numbers come from"', "",
+            f"    The committed result file `docs/results/leaderboard.json`, written on {meta.get('date', '?')} "
+            f"({meta.get('wall', '?')}) by:", "", "    ```bash", f"    {meta.get('command', '?')}", "    ```", "",
+            f"    Machine: {machine_line(meta)}.", ""]
+    if meta.get("scope"):
+        out += [f"    {meta['scope']}", ""]
+    boot = report.get("bootstrap", {})
+    if boot:
+        out += [f"Intervals: {fmt(boot.get('n_resamples'))} resamples of {boot.get('fraction', '?')} of the rows, "
+                f"seed {boot.get('seed', '?')}. Paired tests: {boot.get('paired', '–')}.", ""]
+    out += ["## Tables", "", "One table per dataset: a row per config, human target and statistic, a column per "
+            "metric; each cell is the value and its 95 % interval.", ""]
+    rows = _rows(report)
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        mine = [r for r in rows if r["dataset"] == dataset]
+        units = list(dict.fromkeys(_column(r) for r in mine))
+        metrics = list(dict.fromkeys(r["metric"] for r in mine))
+        by = {(r["metric"], _column(r)): r for r in mine}
+        n = {_column(r): r.get("n") for r in mine}
+        out += [f"### {dataset}", "", f"| unit ({dataset}) | n | " + " | ".join(f"`{m}`" for m in metrics) + " |",
+                "|---|---:|" + "---:|" * len(metrics)]
+        for unit in units:
+            out.append(f"| {unit} | {fmt(n[unit])} | "
+                       + " | ".join(_cell(r) if (r := by.get((m, unit))) else "–" for m in metrics) + " |")
+        out.append("")
+    out += _generic_table("Summary", report.get("summary"))
+    out += _generic_table("Significance clusters", report.get("clusters"))
+    pairs = [p for p in report.get("pairs", []) if isinstance(p, dict)]
+    if pairs:
+        out += ["## Paired tests", "", "| metric A | metric B | dataset | config · target · statistic | A − B | "
+                "p (paired bootstrap) | p (Williams) |", "|---|---|---|---|---:|---:|---:|"]
+        for p in pairs:
+            out.append(f"| `{p.get('metric_a')}` | `{p.get('metric_b')}` | {p.get('dataset')} | {_column(p)} | "
+                       f"{fmt(p.get('difference'))} | {_fmt_p(p.get('p_bootstrap'))} | {_fmt_p(p.get('p_williams'))} |")
+        out.append("")
+    published = [p for p in report.get("published", []) if p.get("dataset") in {r["dataset"] for r in rows}]
+    if published:
+        out += ["## Published numbers to compare with", ""]
+        out += [f"- **{p.get('dataset')} · {p.get('config')} · {p.get('target')} · {p.get('statistic')}**: "
+                + "; ".join(p.get("compare_with", [])) for p in published]
+        out.append("")
+    skipped = report.get("skipped") or []
+    if skipped:
+        out += ["## Not run here", ""] + [f"- `{s.get('metric')}`: {s.get('reason')}" for s in skipped] + [""]
+    if report.get("signature"):
+        out += [f"Signature: `{report['signature']}`", ""]
+    return "\n".join(out)
+
+
+def _fmt_p(x: Any) -> str:
+    return "–" if not isinstance(x, (int, float)) else (f"{x:.3g}" if x < 0.01 else f"{x:.3f}")
+
+
+def _generic_table(title: str, items: Any) -> list[str]:
+    """A table of whatever scalar fields a list of records has (the summary and cluster schemas change)."""
+    items = [i for i in (items or []) if isinstance(i, dict)]
+    if not items:
+        return []
+    keys = [k for k in dict.fromkeys(k for i in items for k in i) if all(
+        not isinstance(i.get(k), (dict, list)) for i in items)]
+    lines = [f"## {title}", "", "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for i in items:
+        lines.append("| " + " | ".join(fmt(i.get(k)) if not isinstance(i.get(k), str) else str(i[k]) for k in keys)
+                     + " |")
+    return lines + [""]
+
+
+# ----------------------------------------------------------------------------------------------- benchmarks
+def benchmarks_page(results: list[dict[str, Any]]) -> str:
+    out = ["# Benchmarks", "",
+           "Speed and memory of dialeval's default routes against the fastest route a user would take, measured "
+           "in the same run at the same precision and thread count. Each section is generated from the result "
+           "file its script writes (`docs/results/benchmarks/<script>.json`) and names the command that "
+           "rewrites it and the machine it ran on. Wall times depend on the machine and its load: compare the "
+           "ratios within a section, not absolute times across sections.", ""]
+    for res in results:
+        out += [f"## {res.get('title', res.get('script', '?'))}", "",
+                f"Command: `{res.get('command', '?')}`  ", f"Ran on: {machine_line(res)}.", ""]
+        if res.get("note"):
+            out += [res["note"], ""]
+        rows = res.get("rows", [])
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        if rows:
+            out += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+            for r in rows:
+                out.append("| " + " | ".join(_bench_cell(r.get(k)) for k in keys) + " |")
+            out.append("")
+    return "\n".join(out)
+
+
+def _bench_cell(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:.3g}" if abs(x) < 100 else f"{x:,.0f}"
+    return "–" if x is None else str(x).replace("|", "\\|")
+
+
+# --------------------------------------------------------------------------------------------------- README
+HEADLINE = [  # (metric, dataset, config, target, statistic): the README's headline rows
+    ("column:metrics.abs_hds_mean", "contest", "con_test_200_resp_gen", "label_value", "spearman"),
+    ("column:metrics.SentBert", "contest", "con_test_200_resp_gen", "label_value", "spearman"),
+    ("distinct_n", "contest", "con_test_200_resp_gen", "label_value", "spearman"),
+    ("ent_n", "contest", "con_test_200_resp_gen", "label_value", "spearman"),
+    ("sem_ent", "contest", "con_test_200_resp_gen", "label_value", "spearman"),
+    ("sent_bert_diversity", "contest", "con_test_200_resp_gen", "label_value", "spearman"),
+    ("vendi_score", "contest", "con_test_200_resp_gen", "label_value", "spearman"),
+    ("full_followup", "fed", "turn", "annotation_means.Overall", "spearman"),
+    ("full_followup", "fed", "dialog", "annotation_means.Overall", "spearman"),
+    ("llm_judge", "fed", "turn", "annotation_means.Overall", "spearman"),
+    ("llm_judge", "fed", "dialog", "annotation_means.Overall", "spearman"),
+]
+
+
+STORED = {"column:metrics.abs_hds_mean": "human scores (stored in conTest)",
+          "column:metrics.SentBert": "Tevet & Berant's Sent-BERT (stored)"}
+
+
+def readme_results(report: dict[str, Any]) -> str:
+    """The README's headline table: selected leaderboard rows, each with the command that regenerates it."""
+    rows = {(r["metric"], r["dataset"], r.get("config"), r.get("target"), r.get("statistic")): r
+            for r in _rows(report) if r.get("level", "item") == "item"}
+    lines = ["| metric | dataset · config | human target | statistic | value [95 % CI] | n | command |",
+             "|---|---|---|---|---:|---:|---|"]
+    for key in HEADLINE:
+        r = rows.get(key)
+        if r is None:
+            continue
+        metric, dataset, config, target, stat = key
+        name = STORED.get(metric, f"[`{metric}`](metrics/{metric}/README.md)")
+        lines.append(f"| {name} | {dataset} · {config} | `{target}` | {stat} | "
+                     f"{_cell(r)} | {fmt(r.get('n'))} | `dialeval leaderboard --data-dir ../shared/data "
+                     f"--dataset {dataset} --metric {metric} --out lb/` |")
+    return "\n".join(lines)
+
+
+def readme_suite_time() -> str:
+    t = load_json(RESULTS / "test_suite.json")
+    return (f"The whole suite takes about {int(t['minutes'] + 0.5)} minutes on {t['cores']} cores "
+            f"(`docs/results/test_suite.json`: load average {t['load']}).")
+
+
+def readme_install() -> str:
+    t = load_json(RESULTS / "install.json")
+    return (f"`install.sh` takes about {int(t['minutes'] + 0.5)} minutes and makes a {t['venv_gb']} GB virtual "
+            f"environment (`docs/results/install.json`); it prints one line per step.")
+
+
+REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": readme_suite_time,
+           "install": readme_install}
+
+
+def render_readme(text: str) -> str:
+    """``text`` with every ``<!-- generated:NAME -->`` … ``<!-- /generated -->`` region regenerated."""
+    def repl(m: re.Match[str]) -> str:
+        return f"<!-- generated:{m.group(1)} -->\n{REGIONS[m.group(1)]()}\n<!-- /generated -->"
+    return re.sub(r"<!-- generated:([a-z-]+) -->\n.*?<!-- /generated -->", repl, text, flags=re.S)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["readme", "check"])
+    args = parser.parse_args(argv)
+    path = REPO / "README.md"
+    text = path.read_text(encoding="utf-8")
+    new = render_readme(text)
+    if args.action == "check":
+        if new != text:
+            print("README.md differs from its result files: run python tools/sitegen.py readme", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+def own_annotations_stub() -> str:
+    """The "Your own annotations" page until its full version is written: the short recipe of the README."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"\n## Evaluate your own annotations\n(.*?)(?=\n## )", readme, re.S)
+    body = section.group(1).strip() if section else ""
+    body = body.split("\nWith more than a handful", 1)[0].rstrip()
+    return ("# Your own annotations\n\n" + body.replace("](docs/", "](") + "\n\nWith more than a handful of items, "
+            "report a bootstrap interval too: [Meta-evaluation](meta_evaluation.md) shows how `dialeval meta-eval` "
+            "does it on the published datasets.\n")
