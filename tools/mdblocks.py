@@ -130,7 +130,7 @@ def run_page(page_blocks: list[Block], folder: Path, env: dict[str, str], timeou
     return failures
 
 
-CHECKOUT = ("benchmarks", "datasets_scripts", "metrics", "scripts", "spaces", "src", "tools")
+CHECKOUT = ("benchmarks", "datasets_scripts", "docs", "metrics", "scripts", "spaces", "src", "tools")
 
 
 def scratch(root: Path, shared_data: Path, repo: Path | None = None) -> Path:

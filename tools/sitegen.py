@@ -353,8 +353,19 @@ def readme_install() -> str:
             f"environment (`docs/results/install.json`); it prints one line per step.")
 
 
+def readme_usr_baselines() -> str:
+    """The USR baseline table (``scripts/reproduce_usr_baselines.py`` writes the result file and the table)."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    import reproduce_usr_baselines as usr
+
+    result = load_json(RESULTS / "usr_baselines.json")
+    return usr.markdown(result).rstrip("\n") + (f"\n\n`{result['command']}` ({result['date']}, "
+                                                f"{result['machine']}, {result['wall_seconds']:.0f} s) writes "
+                                                "`docs/results/usr_baselines.json`.")
+
+
 REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": readme_suite_time,
-           "install": readme_install}
+           "install": readme_install, "usr-baselines": readme_usr_baselines}
 
 
 def render_readme(text: str) -> str:
