@@ -359,7 +359,7 @@ def readme_usr_baselines() -> str:
     import reproduce_usr_baselines as usr
 
     result = load_json(RESULTS / "usr_baselines.json")
-    return usr.markdown(result).rstrip("\n") + (f"\n\n`{result['command']}` ({result['date']}, "
+    return usr.markdown(result).rstrip("\n") + (f"\n\n`{result['command']}` ("
                                                 f"{result['machine']}, {result['wall_seconds']:.0f} s) writes "
                                                 "`docs/results/usr_baselines.json`.")
 
