@@ -23,13 +23,22 @@ from dialeval import registry, ui
 
 REPO = Path(__file__).resolve().parents[1]
 HOLD = "hold the slot"  # a request whose first response is this sleeps 4 s in the server (below)
+#: a request whose first response is this runs 60 s in the server, stopping early once cancelled; it touches a file
+#: in $HOLD_STARTED when it starts
+HOLD_LONG = "hold until cancelled"
 SERVER = f"""
-import sys, time
+import os, sys, time, uuid
+from dialeval.models.runtime import check_cancelled
 from dialeval.ui import blocks
 real = blocks.run_metric
 def run_metric(name, inputs, *args, **kwargs):
     if inputs.responses[:1] == [{HOLD!r}]:
         time.sleep(4)
+    if inputs.responses[:1] == [{HOLD_LONG!r}]:
+        open(os.path.join(os.environ["HOLD_STARTED"], uuid.uuid4().hex), "w").close()
+        for _ in range(600):
+            time.sleep(0.1)
+            check_cancelled()
     return real(name, inputs, *args, **kwargs)
 blocks.run_metric = run_metric
 from dialeval.cli import main
@@ -192,3 +201,41 @@ def test_metric_space_serves_its_one_tool_with_the_numbers_of_compute(tmp_path):
         assert (tool["dac"], tool["sac"]) == (0.5, 0.0)  # one of two turns right; the story not all right
         *_, raw = Client(url, verbose=False).predict(**speakers, api_name="/compute")
         assert raw == tool
+
+
+async def _abandon_when_started(url: str, started: Path, calls: int) -> None:
+    """``calls`` long calls, each from its own MCP session; every client leaves once all of them are running."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def call() -> None:
+        async with streamable_http_client(url + "gradio_api/mcp/") as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                await session.call_tool("score_distinct_n", {"responses": f"{HOLD_LONG}\nx"})
+
+    tasks = [asyncio.ensure_future(call()) for _ in range(calls)]
+    deadline = time.monotonic() + 60
+    while len(list(started.iterdir())) < calls:
+        assert time.monotonic() < deadline and not any(t.done() for t in tasks), "the long calls did not start"
+        await asyncio.sleep(0.2)
+    for task in tasks:  # the clients go away mid-call
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_an_abandoned_call_frees_its_slot(tmp_path):
+    """Two MCP clients hold both computing slots with 60 s calls and disconnect: their calls are cancelled, so a
+    third client's call runs within a few seconds instead of waiting for them."""
+    port = free_port()
+    started = tmp_path / "started"
+    started.mkdir()
+    env = env_with_src(HOLD_STARTED=str(started))
+    with served([sys.executable, "-c", SERVER, str(port)], port, REPO / "tests", env) as url:
+        mcp(url, [("score_distinct_n", {"responses": RESPONSES})])  # warm: the first call imports the metric
+        asyncio.run(asyncio.wait_for(_abandon_when_started(url, started, calls=2), timeout=90))
+        begun = time.monotonic()
+        _, [result] = mcp(url, [("score_distinct_n", {"responses": RESPONSES})])
+        waited = time.monotonic() - begun
+    assert not result.isError, text(result)
+    assert waited < 10, f"the third call waited {waited:.0f} s for the abandoned ones"

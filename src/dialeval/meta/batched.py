@@ -133,15 +133,18 @@ def inversions_rows(a: np.ndarray) -> np.ndarray:
     top = int(a.max()).bit_length() if a.size else 0
     narrow = np.uint16 if (int(a.max()) >> 1 if a.size else 0) < 2 ** 16 else np.int64
     for b in range(top - 1, -1, -1):
-        prefix = (a >> (b + 1)).astype(narrow)
-        order = np.argsort(prefix, axis=1, kind="stable")
-        seq, group = np.take_along_axis(a, order, axis=1), np.take_along_axis(prefix, order, axis=1)
+        if b == top - 1:  # no higher bits: the whole row is one group, in its order
+            seq, first = a, np.zeros(a.shape, dtype=bool)
+        else:
+            seq = np.take_along_axis(a, np.argsort((a >> (b + 1)).astype(narrow), axis=1, kind="stable"), axis=1)
+            group = seq >> (b + 1)
+            first = np.zeros(a.shape, dtype=bool)
+            first[:, 1:] = group[:, 1:] != group[:, :-1]
+        first[:, 0] = True
         bit = (seq >> b) & 1
         before = np.cumsum(bit, axis=1) - bit  # ones strictly before, over the whole row
-        first = np.ones(a.shape, dtype=bool)
-        first[:, 1:] = group[:, 1:] != group[:, :-1]
         base = np.maximum.accumulate(np.where(first, before, 0), axis=1)  # ones before the group
-        total += ((before - base) * (1 - bit)).sum(axis=1)
+        total += np.where(bit == 0, before - base, 0).sum(axis=1)
     return total
 
 

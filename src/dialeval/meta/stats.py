@@ -2,7 +2,9 @@
 ``scipy.stats.spearmanr``), the optimal classification accuracy (best single threshold, Tevet & Berant
 2021), ROC AUC (Mann–Whitney) and seeded bootstrap intervals (subsampling without replacement, percentile
 interval), and paired tests of two metrics on the same rows (Williams' test for dependent correlations, a
-paired bootstrap). Arrays in, numbers out; no I/O."""
+paired bootstrap). Arrays in, numbers out; no I/O. The resampling functions compute many resamples at once where
+the statistic has a row-wise form (:mod:`dialeval.meta.batched`: Pearson, Spearman, Kendall and their
+:func:`complete_pairs`), drawing the same indices, block by block, as a resample-by-resample loop would."""
 
 from __future__ import annotations
 
@@ -305,11 +307,7 @@ def item_bootstrap_interval(statistic: Callable[..., float], columns: Sequence[S
     system-level correlations, where each resample recomputes the system means."""
     arrays = [np.asarray(c, dtype=object if isinstance(c[0], str) else float) for c in columns]
     idx = np.random.default_rng(seed).integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
-    values = np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float)
-    ok = values[~np.isnan(values)]
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(ok, [alpha, 1.0 - alpha]) if len(ok) else (float("nan"), float("nan"))
-    return {"low": float(low), "high": float(high), "undefined": int(len(values) - len(ok))}
+    return _percentile(np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float), confidence)
 
 
 def system_bootstrap_interval(statistic: Callable[..., float], scores: Sequence[float], human: Sequence[float],
@@ -396,7 +394,8 @@ def _swap_patterns(n: int, n_resamples: int, seed: int, exact: bool) -> Iterator
         return
     rng = np.random.RandomState(seed)
     for rows in batched.blocks(n_resamples, 2 * n):
-        yield np.argsort(rng.random_sample((rows, n, 2)), axis=-1)[..., 0] == 1
+        u = rng.random_sample((rows, n, 2))
+        yield u[..., 1] < u[..., 0]  # scipy's argsort of the pair puts the second first
 
 
 def significance_ranks(values: Sequence[float], p_values: dict[tuple[int, int], float],

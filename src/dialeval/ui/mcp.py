@@ -5,8 +5,11 @@ Gradio serves every named endpoint as an MCP tool when launched with ``mcp_serve
 package installed, :func:`mcp_available`), deriving the tool's schema from the function's type hints and
 its description from the docstring's ``Args:`` section. :func:`metric_tools` builds, per metric, a function
 ``score_<metric>(<the boxes it reads>: str = "", model: str = "") -> str`` (JSON) whose signature and docstring come
-from its declaration, and :func:`add_tools` registers them with ``gr.api``. Each call goes through the same
-server gate as ``/evaluate`` (:func:`dialeval.ui.serving.gated`: the per-client limit, the slots, cancellation),
+from its declaration, and :func:`add_tools` registers them with ``gr.api`` outside Gradio's queue: Gradio's MCP
+server then runs a call in the MCP request's own task, with the MCP client's request (a queued tool would reach
+the queue through Gradio's loopback client, and a client that leaves would not cancel it). Each call goes through
+the same server gate as ``/evaluate`` (:func:`dialeval.ui.serving.gated`: the per-client limit, the slots, and
+cancellation, here when the MCP client disconnects or cancels the call),
 the same model policy and the same per-request :class:`~dialeval.ui.inputs.Limits`, and returns the JSON the
 demo's download holds (full precision). A metric that did not run (refused input, an absent model, an error) is a
 tool error (``isError``) with its one-line reason, never a successful call holding a status.
@@ -88,8 +91,8 @@ def metric_tools(score: Callable[..., Any], enabled: Callable[[str], bool]) -> l
 
 
 def add_tools(server: Server, handler: Callable[..., dict[str, Any]], enabled: Callable[[str], bool]) -> list[str]:
-    """Register the tools (inside a ``gr.Blocks`` context) with ``gr.api``; ``handler(request, texts, selected)``
-    returns the results JSON. A refused request (the per-client limit, a limit on the input, a model that is
+    """Register the tools (inside a ``gr.Blocks`` context) with ``gr.api``, unqueued (see the module docstring);
+    ``handler(request, texts, selected)`` returns the results JSON. A refused request (the per-client limit, a limit on the input, a model that is
     not offered) is a tool error with the same one line the demo shows. Returns the tools' names."""
     import gradio as gr
 
@@ -99,7 +102,7 @@ def add_tools(server: Server, handler: Callable[..., dict[str, Any]], enabled: C
     score = gated(server, handler, refused)
     names = []
     for tool in metric_tools(score, enabled):
-        gr.api(tool, api_name=tool.__name__)
+        gr.api(tool, api_name=tool.__name__, queue=False)
         names.append(tool.__name__)
     return names
 
