@@ -6,7 +6,7 @@ the score differences between the precisions (for ``benchmarks/gpu_check.sh`` on
 
 Metrics with ``device`` and ``dtype`` options run once per precision on ``--device`` (after a warm-up on a few
 rows, so model loads and kernel compilation stay out of the time); the others (lexical, reference-based, stored
-columns) run once, on the CPU. Units are taken model metrics first; once ``--budget-s`` has passed the rest are
+columns) run once, on the CPU. Units are taken model metrics first (the LMs first of them); once ``--budget-s`` has passed the rest are
 listed as not run. Prints a table and one ``json:`` line with every number.
 """
 
@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_line, offline, table  # noqa: E402
+from _common import offline, table  # noqa: E402
 
 offline()
+
+
+LM_METRICS = ("full_followup", "llm_judge", "quality_vendi")  #: run first: the units a GPU changes most
 
 
 def device_metric(metric: str) -> bool:
@@ -75,11 +79,12 @@ def main() -> int:
     from dialeval.meta.evaluation import load_rows
     from dialeval.meta.leaderboard import plan
 
-    where = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else machine_line(torch.get_num_threads())
+    where = (torch.cuda.get_device_name(0) if args.device.startswith("cuda") else
+             f"CPU, {torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
     print(f"device: {where}; sample {args.sample} rows per unit; precisions {args.dtypes}", flush=True)
     dtypes = args.dtypes.split(",")
     tasks, skipped = plan()
-    tasks.sort(key=lambda t: (not device_metric(t[0]), t[0], t[1], t[2]))
+    tasks.sort(key=lambda t: (not device_metric(t[0]), t[0] not in LM_METRICS, t[0], t[1], t[2]))
     rows_of: dict[tuple[str, str], list[dict[str, Any]]] = {}
     start, out, table_rows = time.perf_counter(), [], []
     for unit in tasks:
