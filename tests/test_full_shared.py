@@ -14,6 +14,7 @@ from dialeval.full.hosted import followup_trie, query_chunks
 from dialeval.full.scorer import FollowupScorer
 from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
 from dialeval.models.lm import load_lm
+from dialeval.models.runtime import greedy_batches, length_sorted_batches
 from dialeval.models.shared_prefix import (
     common_prefix_length,
     nested_hosts,
@@ -63,17 +64,29 @@ LENGTHS = [6, 7, 10, 12, 11, 8, 9, 8, 20, 7]  # own tokens (length − shared): 
 
 
 def test_pack_groups_token_budget_by_hand():
-    # budget 40: [5..9] splits before 8 (6 + 4·14 > 40); [3,4] + [5,6,7] cost 2·9 + 5·3 = 33; adding [8,9]
-    # costs 3·9 + 7·14; [8,9] + [0,1,2] costs 2·6 + 5·14
-    assert pack_groups(GROUPS, 8, max_tokens=40, lengths=LENGTHS) == [
+    # a pack holds members × (longest shared + longest own) tokens. Budget 60: [5..9] splits before 8
+    # (4·(6 + 14) > 60); [3,4] + [5,6,7] hold 5·(9 + 3) = 60; adding [8,9] 7·(9 + 14); [8,9] + [0,1,2] 5·(6 + 14)
+    assert pack_groups(GROUPS, 8, max_tokens=60, lengths=LENGTHS) == [
         [(9, [3, 4]), (6, [5, 6, 7])], [(6, [8, 9])], [(4, [0, 1, 2])]]
+    # budget 40: [3,4] + [5,6,7] (60) no longer fit together; [8,9] hold exactly 2·(6 + 14) = 40
+    assert pack_groups(GROUPS, 8, max_tokens=40, lengths=LENGTHS) == [
+        [(9, [3, 4])], [(6, [5, 6, 7])], [(6, [8, 9])], [(4, [0, 1, 2])]]
     unbounded = [[(9, [3, 4]), (6, [5, 6, 7, 8, 9])], [(4, [0, 1, 2])]]
     assert pack_groups(GROUPS, 8) == unbounded == pack_groups(GROUPS, 8, max_tokens=None, lengths=LENGTHS)
     assert pack_groups(GROUPS, 8, max_tokens=10_000, lengths=LENGTHS) == unbounded
 
 
+def test_one_greedy_batcher_serves_batches_and_packs():
+    # rows bound: 2 + 2 > 3; cost bound: Σ > 10; an item alone over the bound still runs
+    assert greedy_batches([2, 2, 1, 12, 3], sum, 10, max_rows=3, rows=lambda x: x) == [[2], [2, 1], [12], [3]]
+    assert greedy_batches([4, 4, 4], sum, 10) == [[4, 4], [4]] and greedy_batches([], sum, 1) == []
+    # length_sorted_batches: longest first, at most 2 rows, rows × longest ≤ 16: 9 alone (2 × 9 > 16), then 8 with 5 (2 × 8)
+    assert length_sorted_batches([3, 9, 8, 5, 5], 2, max_tokens=16) == [[1], [2, 3], [4, 0]]
+    assert length_sorted_batches([3, 9, 8, 5, 5], 2) == [[1, 2], [3, 4], [0]]
+
+
 def test_pack_groups_oversize_member_runs_alone():
-    # member 0 alone costs 5 + 95 > 20: it runs alone, never dropped; member 1 costs 5 + 2
+    # member 0 alone holds 5 + 95 > 20 tokens: it runs alone, never dropped; member 1 holds 5 + 2
     assert pack_groups([(5, [0, 1])], 8, max_tokens=20, lengths=[100, 7]) == [[(5, [0])], [(5, [1])]]
 
 

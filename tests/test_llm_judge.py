@@ -103,6 +103,38 @@ def test_a_token_budget_regroups_shared_packs_and_keeps_the_scores(tiny_lm, monk
     assert capped == pytest.approx(free, abs=1e-6)
 
 
+def test_a_judge_pack_stays_within_max_tokens(tiny_lm, monkeypatch):
+    # hand-built prompts: a 20-token rubric prefix, then context A (40 shared tokens) with 5 responses of 3, 4,
+    # 5, 6, 3 own tokens, and context B (30 shared tokens) with 4 responses of 2, 3, 4, 5 own tokens
+    from dialeval.judge import scorer as judge_scorer
+    from dialeval.models.lm import load_lm
+
+    lm = load_lm(tiny_lm, backend="torch")
+    prefix = list(range(10, 30))
+    a, b = list(range(100, 140)), list(range(200, 230))
+    items = [a + [50 + k] * n for k, n in enumerate([3, 4, 5, 6, 3])] + [b + [60 + k] * n for k, n in enumerate([2, 3, 4, 5])]
+    keys = ["A"] * 5 + ["B"] * 4
+    held = []
+    original = judge_scorer.shared_history_pass
+
+    def recording(lm, pack, items, pad, device, past=None, past_length=0):
+        last, cache, attn = original(lm, pack, items, pad, device, past=past, past_length=past_length)
+        held.append((attn.shape[0], attn.shape[1] - past_length, sorted(i for _, m in pack for i in m)))
+        return last, cache, attn
+
+    monkeypatch.setattr(judge_scorer, "shared_history_pass", recording)
+    judge = JudgeScorer(lm)
+    capped = judge.score(prefix, items, [5, 6, 7, 8, 9], batch_size=8, max_tokens=100, keys=keys)
+    # rows × (longest shared + longest own) ≤ 100: A holds 43 44 | 45 46 | 43 tokens a row, B 32 33 | 34 35
+    assert held == [(2, 44, [0, 1]), (2, 46, [2, 3]), (1, 43, [4]), (2, 33, [5, 6]), (2, 35, [7, 8])]
+    assert all(rows * width <= 100 for rows, width, _ in held)
+    held.clear()
+    free = judge.score(prefix, items, [5, 6, 7, 8, 9], batch_size=8, max_tokens=None, keys=keys)
+    assert [members for _, _, members in held] == [[0, 1, 2, 3, 4], [5, 6, 7, 8]]  # 5 + 4 rows > batch_size
+    assert max(rows * width for rows, width, _ in held) == 5 * 46  # 2.3x the budget without it
+    np.testing.assert_allclose(capped[0], free[0], rtol=1e-5)
+
+
 def test_the_scored_speaker_is_b_at_both_levels():
     # turn level: the last context turn is the other speaker's (A), the rated response is B's
     assert item_text("turn", ["u1", "s1", "u2"], "r") == "Conversation:\nA: u1\nB: s1\nA: u2\n\nResponse (B): r"

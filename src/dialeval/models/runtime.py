@@ -143,6 +143,28 @@ def resolve_dtype(dtype: Any = None, device: Any = None) -> Any:
     return out
 
 
+def greedy_batches(items: Sequence[T], cost: Callable[[list[T]], float], max_cost: float | None = None, *,
+                   max_rows: int | None = None, rows: Callable[[T], int] = lambda _: 1) -> list[list[T]]:
+    """``items``, in their order, cut into consecutive batches: an item joins the current batch while the batch
+    then holds at most ``max_rows`` rows (``rows(item)`` each) and, with ``max_cost``, ``cost(batch) ≤ max_cost``;
+    otherwise it starts the next one. An item over either bound alone forms a batch of its own. The one batcher
+    of :func:`length_sorted_batches` and the shared-prefix packs (:func:`dialeval.models.shared_prefix.pack_groups`)."""
+    batches: list[list[T]] = []
+    current: list[T] = []
+    held = 0
+    for item in items:
+        n = rows(item)
+        if current and ((max_rows is not None and held + n > max_rows)
+                        or (max_cost is not None and cost([*current, item]) > max_cost)):
+            batches.append(current)
+            current, held = [], 0
+        current.append(item)
+        held += n
+    if current:
+        batches.append(current)
+    return batches
+
+
 def length_sorted_batches(
     lengths: Sequence[int], batch_size: int = 32, max_tokens: int | None = None
 ) -> list[list[int]]:
@@ -154,19 +176,7 @@ def length_sorted_batches(
     if batch_size < 1:
         raise ValueError(f"`batch_size` must be ≥ 1, got {batch_size}.")
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        longest = lengths[current[0]] if current else lengths[i]
-        too_many = len(current) >= batch_size
-        too_big = max_tokens is not None and current and (len(current) + 1) * longest > max_tokens
-        if current and (too_many or too_big):
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
+    return greedy_batches(order, lambda batch: len(batch) * lengths[batch[0]], max_tokens, max_rows=batch_size)
 
 
 #: Seconds of work before an automatic progress bar appears.

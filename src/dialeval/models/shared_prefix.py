@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+from dialeval.models.runtime import greedy_batches
+
 MIN_SHARED = 8  #: a shorter common prefix is not worth a separate pass
 
 
@@ -90,11 +92,13 @@ Group = tuple[int, list[int]]  #: (shared prefix length, member indices)
 
 
 def pack_cost(pack: Sequence[Group], lengths: Sequence[int]) -> int:
-    """Padded tokens of a pack's two passes: parts × longest shared prefix + members × longest own suffix
-    (an item's own tokens: its length in ``lengths`` less its part's shared length)."""
+    """Padded tokens a pack's rows hold: members × (longest shared prefix + longest own suffix), an item's own
+    tokens being its length in ``lengths`` less its part's shared length. That is the width of the members' pass
+    (its attention mask and key/value cache), the same count :func:`dialeval.models.runtime.length_sorted_batches`
+    gives a batch of whole items (rows × longest)."""
     longest_own = max(lengths[i] - shared for shared, members in pack for i in members)
     n_members = sum(len(members) for _, members in pack)
-    return len(pack) * max(shared for shared, _ in pack) + n_members * longest_own
+    return n_members * (max(shared for shared, _ in pack) + longest_own)
 
 
 def pack_groups(groups: Sequence[Group], rows_per_pack: int, max_tokens: int | None = None,
@@ -102,35 +106,15 @@ def pack_groups(groups: Sequence[Group], rows_per_pack: int, max_tokens: int | N
     """Groups packed, longest shared prefix first, so a pack holds at most ``rows_per_pack`` members; a
     larger group is split into parts of that size, each part running the prefix again. With ``max_tokens``
     (and ``lengths[i]``, item i's tokens) a pack also stays within that :func:`pack_cost`: a part over it is
-    split into smaller chunks, down to one member, which runs alone however long it is."""
+    split into smaller chunks, down to one member, which runs alone however long it is. Both cuts are
+    :func:`dialeval.models.runtime.greedy_batches`."""
     if max_tokens is not None and lengths is None:
         raise ValueError("`max_tokens` needs `lengths` (every item's token count).")
     parts = [(shared, members[k:k + rows_per_pack]) for shared, members in groups
              for k in range(0, len(members), rows_per_pack)]
     if max_tokens is not None:
-        parts = [chunk for part in parts for chunk in _within(part, max_tokens, lengths)]
+        parts = [(shared, chunk) for shared, members in parts
+                 for chunk in greedy_batches(members, lambda c, s=shared: pack_cost([(s, c)], lengths), max_tokens)]
     parts.sort(key=lambda g: (-g[0], g[1][0]))
-    packs: list[list[Group]] = []
-    current: list[Group] = []
-    for part in parts:
-        too_many = sum(len(m) for _, m in current) + len(part[1]) > rows_per_pack
-        too_big = max_tokens is not None and current and pack_cost([*current, part], lengths) > max_tokens
-        if current and (too_many or too_big):
-            packs.append(current)
-            current = []
-        current.append(part)
-    if current:
-        packs.append(current)
-    return packs
-
-
-def _within(part: Group, max_tokens: int, lengths: Sequence[int]) -> list[Group]:
-    """``part`` split, members in order, into chunks within ``max_tokens`` (a lone member may exceed it)."""
-    shared, members = part
-    chunks: list[list[int]] = []
-    for i in members:
-        if chunks and pack_cost([(shared, [*chunks[-1], i])], lengths) <= max_tokens:
-            chunks[-1].append(i)
-        else:
-            chunks.append([i])
-    return [(shared, chunk) for chunk in chunks]
+    return greedy_batches(parts, lambda pack: pack_cost(pack, lengths), max_tokens, max_rows=rows_per_pack,
+                          rows=lambda part: len(part[1]))
