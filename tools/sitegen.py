@@ -51,6 +51,8 @@ def fmt(x: Any, digits: int = 3) -> str:
 def machine_line(meta: dict[str, Any]) -> str:
     """One sentence saying what a measurement ran on (any of cpu, cores, threads, load, note)."""
     m = meta.get("machine", {})
+    if isinstance(m, str):  # a script that writes its machine as one sentence
+        return m + (f"; GEMM peak {meta['gemm_peak_gflops']:.0f} GFLOP/s" if meta.get("gemm_peak_gflops") else "")
     parts = [m.get("cpu"), f"{m['cores']} cores" if m.get("cores") else None,
              f"{meta['threads']} threads" if meta.get("threads") else None,
              f"load average {meta['load']}" if meta.get("load") else None]
@@ -287,7 +289,13 @@ def benchmarks_page(results: list[dict[str, Any]]) -> str:
                 f"Command: `{res.get('command', '?')}`  ", f"Ran on: {machine_line(res)}.", ""]
         if res.get("note"):
             out += [res["note"], ""]
+        if res.get("summary"):
+            out += [f"Summary: {res['summary']}.", ""]
         rows = res.get("rows", [])
+        if not isinstance(rows, list):  # a per-unit table instead (the compute-floor benchmark)
+            rows = []
+        rows = rows or [{k: u.get(k) for k in ("metric", "dataset", "config", "rows", "route_s", "floor_s", "ratio",
+                                               "kind")} for u in res.get("units", [])]
         keys = list(dict.fromkeys(k for r in rows for k in r))
         if rows:
             out += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
