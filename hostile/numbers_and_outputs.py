@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import importlib
 import json
 import math
 import os
@@ -302,7 +303,7 @@ def round3_attempts(root: Path, data: Path, models: dict[str, str], cli: Classif
     add("36.7 bounds and outputs", "leaderboard --resamples 10**8",
         lambda: cli(["leaderboard", "--data-dir", str(data), "--out", str(out / "lb-big"), "--resamples", "100000000"]))
     add("36.7 bounds and outputs", "JSON output of NaN and inf",
-        lambda: _right(__import__("dialeval.io.files").files.json_text([math.nan, math.inf], indent=None) == "[null, null]",
+        lambda: _right(importlib.import_module("dialeval.io.files").json_text([math.nan, math.inf], indent=None) == "[null, null]",
                        "strict JSON"))
     add("36.7 bounds and outputs", "/check_model with a 100,000-character name", lambda: _availability("x" * 100_000))
     add("36.7 bounds and outputs", "/check_model with a 300-byte folder name", lambda: _availability("a/" + "b" * 300))
