@@ -234,3 +234,16 @@ def test_a_cache_path_that_is_a_file_fails_before_scoring(plugin, tmp_path, monk
     monkeypatch.setattr(leaderboard, "score_rows", lambda *a, **k: pytest.fail("scored before the cache check"))
     with pytest.raises(ValueError, match="cache is a file, not the cache folder"):
         leaderboard.build(None, out, data=[path], metrics=["lenplug"], n_resamples=10, log=lambda _: None)
+
+
+def test_a_turn_record_without_its_response_or_context_field_is_refused(tmp_path):
+    from dialeval.io.readers import MalformedDataError
+    from dialeval.meta import own_data
+
+    good = {"id": "a", "context": ["hi"], "response": "hello", "q": [3, 4]}
+    for drop in ("response", "context"):
+        path = tmp_path / f"no_{drop}.jsonl"
+        bad = {k: v for k, v in good.items() if k != drop}
+        path.write_text("\n".join(json.dumps(r) for r in (good, {**good, "id": "b"}, {**bad, "id": "c"})) + "\n")
+        with pytest.raises(MalformedDataError, match=rf"no field {drop!r}; a turn-level record needs"):
+            own_data.read(path)

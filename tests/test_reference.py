@@ -118,3 +118,11 @@ def test_debian_wordnet_folder_links_the_database_and_adds_lexnames(tmp_path):
     (source / "noun.exc").unlink()
     with pytest.raises(FileNotFoundError, match="lacks noun.exc.*wordnet-base"):
         debian_wordnet_folder(source, cache=tmp_path / "cache")
+
+
+def test_bertscore_scores_an_empty_text_zero_like_the_other_metrics():
+    out = compute_bertscore(["", "a cat sat", "x"], [["hi"], ["the cat sat"], ["", "x"]])
+    assert out["scores"][0] == 0.0 and out["precision"][0] == out["recall"][0] == 0.0
+    assert out["scores"][2] == pytest.approx(1.0, abs=1e-6)  # the empty reference of two is left out
+    assert compute_bertscore([""], [""])["scores"] == [0.0]
+    assert core.compute_token_f1([""], ["hi"])["scores"] == [0.0]

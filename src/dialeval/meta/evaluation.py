@@ -83,12 +83,15 @@ def _lookup(row: dict[str, Any], name: str) -> Any:
     return value
 
 
+HUMAN_FIELDS = ("annotations", "annotation_means")  #: where rows hold the human ratings, never a metric's scores
+
+
 def column_names(row: dict[str, Any]) -> list[str]:
     """The numeric columns ``column:NAME`` can use on rows like ``row``."""
     names = [k for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     names += list(row.get("metrics") or {})
     for k, v in row.items():
-        if isinstance(v, dict) and k != "metrics":
+        if isinstance(v, dict) and k != "metrics" and k not in HUMAN_FIELDS:
             names += [f"{k}.{sub}" for sub, x in v.items() if isinstance(x, (int, float))]
     return names
 

@@ -192,6 +192,10 @@ def _row(rec: dict[str, Any], loc: str, m: dict[str, str], level: str, qualities
     if level == "dialog":
         row["context"] = _turns(rec.get(m["dialogue"]), m["dialogue"], loc)
     else:
+        for name in (m["context"], m["response"]):  # an empty value is allowed (and counted); an absent field is not
+            if name not in rec:
+                raise MalformedDataError(f"{loc}: no field {name!r}; a turn-level record needs a context and a "
+                                         "response (map other names with --field, e.g. --field response=reply).")
         row["context"] = [] if _missing(rec.get(m["context"])) else _turns(rec[m["context"]], m["context"], loc)
         response = rec.get(m["response"])
         if response is not None and not isinstance(response, str):

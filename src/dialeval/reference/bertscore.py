@@ -95,19 +95,34 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
     if not is_int(batch_size) or not 1 <= batch_size <= 4096:
         raise ValueError(f"`batch_size`={batch_size!r:.40} must be an integer from 1 to 4096.")
     preds, refs = check_references(predictions, references)
+    # an empty text has no tokens to match: its score is 0 (bert-score itself fails on it), as for every other
+    # reference-based metric; an empty reference of several is left out of the best-of
+    refs = [[r for r in group if r.strip()] for group in refs]
+    scored = [i for i, (p, group) in enumerate(zip(preds, refs)) if p.strip() and group]
+    if not scored:
+        zeros = [0.0] * len(preds)
+        return {"bertscore": 0.0, "precision": zeros, "recall": zeros, "scores": zeros,
+                "signature": _signature(model, num_layers or layer_count(model_source(model)), idf)}
+    preds_in, refs_in = [preds[i] for i in scored], [refs[i] for i in scored]
     scorer = load_bertscore(model, device=device, dtype=dtype, num_layers=num_layers)
     with _LOCK, warnings.catch_warnings():  # the idf weights are per call: the references of this call
         warnings.simplefilter("ignore", UserWarning)  # "Overwriting the previous importance weights"
         scorer._idf = idf  # bert-score reads the flag per call; it has no setter
         if idf:
-            scorer.compute_idf([r for group in refs for r in group])
-        precision, recall, f1 = scorer.score(preds, refs, batch_size=int(batch_size))
-    scores = [float(x) for x in f1.tolist()]
-    sig = make_signature("bertscore", model=model.strip(), layer=scorer.num_layers, idf=idf,
-                         dtype=str(next(scorer._model.parameters()).dtype).removeprefix("torch."),
-                         bert_score=library_version("bert-score"))
-    return {"bertscore": math.fsum(scores) / len(scores), "precision": [float(x) for x in precision.tolist()],
-            "recall": [float(x) for x in recall.tolist()], "scores": scores, "signature": sig}
+            scorer.compute_idf([r for group in refs_in for r in group])
+        precision, recall, f1 = scorer.score(preds_in, refs_in, batch_size=int(batch_size))
+    full = {name: [0.0] * len(preds) for name in ("precision", "recall", "scores")}
+    for j, i in enumerate(scored):
+        full["precision"][i], full["recall"][i], full["scores"][i] = (
+            float(precision[j]), float(recall[j]), float(f1[j]))
+    dtype_name = str(next(scorer._model.parameters()).dtype).removeprefix("torch.")
+    return {"bertscore": math.fsum(full["scores"]) / len(preds), **full,
+            "signature": _signature(model, scorer.num_layers, idf, dtype_name)}
+
+
+def _signature(model: str, layers: int | None, idf: bool, dtype: str = "float32") -> str:
+    return make_signature("bertscore", model=model.strip(), layer=layers, idf=idf, dtype=dtype,
+                          bert_score=library_version("bert-score"))
 
 
 def bertscore_adapter(options: dict[str, Any], config: str) -> Any:
