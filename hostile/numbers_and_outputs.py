@@ -387,8 +387,8 @@ def _output_attempts(root: Path, data: Path, txt: Path, cli: Classify, run_cli: 
          lambda: cli(["hub", "build", "--org", "a", "--out", str(lb / "cache"), "--leaderboard", str(lb),
                       "--from-index", "--no-datasets", "--overwrite"])),
         ("score --out (an abbreviation of --output)", lambda: _parse_exit(run_cli, [*score, "--out", f"{t}/a.json"])),
-        ("meta-eval --data (an abbreviation of --data-dir)",
-         lambda: _parse_exit(run_cli, ["meta-eval", "fed", "--metric", "column:x", "--data", fed])),
+        ("meta-eval --data-d (an abbreviation of --data-dir)",
+         lambda: _parse_exit(run_cli, ["meta-eval", "fed", "--metric", "column:x", "--data-d", fed])),
     ]
     return [(cat, name, run) for name, run in cases]
 
