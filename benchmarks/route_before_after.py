@@ -70,12 +70,12 @@ def main() -> int:
     print(machine_line(args.threads), flush=True)
     peak = matmul_peak(torch.float32)
     shape = lf.model_shape()
-    rows = []
+    rows: list[list] = []
+    found = []
     for spec in args.unit:
         unit = spec.split("/")
         data = load_rows(unit[1], unit[2], data_dir=Path(args.data_dir) / DATA_FOLDERS[unit[1]])[:args.sample]
         floor = lf.floor_of(*unit, data, shape)
-        floor_s = floor["flops"] / peak + floor["other_s"]
         times: dict[str, list[float]] = {"before": [], "after": []}
         scores = {}
         for r in range(args.rounds):
@@ -83,12 +83,14 @@ def main() -> int:
                 got = run_side(getattr(args, side), unit, args)
                 times[side].append(got["s"])
                 scores[side] = got["scores"]
-        before, after = statistics.median(times["before"]), statistics.median(times["after"])
-        rows.append([spec, len(data), f"{floor_s:.2f}", f"{before:.2f} ({before / floor_s:.2f}x)",
-                     f"{after:.2f} ({after / floor_s:.2f}x)", f"{before / after:.2f}x",
-                     f"{max_rel_diff(scores['before'], scores['after']):.1e}"])
+        found.append((spec, len(data), floor, statistics.median(times["before"]), statistics.median(times["after"]),
+                      max_rel_diff(scores["before"], scores["after"])))
         print(f"  {spec}: before {times['before']}, after {times['after']}", flush=True)
     peak = max(peak, matmul_peak(torch.float32))
+    for spec, n, floor, before, after, diff in found:
+        floor_s = floor["flops"] / peak + floor["other_s"]
+        rows.append([spec, n, f"{floor_s:.2f}", f"{before:.2f} ({before / floor_s:.2f}x)",
+                     f"{after:.2f} ({after / floor_s:.2f}x)", f"{before / after:.2f}x", f"{diff:.1e}"])
     print(table(["unit", "rows", "floor s", "before s (/floor)", "after s (/floor)", "speed-up", "max rel diff"], rows))
     print(f"floor at {peak / 1e9:.0f} GFLOP/s, the best GEMM peak measured at the start and end; "
           f"load at the end {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
