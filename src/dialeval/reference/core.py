@@ -61,8 +61,7 @@ def compute_bleu(predictions: Any, references: Any, max_order: int = 4, smooth: 
     preds, refs = check_references(predictions, references)
     metric = overlap.sacrebleu_bleu(max_order, smooth, tokenize, lowercase)
     scores = overlap.sentence_scores(metric, preds, refs)
-    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(max(len(r) for r in refs))]
-    corpus = float(metric.corpus_score(preds, streams).score)
+    corpus = overlap.corpus_score(metric, preds, refs)
     sig = make_signature("bleu", n=max_order, smooth=smooth, tok=tokenize, lc=lowercase,
                          sacrebleu=overlap.library_version("sacrebleu"))
     return _result("bleu", scores, sig, corpus_bleu=corpus)
@@ -77,8 +76,7 @@ def compute_chrf(predictions: Any, references: Any, char_order: int = 6, word_or
     preds, refs = check_references(predictions, references)
     metric = overlap.sacrebleu_chrf(char_order, word_order, beta)
     scores = overlap.sentence_scores(metric, preds, refs)
-    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(max(len(r) for r in refs))]
-    corpus = float(metric.corpus_score(preds, streams).score)
+    corpus = overlap.corpus_score(metric, preds, refs)
     sig = make_signature("chrf", c=char_order, w=word_order, beta=beta, sacrebleu=overlap.library_version("sacrebleu"))
     return _result("chrf", scores, sig, corpus_chrf=corpus)
 
@@ -121,7 +119,8 @@ def reference_adapter(compute: Callable[..., dict[str, Any]], options: dict[str,
     return score
 
 
-def _adapter_factory(compute: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
+def adapter_factory(compute: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
+    """The declaration's ``meta_adapter``: ``factory(options, config)`` → :func:`reference_adapter` of ``compute``."""
     def factory(options: dict[str, Any], config: str) -> Callable[..., dict[str, Any]]:
         return reference_adapter(compute, options)
 
@@ -129,8 +128,8 @@ def _adapter_factory(compute: Callable[..., dict[str, Any]]) -> Callable[..., An
     return factory
 
 
-token_f1_adapter = _adapter_factory(compute_token_f1)
-bleu_adapter = _adapter_factory(compute_bleu)
-chrf_adapter = _adapter_factory(compute_chrf)
-meteor_adapter = _adapter_factory(compute_meteor)
-rouge_l_adapter = _adapter_factory(compute_rouge_l)
+token_f1_adapter = adapter_factory(compute_token_f1)
+bleu_adapter = adapter_factory(compute_bleu)
+chrf_adapter = adapter_factory(compute_chrf)
+meteor_adapter = adapter_factory(compute_meteor)
+rouge_l_adapter = adapter_factory(compute_rouge_l)

@@ -69,6 +69,13 @@ def sentence_scores(metric: Any, predictions: Sequence[str], references: Sequenc
     return [float(metric.sentence_score(p, list(refs)).score) for p, refs in zip(predictions, references)]
 
 
+def corpus_score(metric: Any, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> float:
+    """A sacrebleu metric's corpus score: reference stream k holds each response's k-th reference (``None`` where a
+    response has fewer)."""
+    streams = [[r[k] if k < len(r) else None for r in references] for k in range(max(len(r) for r in references))]
+    return float(metric.corpus_score(list(predictions), streams).score)
+
+
 def treebank_tokens(text: str) -> list[str]:
     """nltk's Treebank word tokens (no downloaded sentence splitter needed)."""
     from nltk.tokenize import NLTKWordTokenizer
