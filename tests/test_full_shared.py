@@ -85,6 +85,46 @@ def test_one_greedy_batcher_serves_batches_and_packs():
     assert length_sorted_batches([3, 9, 8, 5, 5], 2) == [[1, 2], [3, 4], [0]]
 
 
+def test_least_padding_cuts_keep_one_long_history_from_padding_the_short_ones():
+    # one 100-token history and three of 10, a call costing 64 padded tokens: one batch is 4 × 100 + 64 = 464;
+    # [100] then [10, 10, 10] is 100 + 64 + 3 × 10 + 64 = 258, the least
+    assert length_sorted_batches([10, 100, 10, 10], 4, call_cost=64) == [[1], [0, 2, 3]]
+    # calls dearer than the padding: one batch (4 × 100 + 1000 < 100 + 30 + 2000)
+    assert length_sorted_batches([10, 100, 10, 10], 4, call_cost=1000) == [[1, 0, 2, 3]]
+    # the row and token bounds still hold: rows ≤ 2; rows × longest ≤ 30 (the 100 alone, then the three 10s)
+    assert length_sorted_batches([10, 100, 10, 10], 2, call_cost=1000) == [[1, 0], [2, 3]]
+    assert length_sorted_batches([10, 100, 10, 10], 4, max_tokens=30, call_cost=1000) == [[1], [0, 2, 3]]
+
+
+def test_least_padding_cuts_equal_the_best_of_every_partition():
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    for _ in range(40):
+        lengths = [rng.randint(1, 120) for _ in range(rng.randint(1, 8))]
+        rows, budget, call = rng.randint(1, 4), rng.choice([None, 150, 300]), rng.choice([0, 16, 64, 500])
+        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+
+        def fits(batch):
+            return len(batch) <= rows and (budget is None or len(batch) == 1 or len(batch) * lengths[batch[0]] <= budget)
+
+        best = float("inf")  # every way to cut the longest-first order, by brute force
+        for cuts in itertools.product([False, True], repeat=len(order) - 1):
+            batches, current = [], [order[0]]
+            for item, cut in zip(order[1:], cuts):
+                if cut:
+                    batches.append(current)
+                    current = []
+                current.append(item)
+            batches.append(current)
+            if all(fits(b) for b in batches):
+                best = min(best, sum(len(b) * lengths[b[0]] + call for b in batches))
+        got = length_sorted_batches(lengths, rows, max_tokens=budget, call_cost=call)
+        assert sorted(i for b in got for i in b) == list(range(len(lengths))) and all(fits(b) for b in got)
+        assert sum(len(b) * lengths[b[0]] + call for b in got) == best, (lengths, rows, budget, call)
+
+
 def test_pack_groups_oversize_member_runs_alone():
     # member 0 alone holds 5 + 95 > 20 tokens: it runs alone, never dropped; member 1 holds 5 + 2
     assert pack_groups([(5, [0, 1])], 8, max_tokens=20, lengths=[100, 7]) == [[(5, [0])], [(5, [1])]]

@@ -106,7 +106,10 @@ def test_wheel_in_target_folder_loads_and_computes_every_metric(wheel, tmp_path)
         "nli_diversity": {**registry.get("nli_diversity").example, "model": nli},
         "full_followup": {**registry.get("full_followup").example, "model": lm},
     }
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{target}:{sysconfig.get_paths()['purelib']}",
+    # the wheel's folder first, then the interpreter's site-packages folders (a venv's and, with
+    # --system-site-packages, its base's): `-S` skips .pth files, so the editable checkout stays out of sight
+    site_dirs = [sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.endswith("site-packages"))]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join([str(target), *dict.fromkeys(site_dirs)]),
            "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "DIALEVAL_PROGRESS": "0"}
     proc = subprocess.run([sys.executable, "-S", "-c", PROBE, json.dumps(overrides), str(tmp_path)], capture_output=True,

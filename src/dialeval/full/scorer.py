@@ -34,7 +34,13 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
-from dialeval.models.lm import history_pass, pad_id, position_limit, shared_history_pass
+from dialeval.models.lm import (
+    LM_CALL_COST,
+    history_pass,
+    pad_id,
+    position_limit,
+    shared_history_pass,
+)
 from dialeval.models.runtime import load_pretrained, run_batched
 from dialeval.models.shared_prefix import nested_hosts, pack_groups, prefix_groups
 
@@ -197,7 +203,8 @@ class FollowupScorer:
                 rows[i] = r
         single_rows = run_batched([items[i] for i in singles], lambda batch: step(batch, f_ids),
                                   lengths=[len(items[i]) for i in singles], batch_size=batch_size,
-                                  max_tokens=max_tokens, desc="FULL follow-ups", progress=progress)
+                                  max_tokens=max_tokens, desc="FULL follow-ups", progress=progress,
+                                  call_cost=LM_CALL_COST if self.kind == "causal" else None)
         for i, r in zip(singles, single_rows):
             rows[i] = r
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
@@ -235,7 +242,8 @@ class FollowupScorer:
                     desc="FULL shared contexts", progress=progress if packs else False)
         singles = [roots[m] for m in alone]
         run_batched(singles, single, lengths=[len(items[i]) for i in singles], batch_size=batch_size,
-                    max_tokens=max_tokens, desc="FULL follow-ups", progress=progress if singles else False)
+                    max_tokens=max_tokens, desc="FULL follow-ups", progress=progress if singles else False,
+                    call_cost=LM_CALL_COST)
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
 
     def _followup_tensors(self, f_ids: list[list[int]], pad_id: int) -> tuple[Any, Any]:

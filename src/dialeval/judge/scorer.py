@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
-from dialeval.models.lm import cache_of_rows, left_padded, pad_id, shared_history_pass
+from dialeval.models.lm import LM_CALL_COST, cache_of_rows, left_padded, pad_id, shared_history_pass
 from dialeval.models.onnx_lm import cache_tensors
 from dialeval.models.runtime import run_batched
 from dialeval.models.shared_prefix import pack_groups, prefix_groups
@@ -95,7 +95,7 @@ class JudgeScorer:
         lengths = [len(items[i]) + (0 if share_prefix else len(prefix)) for i in todo]
         for i, row in zip(todo, run_batched([items[i] for i in todo], step, lengths=lengths, batch_size=batch_size,
                                             max_tokens=max_tokens, desc="llm_judge",
-                                            progress=progress if todo else False)):
+                                            progress=progress if todo else False, call_cost=LM_CALL_COST)):
             rows[i] = row
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
 

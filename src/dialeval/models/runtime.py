@@ -16,6 +16,8 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dialeval.models.batching import greedy_batches, least_padding_cuts, length_sorted_batches  # noqa: F401 (re-exported)
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -143,42 +145,6 @@ def resolve_dtype(dtype: Any = None, device: Any = None) -> Any:
     return out
 
 
-def greedy_batches(items: Sequence[T], cost: Callable[[list[T]], float], max_cost: float | None = None, *,
-                   max_rows: int | None = None, rows: Callable[[T], int] = lambda _: 1) -> list[list[T]]:
-    """``items``, in their order, cut into consecutive batches: an item joins the current batch while the batch
-    then holds at most ``max_rows`` rows (``rows(item)`` each) and, with ``max_cost``, ``cost(batch) ≤ max_cost``;
-    otherwise it starts the next one. An item over either bound alone forms a batch of its own. The one batcher
-    of :func:`length_sorted_batches` and the shared-prefix packs (:func:`dialeval.models.shared_prefix.pack_groups`)."""
-    batches: list[list[T]] = []
-    current: list[T] = []
-    held = 0
-    for item in items:
-        n = rows(item)
-        if current and ((max_rows is not None and held + n > max_rows)
-                        or (max_cost is not None and cost([*current, item]) > max_cost)):
-            batches.append(current)
-            current, held = [], 0
-        current.append(item)
-        held += n
-    if current:
-        batches.append(current)
-    return batches
-
-
-def length_sorted_batches(
-    lengths: Sequence[int], batch_size: int = 32, max_tokens: int | None = None
-) -> list[list[int]]:
-    """Indices grouped into batches of similar length, longest first (less padding, early OOM).
-
-    A batch holds at most ``batch_size`` items and, with ``max_tokens``, at most that many padded tokens
-    (``len(batch) * longest``); an item longer than ``max_tokens`` forms a batch of its own.
-    """
-    if batch_size < 1:
-        raise ValueError(f"`batch_size` must be ≥ 1, got {batch_size}.")
-    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    return greedy_batches(order, lambda batch: len(batch) * lengths[batch[0]], max_tokens, max_rows=batch_size)
-
-
 #: Seconds of work before an automatic progress bar appears.
 PROGRESS_DELAY_S = 2.0
 
@@ -206,16 +172,19 @@ def run_batched(
     max_tokens: int | None = None,
     desc: str = "",
     progress: bool | None = None,
+    call_cost: int | None = None,
 ) -> list[R]:
     """Apply ``step`` to length-sorted batches of ``items`` under ``torch.inference_mode``.
 
     ``step`` gets a list of items and returns one result per item; results come back in input order.
+    ``call_cost`` (a call's fixed cost in padded tokens): cut the batches where padding plus calls cost least
+    (:func:`length_sorted_batches`).
     """
     import torch
 
     if len(lengths) != len(items):
         raise ValueError(f"`lengths` has {len(lengths)} entries for {len(items)} items.")
-    batches = length_sorted_batches(lengths, batch_size, max_tokens)
+    batches = length_sorted_batches(lengths, batch_size, max_tokens, call_cost)
     results: list[Any] = [None] * len(items)
     disable = None if progress is None else not progress
     with torch.inference_mode():

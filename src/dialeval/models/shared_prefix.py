@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from dialeval.models.runtime import greedy_batches
+from dialeval.models.batching import greedy_batches
 
 MIN_SHARED = 8  #: a shorter common prefix is not worth a separate pass
 
@@ -94,7 +94,7 @@ Group = tuple[int, list[int]]  #: (shared prefix length, member indices)
 def pack_cost(pack: Sequence[Group], lengths: Sequence[int]) -> int:
     """Padded tokens a pack's rows hold: members × (longest shared prefix + longest own suffix), an item's own
     tokens being its length in ``lengths`` less its part's shared length. That is the width of the members' pass
-    (its attention mask and key/value cache), the same count :func:`dialeval.models.runtime.length_sorted_batches`
+    (its attention mask and key/value cache), the same count :func:`dialeval.models.batching.length_sorted_batches`
     gives a batch of whole items (rows × longest)."""
     longest_own = max(lengths[i] - shared for shared, members in pack for i in members)
     n_members = sum(len(members) for _, members in pack)
@@ -107,7 +107,7 @@ def pack_groups(groups: Sequence[Group], rows_per_pack: int, max_tokens: int | N
     larger group is split into parts of that size, each part running the prefix again. With ``max_tokens``
     (and ``lengths[i]``, item i's tokens) a pack also stays within that :func:`pack_cost`: a part over it is
     split into smaller chunks, down to one member, which runs alone however long it is. Both cuts are
-    :func:`dialeval.models.runtime.greedy_batches`."""
+    :func:`dialeval.models.batching.greedy_batches`."""
     if max_tokens is not None and lengths is None:
         raise ValueError("`max_tokens` needs `lengths` (every item's token count).")
     parts = [(shared, members[k:k + rows_per_pack]) for shared, members in groups
