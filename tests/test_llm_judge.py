@@ -117,8 +117,9 @@ def test_a_judge_pack_stays_within_max_tokens(tiny_lm, monkeypatch):
     held = []
     original = judge_scorer.shared_history_pass
 
-    def recording(lm, pack, items, pad, device, past=None, past_length=0):
-        last, cache, attn = original(lm, pack, items, pad, device, past=past, past_length=past_length)
+    def recording(lm, pack, items, pad, device, past=None, past_length=0, keep_cache=True):
+        last, cache, attn = original(lm, pack, items, pad, device, past=past, past_length=past_length,
+                                     keep_cache=keep_cache)
         held.append((attn.shape[0], attn.shape[1] - past_length, sorted(i for _, m in pack for i in m)))
         return last, cache, attn
 

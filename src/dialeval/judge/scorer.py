@@ -104,7 +104,7 @@ class JudgeScorer:
         """Last-position logits of a pack's members: each group's common tokens once after the prefix cache,
         then every member's own (:func:`dialeval.models.lm.shared_history_pass`)."""
         last, _, _ = shared_history_pass(self.lm, pack, items, self.pad, self.model.device, past=past,
-                                         past_length=n_prefix)
+                                         past_length=n_prefix, keep_cache=False)
         return last.float().cpu().numpy()
 
     def _from_scratch(self, batch: list[list[int]]) -> np.ndarray:

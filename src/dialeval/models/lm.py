@@ -357,11 +357,13 @@ def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tupl
 
 
 def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
-                        device: Any, past: Any = None, past_length: int = 0) -> tuple[Any, Any, Any]:
+                        device: Any, past: Any = None, past_length: int = 0,
+                        keep_cache: bool = True) -> tuple[Any, Any, Any]:
     """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
     prefix, one over every member's own tokens after a copy of its group's cache (the padding between the
     two is masked; positions continue from the prefix). ``past`` (one row, ``past_length`` tokens: the LLM
-    judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch) comes before every item."""
+    judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch) comes before every item.
+    ``keep_cache=False``: only the last logits are wanted, so ONNX Runtime writes no grown cache (``None``)."""
     import torch
 
     p_ids, p_attn = left_padded([items[members[0]][:shared] for shared, members in pack], pad)
@@ -379,6 +381,9 @@ def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[
         else:
             cache = onnx.run_extension(past, np.zeros(len(pack), dtype=np.int64), p_ids.numpy(), p_full.numpy(),
                                        p_pos.numpy())[1]
+        if not keep_cache:
+            return torch.from_numpy(onnx.run_last_after_rows(cache, rows.numpy(), s_ids.numpy(), attn.numpy(),
+                                                             s_pos.numpy())), None, attn
         last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
         return torch.from_numpy(last), cache, attn
     cache = None if past is None else cache_of_rows(lm.model, [t.to(device) for t in past], [0] * len(pack))

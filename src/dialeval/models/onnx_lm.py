@@ -134,6 +134,14 @@ class OnnxCausalLM:
         feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
         return self._graph("last")(feed)[0][:, -1]
 
+    def run_last_after_rows(self, past: list[np.ndarray], rows: np.ndarray, input_ids: Any, attention_mask: Any,
+                            position_ids: Any) -> np.ndarray:
+        """The last position's logits ``[batch, vocab]`` of ``input_ids`` after row ``rows[r]`` of ``past``: what
+        :meth:`run_extension` gives without writing the grown cache out (a scorer that reads only the last logits)."""
+        feed = {n: np.take(p, rows, axis=0) for n, p in zip(self.past_names, past)}
+        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
+        return self._graph("last")(feed)[0][:, -1]
+
     def run_extension(self, past: list[np.ndarray], rows: np.ndarray, input_ids: Any, attention_mask: Any,
                       position_ids: Any) -> tuple[np.ndarray, list[np.ndarray]]:
         """``(last logits, grown past)`` of ``input_ids`` after row ``rows[r]`` of ``past`` (a shared prefix)."""
