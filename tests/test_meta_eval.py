@@ -130,6 +130,17 @@ def test_stored_columns_reproduce_tevet(contest_rows, column, published):
     assert set(by_target) == {("label_value", "spearman"), ("label_value", "oca"), ("human_score_mean", "spearman")}
 
 
+def test_a_stored_target_is_not_correlated_with_itself(contest_rows):
+    rows = contest_rows["con_test_200_resp_gen"]
+    report = meta_evaluate("contest", "column:human_score_mean", rows=contest_rows, n_resamples=20)
+    results = report["configs"]["con_test_200_resp_gen"]["results"]
+    assert [(r["target"], r["statistic"]) for r in results] == [("label_value", "spearman"), ("label_value", "oca")]
+    expected = spearmanr([r["human_score_mean"] for r in rows], [r["label_value"] for r in rows]).statistic
+    assert results[0]["value"] == pytest.approx(expected, abs=1e-12)
+    assert report["notes"] == ["con_test_200_resp_gen: 1 cell(s) left out: column:human_score_mean is the human "
+                               "quality 'human_score_mean' itself (ρ = 1 by construction, not a metric's result)"]
+
+
 def test_our_distinct_n_reproduces_tevet(contest_rows):
     report = meta_evaluate("contest", "distinct_n", rows=contest_rows, metric_args={"tokenizer": "tevet"})
     res = report["configs"]["con_test_200_resp_gen"]
@@ -201,11 +212,19 @@ def test_fed_protocol_on_hand_rows():
     assert report["round_decimals"] is None
 
 
-def test_fed_turn_and_dialog_real(shared_data, tmp_path):
-    report = meta_evaluate("fed", "column:annotation_means.Overall", data_dir=shared_data / "fed",
+@pytest.mark.parametrize("config, column, rows", [("turn", "Engaging", 375), ("dialog", "Coherent", 125)])
+def test_fed_turn_and_dialog_real(shared_data, tmp_path, config, column, rows):
+    # another quality of the same items against Overall (Overall against itself is refused: test_meta_eval_cli.py),
+    # expected from the raw file: each quality's mean over its numeric answers, scipy's ρ
+    data = json.loads((shared_data / "fed" / "fed_data.json").read_text(encoding="utf-8"))
+    entries = [e for e in data if ("response" in e) == (config == "turn")]
+    means = {q: [np.mean([v for v in e["annotations"][q] if isinstance(v, int)]) for e in entries]
+             for q in (column, "Overall")}
+    report = meta_evaluate("fed", f"column:annotation_means.{column}", config=config, data_dir=shared_data / "fed",
                            cache_dir=tmp_path, n_resamples=20)
-    assert {c: r["num_rows"] for c, r in report["configs"].items()} == {"turn": 375, "dialog": 125}
-    assert all(r["results"][0]["value"] == 1.0 for r in report["configs"].values())
+    res = report["configs"][config]
+    assert res["num_rows"] == len(entries) == rows
+    assert res["results"][0]["value"] == pytest.approx(spearmanr(means[column], means["Overall"]).statistic, abs=1e-12)
 
 
 class _FakeModule:

@@ -34,6 +34,25 @@ def _matches(value: Any, kind: str) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
 
 
+KIND_TEXT = {"str": "a string", "list[str]": "a list of strings"}
+
+
+def _item_error(name: str, i: int, item: Any, fitting: list[str], first: list[str], wanted: list[str]) -> TypeError:
+    """The one-line error for ``name[i]``, which matches none of the ``fitting`` kinds: the inner string that is
+    not one, an item of another accepted kind than ``name[0]`` (Arrow takes one kind per column), or its type."""
+    if isinstance(item, (list, tuple)) and "list[str]" in fitting:
+        j = next((j for j, v in enumerate(item) if not isinstance(v, str)), None)
+        if j is not None:
+            return TypeError(f"`{name}[{i}][{j}]` is {type(item[j]).__name__} ({item[j]!r:.40}), not a string.")
+    other = next((w for w in wanted if _matches(item, w)), None)
+    if first and other:
+        return TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), {KIND_TEXT[other]}, but `{name}[0]` "
+                         f"is {KIND_TEXT[first[0]]}; give every item the same kind (all strings, or all lists of "
+                         "strings).")
+    what = " or ".join(KIND_TEXT[w] for w in fitting)
+    return TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
+
+
 #: Where the dialeval package (every metric's code) is published.
 PACKAGE_URL = "https://pypi.org/project/dialeval/"
 
@@ -151,11 +170,11 @@ class DialevalMetric(evaluate.Metric):
             wanted = [k[name] for k in kinds if k.get(name)]
             if not wanted:
                 continue
-            fitting = [w for w in wanted if _matches(value[0], w)] or wanted[:1]
+            first = [w for w in wanted if _matches(value[0], w)]
+            fitting = first or wanted
             for i, item in enumerate(value):
                 if not any(_matches(item, w) for w in fitting):
-                    what = "a string" if fitting[0] == "str" else "a list of strings"
-                    raise TypeError(f"`{name}[{i}]` is {type(item).__name__} ({item!r:.40}), not {what}.")
+                    raise _item_error(name, i, item, fitting, first, wanted)
             check_valid_unicode(value, name)  # skipped for evaluate's own add_batch inside compute
 
     def _check_call(self, inputs: dict[str, Any], kwargs: dict[str, Any], computing: bool) -> None:
@@ -165,6 +184,12 @@ class DialevalMetric(evaluate.Metric):
         if computing and all(v is None for v in given.values()) and getattr(self, "writer", None) is None:
             missing = ", ".join(f"`{n}`" for n in sorted(names))
             raise ValueError(f"{missing} missing or None: pass them to compute(), or call add_batch() first.")
+        required = set.intersection(*(set(k) for k in kinds)) if kinds else set()
+        absent = sorted(n for n in required if given.get(n) is None)
+        present = sorted(n for n, v in given.items() if v is not None)
+        if absent and present:
+            raise ValueError(f"`{absent[0]}` is None while `{present[0]}` is given; pass `{absent[0]}` too, a list "
+                             f"with one item per item of `{present[0]}`.")
         self.check_inputs(given, kinds)
         stray = [k for k, v in inputs.items() if k not in names and v is not None]
         if self.DECLARATION is not None:  # ranges before any work (n=10**22 must not allocate)

@@ -13,18 +13,22 @@ from dialeval.io.files import first_missing, remove_created, resolve_output
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
 
 
-def add_data_options(p: argparse.ArgumentParser) -> None:
-    """``--data``, ``--field``, ``--quality``, ``--overall`` and ``--scores`` (shared with ``meta-eval``)."""
+def add_data_options(p: argparse.ArgumentParser, *, several: bool = True) -> None:
+    """``--data``, ``--field``, ``--quality``, ``--overall`` and ``--scores`` (shared with ``meta-eval``, which
+    takes one ``--data`` file and one ``--scores`` file: ``several=False``)."""
+    count = "repeatable" if several else "one file"
     p.add_argument("--data", action="append", default=None, metavar="FILE",
-                   help="your own annotations: JSONL/CSV/Parquet in the record schema, or DSTC10 JSON (repeatable; "
+                   help=f"your own annotations: JSONL/CSV/Parquet in the record schema, or DSTC10 JSON ({count}; "
                         "see docs/own_annotations.md)")
     p.add_argument("--field", action="append", default=[], metavar="NAME=COLUMN",
                    help="map a column of --data onto id, context, response, reference, system or dialogue")
     p.add_argument("--quality", action="append", default=None, metavar="COL",
-                   help="a quality column of --data (repeatable; default: every numeric column not otherwise used)")
+                   help="a quality column of --data (repeatable; default: every numeric column not otherwise used, "
+                        "listed in the report's notes)")
     p.add_argument("--overall", default=None, metavar="COL", help="the quality the summary row uses")
     p.add_argument("--scores", action="append", default=[], metavar="NAME=FILE",
-                   help="your own metric: per-item scores (JSONL/CSV with id and score), joined by id")
+                   help="your own metric: per-item scores (JSONL/CSV with id and score), joined by id"
+                        + (" (repeatable)" if several else " (one file, in place of --metric)"))
 
 
 def register(sub: Any) -> None:
@@ -36,7 +40,8 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", action="append", default=None,
                    help="metric or column:NAME (repeatable; default: every metric that fits a dataset and loads here)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="METRIC:KEY=VALUE",
-                   help="an option of one metric (repeatable), e.g. METRIC:n=[1,2]")
+                   help="an option of one metric (repeatable), e.g. distinct_n:n=[1,2]; METRIC names the metric, as "
+                        "several run here (meta-eval, scoring one, also takes plain KEY=VALUE)")
     add_data_options(p)
     p.add_argument("--out", required=True, help="output folder (new, empty, or one an earlier run wrote: it resumes)")
     p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",

@@ -17,16 +17,17 @@ def register(sub: Any) -> None:
     p = sub.add_parser("meta-eval", help="reproduce a paper's correlation table for a metric, or score your own file")
     p.add_argument("dataset", nargs="?", default=None,
                    help="a built-in or plugin dataset (`dialeval datasets list`); leave it out with --data FILE")
-    p.add_argument("--metric", default=None,
-                   help=f"a metric ({', '.join(registry.meta_rows())}), or column:NAME for a stored column; with "
-                        "--scores NAME=FILE, leave it out")
-    add_data_options(p)
+    p.add_argument("--metric", action="append", default=None,
+                   help=f"the one metric to score ({', '.join(registry.meta_rows())}), or column:NAME for a stored "
+                        "column; with --scores NAME=FILE, leave it out (the leaderboard takes several)")
+    add_data_options(p, several=False)
     p.add_argument("--config", action="append", default=None,
                    help="config (repeatable, or 'all'); default: the dataset's declared defaults")
     p.add_argument("--data-dir", default=None, help="folder of the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="KEY=VALUE",
-                   help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2]; fed follows the FULL "
-                        "paper's protocol (speaker tags stripped), speaker_prefix=true restores 'User: '/'System: '")
+                   help="metric load option (repeatable), e.g. model=/path/to/model or n=[1,2], or METRIC:KEY=VALUE "
+                        "as the leaderboard takes it (METRIC: the --metric scored); fed follows the FULL paper's "
+                        "protocol (speaker tags stripped), speaker_prefix=true restores 'User: '/'System: '")
     p.add_argument("--resamples", type=int, default=1000,
                    help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each resample (default 0.5)")
@@ -61,7 +62,8 @@ def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None, list[
         raise ValueError("meta-eval takes one source: a dataset name or one --data FILE (the leaderboard takes several).")
     from dialeval.meta.own_data import parse_mapping, read
 
-    columns = [args.metric[len("column:"):]] if args.metric and args.metric.startswith("column:") else []
+    metric = args.metric[0] if args.metric else None
+    columns = [metric[len("column:"):]] if metric and metric.startswith("column:") else []
     own = read(args.data[0], fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
                columns=columns)
     return own.declaration, {own.config: own.rows}, [f"{own.declaration.name}: {n}" for n in own.notes]
@@ -70,15 +72,35 @@ def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None, list[
 def _metric(args: argparse.Namespace) -> tuple[str, dict[str, float] | None]:
     from dialeval.meta.own_data import parse_scores_options, read_scores
 
+    metrics = args.metric or []
+    if len(metrics) > 1:
+        raise ValueError(f"meta-eval scores one metric, got --metric {' --metric '.join(metrics)}; give one (the "
+                         "leaderboard scores several: dialeval leaderboard --metric A --metric B).")
     scores = parse_scores_options(args.scores)
-    if len(scores) > 1 or (scores and args.metric):
+    if len(scores) > 1 or (scores and metrics):
         raise ValueError("meta-eval scores one metric: give --metric NAME or one --scores NAME=FILE.")
     if scores:
         name, path = next(iter(scores.items()))
         return name, read_scores(path)
-    if not args.metric:
+    if not metrics:
         raise ValueError("give --metric NAME (or column:NAME), or --scores NAME=FILE.")
-    return args.metric, None
+    return metrics[0], None
+
+
+def metric_options(pairs: list[str], metric: str) -> dict[str, Any]:
+    """``--metric-arg`` options of ``metric``: each ``KEY=VALUE``, or ``METRIC:KEY=VALUE`` (the leaderboard's form)
+    whose METRIC is ``metric``; one naming another metric is refused."""
+    plain = []
+    for pair in pairs:
+        head, sep, value = pair.partition("=")
+        name, colon, key = head.rpartition(":")
+        if sep and colon:
+            if name != metric:
+                raise ValueError(f"--metric-arg {pair!r} is an option of {name!r}, but meta-eval scores {metric!r}; "
+                                 f"give KEY=VALUE or {metric}:KEY=VALUE.")
+            pair = f"{key}={value}"
+        plain.append(pair)
+    return parse_metric_args(plain)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,10 +114,10 @@ def run(args: argparse.Namespace) -> int:
     dataset, rows, notes = _source(args)
     report = meta_evaluate(
         dataset, metric, config=config, data_dir=args.data_dir, rows=rows, own_scores=own_scores,
-        metric_args=parse_metric_args(args.metric_arg), n_resamples=args.resamples, fraction=args.fraction,
+        metric_args=metric_options(args.metric_arg, metric), n_resamples=args.resamples, fraction=args.fraction,
         seed=args.seed, round_decimals=_parse_round(args.round), cache_dir=args.cache_dir,
     )
-    report["notes"] = notes
+    report["notes"] = [*notes, *report.get("notes", [])]
     print(format_report(report), file=sys.stderr if is_stdout(out) else sys.stdout)
     if out is not None:
         atomic_write_json(out, report)  # strict JSON: NaN as null

@@ -6,6 +6,7 @@ import contextlib
 import contextvars
 import numbers
 import re
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,14 +30,16 @@ def is_int(value: Any) -> bool:
 
 
 def check_list(values: Any, field: str, *, item: str = "item", allow_empty: bool = False) -> list[Any]:
-    """``values`` as a list, or a clear error naming ``field``: ``None``, a bare string, a non-iterable,
-    or (unless ``allow_empty``) an empty list."""
+    """``values`` as a list, or a clear error naming ``field``: ``None``, a bare string, a mapping, a set (no
+    order), a non-iterable, or (unless ``allow_empty``) an empty list."""
     if values is None:
         raise ValueError(f"`{field}` is None; pass a list of {item}s.")
     if isinstance(values, str):
         raise TypeError(f"`{field}` is a single string; pass a list of {item}s, e.g. [{values[:30]!r}].")
     if isinstance(values, Mapping):
         raise TypeError(f"`{field}` is a {type(values).__name__}; pass a list of {item}s (e.g. list(d.values())).")
+    if isinstance(values, (set, frozenset)):
+        raise TypeError(f"`{field}` is a {type(values).__name__}, which has no order; pass a list of {item}s.")
     if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
         raise TypeError(f"`{field}` must be a list of {item}s, got {type(values).__name__}.")
     out = list(values)
@@ -160,6 +163,21 @@ def check_positive_ints(values: Any, field: str) -> tuple[int, ...]:
         if not is_int(v) or v < 1:
             raise ValueError(f"`{field}` must hold integers ≥ 1, got {v!r}.")
     return tuple(sorted({int(v) for v in out}))
+
+
+@contextlib.contextmanager
+def collected_notes() -> Iterator[list[str]]:
+    """The :class:`ResultNote` warnings raised within this block, as their one-line messages in the list it yields
+    (filled when the block ends; a caller shows them beside its result). Other warnings are shown as usual."""
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultNote)
+        yield notes
+    for w in caught:
+        if issubclass(w.category, ResultNote):
+            notes.append(" ".join(str(w.message).split()))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 #: Set while inputs that were already scanned flow through a core (see :func:`inputs_checked`).

@@ -15,6 +15,10 @@ What one scored row is and what it is correlated with come from the dataset's de
   annotators by Spearman ρ, Pearson r and Kendall τ-b (an item whose mean is undefined, every rater answered
   N/A, is left out of that quality and of its ``n``). A dataset declared ``overall_only`` is correlated by its
   overall quality's Spearman ρ unless every quality is asked for (``all_qualities=True``, as the leaderboard does).
+  Where the rows name at least 3 systems, each target also gets a system-level row (the per-system mean metric
+  score against the per-system mean human score, :func:`dialeval.meta.quality.system_rows`). A stored column that
+  is itself a human quality (``column:annotation_means.Q``) is never correlated with Q: that cell is left out and
+  counted (refused when Q is all there is).
 
 Ties: Spearman ρ is Pearson r of average ranks (``scipy.stats.spearmanr``); OCA cuts only between distinct
 scores. A non-finite metric score is an error, never silently dropped. A statistic that is undefined (constant
@@ -30,7 +34,6 @@ from __future__ import annotations
 import inspect
 import math
 import os
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,8 +42,17 @@ import numpy as np
 
 from dialeval import registry
 from dialeval.io.signature import make_signature
+from dialeval.io.validation import collected_notes
 from dialeval.meta import sources
+from dialeval.meta.columns import HUMAN_FIELDS, column_adapter, column_names, self_targets  # noqa: F401 - re-exported
 from dialeval.meta.report import format_report, plot_report  # noqa: F401 - re-exported
+from dialeval.meta.rows import (  # noqa: F401 - re-exported
+    left_out_rows,
+    load_rows,
+    protocol_rows,
+    quality_protocol_rows,
+    raw_rows,
+)
 from dialeval.meta.sources import DatasetDeclaration
 from dialeval.meta.stats import (  # noqa: F401 - re-exported
     auc,
@@ -65,51 +77,6 @@ from dialeval.registry import (  # noqa: F401 - parse_metric_args re-exported
 # --------------------------------------------------------------------------------------------------
 # Metric adapters: rows -> per-row scores
 # --------------------------------------------------------------------------------------------------
-
-
-def _lookup(row: dict[str, Any], name: str) -> Any:
-    """A stored column: a top-level field, ``a.b`` for nested fields, or a ``metrics`` entry (with or
-    without the ``metric_`` prefix)."""
-    if name in row:
-        return row[name]
-    metrics = row.get("metrics") or {}
-    bare = name[len("metric_"):] if name.startswith("metric_") else name
-    if bare in metrics:
-        return metrics[bare]
-    value: Any = row
-    for part in name.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return KeyError
-        value = value[part]
-    return value
-
-
-HUMAN_FIELDS = ("annotations", "annotation_means")  #: where rows hold the human ratings, never a metric's scores
-
-
-def column_names(row: dict[str, Any]) -> list[str]:
-    """The numeric columns ``column:NAME`` can use on rows like ``row``."""
-    names = [k for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    names += list(row.get("metrics") or {})
-    for k, v in row.items():
-        if isinstance(v, dict) and k != "metrics" and k not in HUMAN_FIELDS:
-            names += [f"{k}.{sub}" for sub, x in v.items() if isinstance(x, (int, float))]
-    return names
-
-
-def column_adapter(name: str) -> Adapter:
-    def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        out = []
-        for i, row in enumerate(rows):
-            value = _lookup(row, name)
-            if value is KeyError:
-                raise ValueError(f"column {name!r} is not in this dataset; available: {column_names(row)}.")
-            if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"row {i}: column {name!r} is {value!r}, not a number.")
-            out.append(float(value))
-        return {"scores": out, "signature": f"column:{name}"}
-
-    return score
 
 
 def loaded_set_adapter(name: str, options: dict[str, Any]) -> Adapter:
@@ -232,85 +199,6 @@ def targets_for(dataset: str | DatasetDeclaration, config: str, rows: list[dict[
     return quality_targets(rows, first=overall)
 
 
-def protocol_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows a metric scores: a pairs dataset's source rows become one row per (context, response), labelled
-    as declared; a rated dataset's as :func:`quality_protocol_rows` says (unless it keeps its rows); set rows as
-    they are."""
-    decl = sources.get(dataset)
-    rows = _split_left_out_systems(decl, rows)[0]
-    if decl.protocol == "rated":
-        return rows if decl.keep_rows else quality_protocol_rows(rows)
-    if decl.protocol == "sets":
-        return rows
-    return [{"id": r["id"], "context": list(r["context"]), "response": text, "label": label}
-            for r in rows for field, label in decl.pairs for text in r[field]]
-
-
-def quality_protocol_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A rated dataset's rows as a metric scores them: empty turns (a user who sent nothing) left out of the
-    context, a turn-level row whose rated response is empty left out (there is no text to score; see
-    :func:`left_out_rows`), and every reference of a row that has several (``references``) as its ``reference``."""
-    out = []
-    for r in rows:
-        if "response" in r and not (r["response"] or "").strip():
-            continue
-        keep = [i for i, t in enumerate(r["context"]) if t.strip()]
-        speakers = r.get("speakers") or []
-        row = {**r, "context": [r["context"][i] for i in keep],
-               "speakers": [speakers[i] for i in keep] if len(speakers) == len(r["context"]) else speakers}
-        if len(r.get("references") or ()) > 1:
-            row["reference"] = list(r["references"])
-        out.append(row)
-    return out
-
-
-def _split_left_out_systems(decl: DatasetDeclaration, rows: list[dict[str, Any]]
-                            ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """``(rows kept, {left-out system: rows})``: the dataset's protocol leaves out its ``left_out_systems``."""
-    kept: list[dict[str, Any]] = []
-    dropped: Counter[str] = Counter()
-    for r in rows:
-        system = r.get(decl.system_field or "system")
-        if system in decl.left_out_systems:
-            dropped[system] += 1
-        else:
-            kept.append(r)
-    return kept, dict(dropped)
-
-
-def left_out_rows(dataset: str | DatasetDeclaration, rows: list[dict[str, Any]]) -> dict[str, int]:
-    """What :func:`protocol_rows` leaves out of ``rows`` and why (``{reason: count}``, empty when nothing)."""
-    decl = sources.get(dataset)
-    kept, dropped = _split_left_out_systems(decl, rows)
-    out = {f"system {system!r}: {decl.left_out_systems[system]}": count for system, count in dropped.items()}
-    if decl.protocol != "rated" or decl.keep_rows:
-        return out
-    empty = sum(1 for r in kept if "response" in r and not (r["response"] or "").strip())
-    return {**out, "empty response": empty} if empty else out
-
-
-def raw_rows(dataset: str | DatasetDeclaration, config: str, *, data_dir: str | os.PathLike | None = None,
-             cache_dir: str | None = None) -> list[dict[str, Any]]:
-    """The stored rows of ``dataset``/``config`` (its test split, the first split when it has none), before the
-    protocol: a built-in builder's, or a plugin's ``loader``."""
-    decl = sources.get(dataset)
-    decl.level(config)
-    loader = sources.loader_function(decl)
-    if loader is not None:
-        return list(loader(config, data_dir))
-    from dialeval import datasets as dd
-
-    ds = dd.load(decl.builder or decl.name, config, data_dir=data_dir, cache_dir=cache_dir)
-    split = "test" if "test" in ds else next(iter(ds))
-    return ds[split].to_list()
-
-
-def load_rows(dataset: str | DatasetDeclaration, config: str, *, data_dir: str | os.PathLike | None = None,
-              cache_dir: str | None = None) -> list[dict[str, Any]]:
-    """The scored rows of ``dataset``/``config`` (:func:`raw_rows` through :func:`protocol_rows`)."""
-    return protocol_rows(dataset, raw_rows(dataset, config, data_dir=data_dir, cache_dir=cache_dir))
-
-
 def _oca(scores: np.ndarray, labels: np.ndarray) -> float:
     return best_threshold_accuracy(scores, labels)[0] if len(np.unique(labels)) == 2 else float("nan")
 
@@ -408,6 +296,63 @@ def _configs(decl: DatasetDeclaration, config: str | Sequence[str] | None,
     return [config] if isinstance(config, str) else list(config)
 
 
+def _targets_of(decl: DatasetDeclaration, cfg: str, rows: list[dict[str, Any]], metric: str
+                ) -> tuple[list[Target], list[Target]]:
+    """``(targets, left out)``: the protocol's targets less those ``metric`` is itself (``column:`` of a human
+    quality, :func:`dialeval.meta.columns.self_targets`); refused when nothing else is left to correlate with."""
+    targets = targets_for(decl, cfg, rows)
+    own = set(self_targets(metric, [t.name for t in targets]))
+    kept = [t for t in targets if t.name not in own]
+    if own and not kept:
+        quality = next(iter(own)).removeprefix("annotation_means.")
+        raise ValueError(f"{metric} is the human quality {quality!r} of {decl.name}/{cfg} itself, the only quality "
+                         "correlated there (ρ = 1 by construction); score a metric, another column or --scores.")
+    return kept, [t for t in targets if t.name in own]
+
+
+def _scored(metric: str, decl: DatasetDeclaration, cfg: str, rows: list[dict[str, Any]],
+            metric_args: dict[str, Any] | None, round_decimals: int | None,
+            own_scores: dict[str, float] | None) -> tuple[dict[str, Any], list[str]]:
+    """``(scored, notes)``: the metric's scores of ``rows`` (or the user's, joined by id) and the caveats the metric
+    raised about them (:class:`dialeval.io.validation.ResultNote`)."""
+    if own_scores is None:
+        with collected_notes() as notes:
+            scored = score_rows(metric, decl, cfg, rows, metric_args, round_decimals)
+        return scored, notes
+    from dialeval.meta.own_data import join_scores
+
+    joined = join_scores(own_scores, rows, metric, f"{decl.name}/{cfg}")
+    if joined is None:
+        raise ValueError(f"--scores {metric}: no id in it matches an item of {decl.name}/{cfg}.")
+    return {"scores": joined, "signature": f"scores:{metric}"}, []
+
+
+def _config_report(decl: DatasetDeclaration, cfg: str, stored: list[dict[str, Any]], rows: list[dict[str, Any]],
+                   targets: list[Target], own: list[Target], scored: dict[str, Any], metric: str,
+                   settings: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """One config's report entry (item-level rows, and system-level rows where the rows name enough systems) and
+    its notes (what was left out, counted)."""
+    scores = scored["scores"]
+    results = evaluate_scores(scores, targets, **settings)
+    notes: list[str] = []
+    if decl.protocol == "rated":
+        from dialeval.meta import quality
+
+        results = [{**r, "level": "item"} for r in results]
+        found, notes = quality.system_results(rows, decl.system_field, scores, targets, **{
+            k: settings[k] for k in ("n_resamples", "seed", "confidence")})
+        results += found
+    if own:  # each left-out target's item-level cell, and its system-level one where there is a system level
+        system = any(r.get("level") == "system" for r in results)
+        cells = len(own) + (sum(t.statistic in QUALITY_STATISTICS for t in own) if system else 0)
+        names = ", ".join(repr(t.removeprefix("annotation_means.")) for t in dict.fromkeys(t.name for t in own))
+        notes.append(f"{cells} cell(s) left out: {metric} is the human quality {names} itself (ρ = 1 by "
+                     "construction, not a metric's result)")
+    entry = {"num_rows": len(rows), "metric_signature": scored.get("signature"), "results": results,
+             "scores": scores, "left_out": left_out_rows(decl, stored)}
+    return entry, [f"{cfg}: {n}" for n in notes]
+
+
 def meta_evaluate(dataset: str | DatasetDeclaration, metric: str, *, config: str | Sequence[str] | None = None,
                   data_dir: str | os.PathLike | None = None, metric_args: dict[str, Any] | None = None,
                   n_resamples: int = 1000, fraction: float = 0.5, seed: int = 0, confidence: float = 0.95,
@@ -420,33 +365,29 @@ def meta_evaluate(dataset: str | DatasetDeclaration, metric: str, *, config: str
     ``config``: one config, a list, ``"all"``, or ``None`` for the dataset's defaults. ``round_decimals="auto"``
     rounds computed scores as the dataset declares. ``rows`` ({config: stored rows}) skips loading.
     ``own_scores`` ({id: score}, a user's ``--scores`` file) are ``metric``'s scores, joined by ``id``.
+    A rated dataset whose rows name at least 3 systems (2 items or more each) gets system-level rows too
+    (``"level": "system"``, ``n`` = systems). A ``column:`` of a human quality is not correlated with that quality
+    itself: those cells are left out and counted in ``notes`` (refused when no other quality is left).
     """
     decl = sources.get(dataset)
     configs = _configs(decl, config, rows)
     round_decimals = resolve_rounding(decl, metric, round_decimals)
+    settings = {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence}
     report: dict[str, Any] = {
         "dataset": decl.name, "metric": metric, "options": dict(metric_args or {}), "configs": {},
-        "bootstrap": {"n_resamples": n_resamples, "fraction": fraction, "seed": seed, "confidence": confidence},
-        "round_decimals": round_decimals,
+        "bootstrap": dict(settings), "round_decimals": round_decimals, "notes": [],
     }
+    units = []  # every config's rows and targets first: a refusal comes before any scoring
     for cfg in configs:
         stored = rows[cfg] if rows is not None and cfg in rows else raw_rows(decl, cfg, data_dir=data_dir,
                                                                              cache_dir=cache_dir)
         cfg_rows = protocol_rows(decl, stored)
-        if own_scores is not None:
-            from dialeval.meta.own_data import join_scores
-
-            joined = join_scores(own_scores, cfg_rows, metric, f"{decl.name}/{cfg}")
-            if joined is None:
-                raise ValueError(f"--scores {metric}: no id in it matches an item of {decl.name}/{cfg}.")
-            scored = {"scores": joined, "signature": f"scores:{metric}"}
-        else:
-            scored = score_rows(metric, decl, cfg, cfg_rows, metric_args, round_decimals)
-        scores = scored["scores"]
-        results = evaluate_scores(scores, targets_for(decl, cfg, cfg_rows), n_resamples=n_resamples,
-                                  fraction=fraction, seed=seed, confidence=confidence)
-        report["configs"][cfg] = {"num_rows": len(cfg_rows), "metric_signature": scored.get("signature"),
-                                  "results": results, "scores": scores, "left_out": left_out_rows(decl, stored)}
+        units.append((cfg, stored, cfg_rows, *_targets_of(decl, cfg, cfg_rows, metric)))
+    for cfg, stored, cfg_rows, targets, own in units:
+        scored, said = _scored(metric, decl, cfg, cfg_rows, metric_args, round_decimals, own_scores)
+        entry, notes = _config_report(decl, cfg, stored, cfg_rows, targets, own, scored, metric, settings)
+        report["configs"][cfg] = entry
+        report["notes"] += [f"{cfg}: {n}" for n in said] + notes
     protocol: dict[str, str] = {}
     if decl.speaker_option and not metric.startswith("column:"):
         protocol["speakers"] = "prefixed" if (metric_args or {}).get("speaker_prefix") else "stripped"

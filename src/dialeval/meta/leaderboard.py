@@ -29,6 +29,7 @@ import numpy as np
 from dialeval import registry
 from dialeval.io.files import atomic_write_json, atomic_write_text, check_output_path
 from dialeval.io.signature import make_signature
+from dialeval.io.validation import collected_notes
 from dialeval.meta import cache as score_cache
 from dialeval.meta import own_data, sources
 from dialeval.meta import quality as lq
@@ -132,9 +133,13 @@ def _chunked_scores(cache: Path, metric: str, decl: DatasetDeclaration, config: 
     def compute(part: list[dict[str, Any]]) -> Callable[[], dict[str, Any]]:
         def run() -> dict[str, Any]:
             start = time.perf_counter()
-            out = score_rows(metric, decl, config, part, options) if options else score_rows(metric, decl, config, part)
+            with collected_notes() as notes:  # a metric's caveat about its numbers, logged as one line each
+                out = (score_rows(metric, decl, config, part, options) if options
+                       else score_rows(metric, decl, config, part))
             seconds = time.perf_counter() - start
             log(f"{metric} / {decl.name} / {config}: {len(part)} rows scored in {seconds:.1f} s")
+            for note in notes:
+                log(f"{metric} / {decl.name} / {config}: note: {note}")
             return {**out, "seconds": seconds}
         return run
 

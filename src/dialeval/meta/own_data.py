@@ -12,7 +12,7 @@
 
 ``fields`` (``--field NAME=COLUMN``) maps other column names onto ``id``, ``context``, ``response``,
 ``reference``, ``system`` and ``dialogue``. ``qualities`` (``--quality``) picks the quality columns (default:
-every column not otherwise used whose values are numbers or lists of numbers); ``overall`` (``--overall``) the
+every column not otherwise used whose values are numbers or lists of numbers, named in the notes); ``overall`` (``--overall``) the
 one the summary row uses (default: a quality named ``overall``, any case, else the first).
 
 **DSTC10 Track 5 JSON** (a JSON array of ``{dialogue_id, model, context, response, reference, annotations}``):
@@ -176,6 +176,8 @@ def _pick_qualities(records: list[tuple[str, dict[str, Any]]], used: set[str], a
             notes.append(f"column {col!r} is not a quality (not numeric: {bad[0]} holds {bad[1]!r:.30}); ignored.")
     if not picked:
         raise ValueError(f"{path}: no quality column (numbers or lists of numbers); name one with --quality COL.")
+    notes.append(f"qualities: {', '.join(repr(q) for q in picked)} (every numeric column not otherwise used); "
+                 "choose them with --quality NAME (repeatable).")
     return picked
 
 

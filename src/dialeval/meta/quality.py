@@ -93,6 +93,28 @@ def system_rows(scores: Sequence[float], targets: Sequence[Target], systems: lis
     return out
 
 
+def system_results(rows: list[dict[str, Any]], field: str | None, scores: Sequence[float], targets: Sequence[Target],
+                   *, n_resamples: int, seed: int, confidence: float) -> tuple[list[dict[str, Any]], list[str]]:
+    """``(system-level rows, notes)`` of one unit (``meta-eval``): :func:`system_rows` where the rows name enough
+    systems (:func:`systems_of`), and a note for what is left out of the system level or why it has no rows. A
+    dataset that declares no system field has neither."""
+    if not field or not rows:
+        return [], []
+    systems, small = systems_of(rows, field)
+    notes = []
+    if small:
+        notes.append(f"{len(small)} system(s) with fewer than {MIN_SYSTEM_ITEMS} items left out of the system level "
+                     f"({sum(small.values())} item(s)): {sorted(small)[:5]}")
+    if systems is None:
+        unnamed = sum(1 for r in rows if r.get(field) is None)
+        kept = len({str(r.get(field)) for r in rows}) - len(small)
+        notes.append(f"no system-level rows: {unnamed} of {len(rows)} items name no system" if unnamed else
+                     f"no system-level rows: {kept} system(s) with {MIN_SYSTEM_ITEMS} or more items, fewer than the "
+                     f"{MIN_SYSTEMS} a system-level correlation needs")
+        return [], notes
+    return system_rows(scores, targets, systems, n_resamples=n_resamples, seed=seed, confidence=confidence), notes
+
+
 def permutation_p(statistic: str, sa: np.ndarray, sb: np.ndarray, target: Sequence[float], *, n_resamples: int,
                   seed: int) -> dict[str, float] | None:
     """The paired permutation test of two metrics on a quality target: ``p_value`` (two-sided) and
@@ -111,10 +133,17 @@ def _one_sided(pairs: list[dict[str, Any]]) -> dict[tuple[str, ...], float]:
     return out
 
 
+def best_first(row: dict[str, Any]) -> tuple[bool, float, str]:
+    """The sort key of a unit's rows, best first: by value (undefined last), ties by metric name."""
+    value = row.get("value")
+    defined = value is not None and math.isfinite(value)
+    return not defined, -value if defined else 0.0, str(row["metric"])
+
+
 def clusters(rows: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Significance ranks of the item-level rows of every rated (dataset, config, target, statistic): ``rank``
-    (``None`` when undefined), ``sole`` (the only defined metric of its group) and ``leads`` (rank 1 among two or
-    more, interval above 0)."""
+    """Significance ranks of the item-level rows of every rated (dataset, config, target, statistic), each group's
+    rows best first (:func:`best_first`): ``rank`` (``None`` when undefined), ``sole`` (the only defined metric of
+    its group) and ``leads`` (rank 1 among two or more, interval above 0)."""
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         if r.get("level") == "item" and r["statistic"] in QUALITY_STATISTICS:
@@ -126,7 +155,7 @@ def clusters(rows: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> list[di
         names = [m["metric"] for m in defined]
         p = {(i, j): p_of[(*key, a, b)] for i, a in enumerate(names) for j, b in enumerate(names) if (*key, a, b) in p_of}
         ranks = dict(zip(names, significance_ranks([m["value"] for m in defined], p, ALPHA)))
-        for m in members:
+        for m in sorted(members, key=best_first):
             rank = ranks.get(m["metric"])
             state = m.get("state") or row_state(m["statistic"], m["value"], m.get("ci_low", math.nan),
                                                 m.get("ci_high", math.nan))

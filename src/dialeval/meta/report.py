@@ -16,8 +16,13 @@ def _cell(x: Any) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
+def _statistic(row: dict[str, Any]) -> str:
+    return f"{row['statistic']} (system)" if row.get("level") == "system" else row["statistic"]
+
+
 def format_report(report: dict[str, Any]) -> str:
-    """A plain-text table: config, target, statistic, value and interval."""
+    """A plain-text table: config, n, target, statistic, value and interval; a system-level row's statistic is
+    marked ``(system)`` and its ``n`` counts systems."""
     pct = round(report["bootstrap"]["confidence"] * 100)
     header = ("config", "n", "target", "statistic", "value", f"{pct}% interval")
     lines = [header]
@@ -26,10 +31,13 @@ def format_report(report: dict[str, Any]) -> str:
             value, ci = _cell(r["value"]), f"[{_cell(r['ci_low'])}, {_cell(r['ci_high'])}]"
             if r.get("undefined"):
                 value, ci = "undefined", f"({r['undefined']})"
-            lines.append((cfg, str(r["n"]), r["target"], r["statistic"], value, ci))
+            lines.append((cfg, str(r["n"]), r["target"], _statistic(r), value, ci))
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
+    if any(r.get("level") == "system" for res in report["configs"].values() for r in res["results"]):
+        out.append("(system): the mean metric score per system against the mean human score, n = systems; its "
+                   "interval resamples items within each system")
     out.append(f"metric: {report['metric']}   signature: {report['signature']}")
     for cfg, res in report["configs"].items():
         if res.get("metric_signature"):
@@ -51,7 +59,7 @@ def plot_report(report: dict[str, Any], path: str) -> None:
     labels, values, lows, highs = [], [], [], []
     for cfg, res in report["configs"].items():
         for r in res["results"]:
-            labels.append(f"{cfg}\n{r['target']}\n({r['statistic']})")
+            labels.append(f"{cfg}\n{r['target']}\n({_statistic(r)})")
             values.append(r["value"])
             lows.append(r["value"] - r["ci_low"])
             highs.append(r["ci_high"] - r["value"])

@@ -64,7 +64,7 @@ def quality_markdown(report: dict[str, Any]) -> list[str]:
         lines += ["| dataset | config | target | rank | metric | ρ | state |", "|---|---|---|---:|---|---:|---|"]
         lines += [f"| {c['dataset']} | {c['config']} | {c['target']} | {_rank_cell(c)} | {c['metric']} | "
                   f"{_fmt(c['value'])} | {_state_cell(c)} |"
-                  for c in sorted(shown, key=lambda c: (c["dataset"], c["config"], c["rank"] or 10**9))]
+                  for c in sorted(shown, key=lambda c: (c["dataset"], c["config"], *lq.best_first(c)))]
         lines.append("")
     return lines
 

@@ -89,7 +89,9 @@ def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any
 def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MODEL, num_layers: int | None = None,
                       idf: bool = False, batch_size: int = 64, device: str | None = None,
                       dtype: str | None = None) -> dict[str, Any]:
-    """BERTScore F (and P, R) of each response against its references, with the mean F as ``bertscore``."""
+    """BERTScore F (and P, R) of each response against its references, with the mean F as ``bertscore``: the keys
+    of bert-score and of ``evaluate``'s bertscore (``precision``, ``recall``, ``f1``: one value per response), and
+    ``scores`` (the same F, every dialeval metric's per-response key)."""
     if num_layers is not None and (not is_int(num_layers) or not 1 <= num_layers <= MAX_LAYERS):
         raise ValueError(f"`num_layers`={num_layers!r:.40} must be an integer from 1 to {MAX_LAYERS}.")
     if not isinstance(idf, bool):
@@ -103,7 +105,7 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
     scored = [i for i, (p, group) in enumerate(zip(preds, refs)) if p.strip() and group]
     if not scored:
         zeros = [0.0] * len(preds)
-        return {"bertscore": 0.0, "precision": zeros, "recall": zeros, "scores": zeros,
+        return {"bertscore": 0.0, "precision": zeros, "recall": list(zeros), "f1": list(zeros), "scores": list(zeros),
                 "signature": _signature(model, num_layers or layer_count(model_source(model)), idf)}
     preds_in, refs_in = [preds[i] for i in scored], [refs[i] for i in scored]
     scorer = load_bertscore(model, device=device, dtype=dtype, num_layers=num_layers)
@@ -118,7 +120,8 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
         full["precision"][i], full["recall"][i], full["scores"][i] = (
             float(precision[j]), float(recall[j]), float(f1[j]))
     dtype_name = str(next(scorer._model.parameters()).dtype).removeprefix("torch.")
-    return {"bertscore": math.fsum(full["scores"]) / len(preds), **full,
+    return {"bertscore": math.fsum(full["scores"]) / len(preds), "precision": full["precision"],
+            "recall": full["recall"], "f1": list(full["scores"]), "scores": full["scores"],
             "signature": _signature(model, scorer.num_layers, idf, dtype_name)}
 
 

@@ -8,11 +8,12 @@ chrF also give sacrebleu's corpus score (``corpus_bleu``/``corpus_chrf``), the n
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from dialeval.io.signature import make_signature
-from dialeval.io.validation import is_int
+from dialeval.io.validation import ResultNote, is_int
 from dialeval.reference import overlap
 from dialeval.reference.inputs import check_references, row_references
 
@@ -100,7 +101,23 @@ def compute_rouge_l(predictions: Any, references: Any, use_stemmer: bool = False
     preds, refs = check_references(predictions, references)
     scores = overlap.rouge_l_scores(preds, refs, use_stemmer)
     sig = make_signature("rouge_l", stem=use_stemmer, rouge_score=overlap.library_version("rouge-score"))
-    return _result("rouge_l", scores, sig)
+    note = _untokenized_note(preds, refs)
+    return _result("rouge_l", scores, sig, **({"note": note} if note else {}))
+
+
+def _untokenized_note(preds: list[str], refs: list[list[str]]) -> str | None:
+    """The caveat (warned once, as :class:`ResultNote`) when texts with letters have no token under rouge-score's
+    tokenizer, which keeps only a-z and 0-9: they score 0, silently otherwise."""
+    bad_preds = overlap.rouge_untokenized(preds)
+    flat = [r for group in refs for r in group]
+    bad_refs = overlap.rouge_untokenized(flat)
+    if not bad_preds and not bad_refs:
+        return None
+    note = (f"{bad_preds} of {len(preds)} predictions and {bad_refs} of {len(flat)} references have letters but no "
+            "token under rouge-score's tokenizer (it keeps a-z and 0-9 only), so they score 0: ROUGE-L here is "
+            "English-only; use chrf for other scripts.")
+    warnings.warn(f"rouge_l: {note}", ResultNote, stacklevel=3)
+    return note
 
 
 def reference_adapter(compute: Callable[..., dict[str, Any]], options: dict[str, Any]) -> Callable[..., dict[str, Any]]:

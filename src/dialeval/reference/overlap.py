@@ -103,6 +103,14 @@ def rouge_l_scores(predictions: Sequence[str], references: Sequence[Sequence[str
     return [float(scorer.score_multi(list(refs), p)["rougeL"].fmeasure) for p, refs in zip(predictions, references)]
 
 
+def rouge_untokenized(texts: Sequence[str]) -> int:
+    """How many of ``texts`` have letters but no token under rouge-score's tokenizer, which keeps only ``[a-z0-9]``
+    (Chinese, Russian, Greek text, …): ROUGE-L scores them 0."""
+    from rouge_score.tokenize import tokenize
+
+    return sum(1 for t in texts if any(c.isalpha() for c in t) and not tokenize(t, None))
+
+
 def library_version(package: str) -> str:
     """The installed version of ``package`` (it goes into the signature: a new release may move scores)."""
     return metadata.version(package)
