@@ -106,7 +106,7 @@ def test_least_padding_cuts_equal_the_best_of_every_partition():
         rows, budget, call = rng.randint(1, 4), rng.choice([None, 150, 300]), rng.choice([0, 16, 64, 500])
         order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
 
-        def fits(batch):
+        def fits(batch, rows=rows, budget=budget, lengths=lengths):
             return len(batch) <= rows and (budget is None or len(batch) == 1 or len(batch) * lengths[batch[0]] <= budget)
 
         best = float("inf")  # every way to cut the longest-first order, by brute force

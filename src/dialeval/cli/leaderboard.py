@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", action="append", default=None,
                    help="metric or column:NAME (repeatable; default: every metric that fits a dataset and loads here)")
     p.add_argument("--metric-arg", action="append", default=[], metavar="METRIC:KEY=VALUE",
-                   help="an option of one metric (repeatable), e.g. distinct_n:n=[1,2]; METRIC names the metric, as "
+                   help="an option of one metric (repeatable), e.g. METRIC:n=[1,2]; METRIC names the metric, as "
                         "several run here (meta-eval, scoring one, also takes plain KEY=VALUE)")
     add_data_options(p)
     p.add_argument("--out", required=True, help="output folder (new, empty, or one an earlier run wrote: it resumes)")
