@@ -35,7 +35,6 @@ import inspect
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,6 +65,13 @@ from dialeval.meta.stats import (  # noqa: F401 - re-exported
     spearman,
     subsample_indices,
     williams_test,
+)
+from dialeval.meta.targets import (  # noqa: F401 - re-exported
+    CORRELATIONS,
+    QUALITY_STATISTICS,
+    STATISTICS,
+    Target,
+    row_state,
 )
 from dialeval.models import loading
 from dialeval.registry import (  # noqa: F401 - parse_metric_args re-exported
@@ -142,19 +148,6 @@ def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
 # The harness
 # --------------------------------------------------------------------------------------------------
 
-#: What each quality is correlated by, on rated datasets.
-QUALITY_STATISTICS = ("spearman", "pearson", "kendall")
-#: Statistics whose "no agreement" value is 0 (an interval above 0 is a positive agreement).
-CORRELATIONS = QUALITY_STATISTICS
-
-
-@dataclass
-class Target:
-    name: str
-    values: list[float]
-    statistic: str  # "spearman", "pearson", "kendall", "oca" or "auc"
-
-
 def quality_targets(rows: list[dict[str, Any]], first: str | None = None) -> list[Target]:
     """Every annotated quality's mean (``annotation_means.<quality>``; ``None`` → NaN, left out of the
     statistic) by each of :data:`QUALITY_STATISTICS`; ``first`` (a target name) is put first."""
@@ -199,21 +192,6 @@ def targets_for(dataset: str | DatasetDeclaration, config: str, rows: list[dict[
     return quality_targets(rows, first=overall)
 
 
-def _oca(scores: np.ndarray, labels: np.ndarray) -> float:
-    return best_threshold_accuracy(scores, labels)[0] if len(np.unique(labels)) == 2 else float("nan")
-
-
-def _labelled_auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """AUC of the rows labelled 1 against those labelled 0 (NaN labels left out; NaN when a class is absent)."""
-    pos, neg = scores[labels == 1], scores[labels == 0]
-    return auc(pos, neg) if len(pos) and len(neg) else float("nan")
-
-
-STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-    "spearman": complete_pairs(spearman), "oca": _oca, "auc": _labelled_auc, "pearson": complete_pairs(pearson),
-    "kendall": complete_pairs(kendall)}
-
-
 def undefined_reason(scores: np.ndarray, target: np.ndarray) -> str:
     """Why a statistic of ``scores`` against ``target`` is undefined (NaN targets left out)."""
     keep = ~np.isnan(target)
@@ -224,16 +202,6 @@ def undefined_reason(scores: np.ndarray, target: np.ndarray) -> str:
     if np.all(scores[keep] == scores[keep][0]):
         return "the metric's scores are all equal"
     return "a class of the target is absent"
-
-
-def row_state(statistic: str, value: float, low: float, high: float) -> str:
-    """``undefined`` (no value), and for correlations ``positive`` (interval above 0), ``negative`` (interval
-    below 0) or ``includes 0``; other statistics ``defined``."""
-    if not math.isfinite(value):
-        return "undefined"
-    if statistic not in CORRELATIONS or not (math.isfinite(low) and math.isfinite(high)):
-        return "defined"
-    return "positive" if low > 0 else "negative" if high < 0 else "includes 0"
 
 
 def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_resamples: int = 1000,

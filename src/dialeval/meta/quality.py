@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.meta.evaluation import QUALITY_STATISTICS, STATISTICS, Target, row_state
 from dialeval.meta.stats import (
     mean_over_datasets_interval,
     paired_permutation,
@@ -35,6 +34,7 @@ from dialeval.meta.stats import (
     system_level,
     system_level_interval,
 )
+from dialeval.meta.targets import QUALITY_STATISTICS, STATISTICS, Target, row_state
 
 MIN_SYSTEMS = 3  #: fewer systems give no system-level correlation
 MIN_SYSTEM_ITEMS = 2  #: a system with fewer items is left out of the system level
