@@ -463,6 +463,12 @@ def meta_rows() -> dict[str, tuple[MetricDeclaration, dict[str, Any]]]:
     return rows
 
 
+def meta_names() -> dict[str, tuple[MetricDeclaration, dict[str, Any]]]:
+    """Every name the meta-evaluation takes: the default rows (:func:`meta_rows`, variants included) and each
+    meta-evaluable metric by its own name (no fixed options)."""
+    return {**meta_rows(), **{n: (d, {}) for n, d in meta_evaluable().items()}}
+
+
 def meta_row(name: str) -> tuple[MetricDeclaration, dict[str, Any]] | None:
     """``(declaration, fixed options)`` of a metric or metric-variant name, ``None`` when it is neither."""
     decl = declarations().get(name)

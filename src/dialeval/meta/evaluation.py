@@ -122,7 +122,7 @@ def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
         if options:
             raise ValueError("column:NAME takes no --metric-arg options.")
         return column_adapter(metric[len("column:"):])
-    usable = sorted({*registry.meta_evaluable(), *registry.meta_rows()})
+    usable = sorted(registry.meta_names())
     found = registry.meta_row(metric)
     if found is None:
         raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of {usable} or column:NAME.")

@@ -83,8 +83,7 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
     """``[(metric, dataset, config)]`` to score and ``[{"metric", "reason"}]`` skipped. Without ``metrics``: every
     declared metric on every config it fits, plus each dataset's stored columns; ``column:NAME`` asks for a
     stored column of the datasets that have it."""
-    rows = registry.meta_rows()
-    usable = {**rows, **{n: (d, {}) for n, d in registry.meta_evaluable().items()}}
+    rows, usable = registry.meta_rows(), registry.meta_names()
     for m in metrics or ():
         if m not in usable and not m.startswith("column:"):
             raise ValueError(f"--metric {m!r} has no human-judged dataset here; use one of {sorted(usable)} or "
