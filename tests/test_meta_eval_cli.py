@@ -167,6 +167,19 @@ def test_no_system_level_says_why(tmp_path, edit, note):
     assert all(r["level"] == "item" for r in report["configs"]["turn"]["results"])
 
 
+def test_the_leaderboard_says_why_a_unit_has_no_system_level(tmp_path, capsys):
+    rows = _items(20, systems=4)
+    rows = [{**r, "system": None} if k < 3 else r for k, r in enumerate(rows)]  # 3 items name no system
+    out = tmp_path / "lb"
+    assert main(["leaderboard", "--data", str(_write_jsonl(tmp_path / "d.jsonl", rows)), "--out", str(out),
+                 "--metric", "column:mine", "--resamples", "10"]) == 0
+    capsys.readouterr()
+    board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    text = json.dumps(board)
+    assert "no system-level rows: 3 of 20 items name no system" in text
+    assert not any(r.get("level") == "system" for r in board["rows"])
+
+
 # ----------------------------------------------------------------------------------------------
 # Options: --metric-arg METRIC:KEY=VALUE, one --metric, help texts
 # ----------------------------------------------------------------------------------------------

@@ -218,10 +218,8 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
     for the summary, of one (dataset, config) whose metrics are ``scored``; appended to ``acc``."""
     rated = decl.protocol == "rated"
     targets = targets_for(decl, config, data, all_qualities=True)
-    systems, small = lq.systems_of(data, decl.system_field) if rated else (None, {})
-    if small:
-        group["notes"].append(f"{len(small)} system(s) with fewer than {lq.MIN_SYSTEM_ITEMS} items left out of the "
-                              f"system level ({sum(small.values())} item(s)): {sorted(small)[:5]}")
+    systems, notes = lq.system_coverage(data, decl.system_field) if rated else (None, [])
+    group["notes"] += notes
     pairs = list(itertools.combinations(scored, 2))
     progress = _Progress(f"{decl.name} / {config}", len(scored) + len(pairs), log)
     for metric, res in scored.items():

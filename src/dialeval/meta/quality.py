@@ -93,13 +93,11 @@ def system_rows(scores: Sequence[float], targets: Sequence[Target], systems: lis
     return out
 
 
-def system_results(rows: list[dict[str, Any]], field: str | None, scores: Sequence[float], targets: Sequence[Target],
-                   *, n_resamples: int, seed: int, confidence: float) -> tuple[list[dict[str, Any]], list[str]]:
-    """``(system-level rows, notes)`` of one unit (``meta-eval``): :func:`system_rows` where the rows name enough
-    systems (:func:`systems_of`), and a note for what is left out of the system level or why it has no rows. A
-    dataset that declares no system field has neither."""
+def system_coverage(rows: list[dict[str, Any]], field: str | None) -> tuple[dict[str, list[int]] | None, list[str]]:
+    """``(systems, notes)``: the systems of ``rows`` enough for a system level (:func:`systems_of`), and a note for
+    what is left out of it or why there is none. A dataset that declares no system field has neither."""
     if not field or not rows:
-        return [], []
+        return None, []
     systems, small = systems_of(rows, field)
     notes = []
     if small:
@@ -111,6 +109,15 @@ def system_results(rows: list[dict[str, Any]], field: str | None, scores: Sequen
         notes.append(f"no system-level rows: {unnamed} of {len(rows)} items name no system" if unnamed else
                      f"no system-level rows: {kept} system(s) with {MIN_SYSTEM_ITEMS} or more items, fewer than the "
                      f"{MIN_SYSTEMS} a system-level correlation needs")
+    return systems, notes
+
+
+def system_results(rows: list[dict[str, Any]], field: str | None, scores: Sequence[float], targets: Sequence[Target],
+                   *, n_resamples: int, seed: int, confidence: float) -> tuple[list[dict[str, Any]], list[str]]:
+    """``(system-level rows, notes)`` of one unit (``meta-eval``): :func:`system_rows` where the rows name enough
+    systems, with :func:`system_coverage`'s notes."""
+    systems, notes = system_coverage(rows, field)
+    if systems is None:
         return [], notes
     return system_rows(scores, targets, systems, n_resamples=n_resamples, seed=seed, confidence=confidence), notes
 
