@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,27 +18,14 @@ from dialeval import registry
 from dialeval.cli import main
 from dialeval.meta import leaderboard, own_data
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from own_rows import items, means, write_jsonl  # noqa: E402
 
-def _write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+_write_jsonl, _means = write_jsonl, means
 
 
 def _items(n=40, seed=0, systems=4):
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(n):
-        q = float(rng.normal())
-        out.append({"id": f"i{i}", "context": ["hello there", "how are you"], "response": "word " * (i % 7 + 1),
-                    "reference": "fine thanks", "system": f"s{i % systems}",
-                    "relevance": [int(np.clip(round(3 + q + rng.normal()), 1, 5)) for _ in range(3)],
-                    "fluency": [int(np.clip(round(3 + q + rng.normal(scale=2)), 1, 5)) for _ in range(3)],
-                    "mine": round(q + float(rng.normal(scale=0.5)), 4)})
-    return out
-
-
-def _means(rows, quality):
-    return np.array([np.mean(r[quality]) for r in rows])
+    return items(n, seed, systems)
 
 
 def test_dstc10_slice_counts_what_is_left_out(shared_data, tmp_path, plugin):
