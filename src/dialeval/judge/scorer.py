@@ -20,7 +20,7 @@ from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
 from dialeval.models.lm import LM_CALL_COST, cache_of_rows, left_padded, pad_id, shared_history_pass
 from dialeval.models.onnx_lm import cache_tensors
 from dialeval.models.runtime import run_batched
-from dialeval.models.shared_prefix import pack_groups, prefix_groups
+from dialeval.models.shared_prefix import pack_groups, prefix_groups, prefix_hosts
 
 
 def expected_rating(logits: np.ndarray, rating_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -68,12 +68,14 @@ class JudgeScorer:
         self.pad = pad_id(self.model)
 
     def score(self, prefix: list[int], items: list[list[int]], rating_ids: Sequence[int], *, share_prefix: bool = True,
-              batch_size: int = 8, max_tokens: int | None = 4096, progress: bool | None = None,
+              nested: bool = True, batch_size: int = 8, max_tokens: int | None = 4096, progress: bool | None = None,
               keys: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
         ``keys`` (their context) also run their common tokens once, after the prefix
-        (:func:`dialeval.models.shared_prefix.prefix_groups`, as FULL does). ``max_tokens`` caps the padded item tokens
-        of a pass, shared-context packs included."""
+        (:func:`dialeval.models.shared_prefix.prefix_groups`, as FULL does); with ``nested`` too, an item that
+        shares a long token prefix with another (turn k's context lines begin turn k + 2's) runs only its own
+        tokens after that other's cache (:meth:`_score_hosted`). ``max_tokens`` caps the padded item tokens of a
+        pass, shared-context packs and host caches included."""
         rows: list[Any] = [None] * len(items)
         todo = list(range(len(items)))
         if share_prefix and prefix:
@@ -86,6 +88,8 @@ class JudgeScorer:
                                                        progress=progress if packs else False)):
                 for i, row in zip((i for _, members in pack for i in members), logits):
                     rows[i] = row
+            if nested:
+                todo = self._score_hosted(past, len(prefix), items, todo, rows, batch_size, max_tokens, progress)
 
             def step(batch: list[list[int]]) -> list[np.ndarray]:
                 return list(self._continue(past, len(prefix), batch))
@@ -98,6 +102,61 @@ class JudgeScorer:
                                             progress=progress if todo else False, call_cost=LM_CALL_COST)):
             rows[i] = row
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
+
+    def _score_hosted(self, past: list[Any], n_prefix: int, items: list[list[int]], todo: list[int],
+                      rows: list[Any], batch_size: int, max_tokens: int | None, progress: bool | None) -> list[int]:
+        """Fills ``rows`` for the items of ``todo`` that host or are guests
+        (:func:`dialeval.models.shared_prefix.prefix_hosts`); returns the others. Hosts run in batches after the
+        prefix cache, keeping their grown cache; after each batch its guests run on rows of that cache
+        (:meth:`_guests`), at most ``batch_size`` rows and ``max_tokens`` cells (rows × (host width + longest own
+        suffix)) a pass."""
+        host, shared = prefix_hosts([items[i] for i in todo])
+        guests: dict[int, list[tuple[int, int]]] = {}
+        for k, (h, s) in enumerate(zip(host, shared)):
+            if h != k:
+                guests.setdefault(todo[h], []).append((todo[k], s))
+        hosts = sorted(guests)
+
+        def step(batch: list[int]) -> list[np.ndarray]:
+            last, cache, mask = self._continue(past, n_prefix, [items[h] for h in batch], grow=True)
+            width = mask.shape[1] - n_prefix
+            members = [(r, g, width - len(items[h]) + s, s) for r, h in enumerate(batch) for g, s in guests[h]]
+            found = run_batched(members, lambda ms: list(self._guests(cache, mask, n_prefix, ms, items)),
+                                lengths=[width + len(items[g]) - s for _, g, _, s in members], batch_size=batch_size,
+                                max_tokens=max_tokens, progress=False, call_cost=LM_CALL_COST)
+            for (_, g, _, _), row in zip(members, found):
+                rows[g] = row
+            return list(last)
+
+        for h, row in zip(hosts, run_batched(hosts, step, lengths=[len(items[h]) for h in hosts], batch_size=batch_size,
+                                             max_tokens=max_tokens, desc="llm_judge hosts",
+                                             progress=progress if hosts else False, call_cost=LM_CALL_COST)):
+            rows[h] = row
+        return [i for i in todo if rows[i] is None]
+
+    def _guests(self, cache: Any, host_mask: Any, n_prefix: int, members: list[tuple[int, int, int, int]],
+                items: list[list[int]]) -> np.ndarray:
+        """Last-position logits of guests ``(host row r, item g, seen columns c, shared s)`` after rows of a host
+        batch's cache (``host_mask``: its 2-D mask, the prefix included): guest g sees the prefix and the row's
+        first ``c`` item columns (its host's first s tokens after the left padding), then its own tokens
+        ``items[g][s:]``, left-padded, at positions ``n_prefix + s + j``: what it sees alone, where it sees it."""
+        import torch
+
+        rows = [r for r, _, _, _ in members]
+        s_ids, s_attn = left_padded([items[g][s:] for _, g, _, s in members], self.pad)
+        seen = host_mask[rows].clone()
+        ends = n_prefix + torch.tensor([c for _, _, c, _ in members]).unsqueeze(1)
+        seen[torch.arange(seen.shape[1]).unsqueeze(0) >= ends] = 0
+        attn = torch.cat([seen, s_attn], dim=1)
+        positions = (n_prefix + torch.tensor([s for _, _, _, s in members]).unsqueeze(1)
+                     + (s_attn.cumsum(-1) - 1).clamp(min=0))
+        if self.lm.onnx is not None:
+            return self.lm.onnx.run_continuation_last(cache, 1, s_ids.numpy(), attn.numpy(), positions.numpy(),
+                                                      rows=np.asarray(rows))
+        dev = self.model.device
+        out = self.model(input_ids=s_ids.to(dev), attention_mask=attn.to(dev), position_ids=positions.to(dev),
+                         cache=cache_of_rows(self.model, cache_tensors(cache), rows), use_cache=True, logits_to_keep=1)
+        return out.logits[:, -1].float().cpu().numpy()
 
     def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]],
                 items: list[list[int]]) -> np.ndarray:
@@ -133,8 +192,9 @@ class JudgeScorer:
         cache = getattr(out, "cache", None) or out.past_key_values
         return cache_tensors(cache)
 
-    def _continue(self, past: list[Any], n_prefix: int, batch: list[list[int]]) -> np.ndarray:
-        """Last-position logits of each item after the shared prefix (left-padded between prefix and item)."""
+    def _continue(self, past: list[Any], n_prefix: int, batch: list[list[int]], grow: bool = False) -> Any:
+        """Last-position logits of each item after the shared prefix (left-padded between prefix and item); with
+        ``grow``, ``(logits, grown cache, its 2-D mask)`` (the prefix's columns included)."""
         import torch
 
         input_ids, mask = left_padded(batch, self.pad)
@@ -142,10 +202,16 @@ class JudgeScorer:
         lengths = mask.sum(-1, keepdim=True)
         positions = (n_prefix + torch.arange(width).unsqueeze(0) - (width - lengths)).clamp(min=n_prefix)
         full_mask = torch.cat([torch.ones((n, n_prefix), dtype=torch.long), mask], dim=1)
-        if self.lm.onnx is not None:
-            return self.lm.onnx.run_continuation_last(past, n, input_ids.numpy(), full_mask.numpy(), positions.numpy())
+        onnx = self.lm.onnx
+        if onnx is not None and grow:
+            last, cache = onnx.run_extension(past, np.zeros(n, dtype=np.int64), input_ids.numpy(), full_mask.numpy(),
+                                             positions.numpy())
+            return last, cache, full_mask
+        if onnx is not None:
+            return onnx.run_continuation_last(past, n, input_ids.numpy(), full_mask.numpy(), positions.numpy())
         cache = cache_of_rows(self.model, past, [0] * n)
         dev = self.model.device
         out = self.model(input_ids=input_ids.to(dev), attention_mask=full_mask.to(dev), position_ids=positions.to(dev),
                          cache=cache, use_cache=True, logits_to_keep=1)
-        return out.logits[:, -1].float().cpu().numpy()
+        last = out.logits[:, -1].float().cpu().numpy()
+        return (last, getattr(out, "cache", None) or out.past_key_values, full_mask) if grow else last
