@@ -57,6 +57,25 @@ def rating_tokens(tokenizer: Any, prefix: str = ANSWER_PREFIX, labels: Sequence[
                      "Llama, Qwen, Gemma).")
 
 
+def guest_layout(host_mask: np.ndarray, n_prefix: int, rows: Sequence[int], seen: Sequence[int],
+                 shared: Sequence[int], suffixes: Sequence[Sequence[int]], pad: int) -> dict[str, np.ndarray]:
+    """The pass of guests after rows ``rows`` of a host batch's cache, whose 2-D mask is ``host_mask``
+    ``[hosts, n_prefix + W]`` (the prefix, then W left-padded item columns): guest b's own tokens
+    ``suffixes[b]``, left-padded (``ids``); its ``mask``, the prefix and the first ``seen[b]`` item columns of its
+    row (its host's first ``shared[b]`` tokens after the host's padding) then its own tokens; its ``positions``
+    ``n_prefix + shared[b] + j`` for own token j: every token sees what it sees alone, at the same position."""
+    width = max(len(s) for s in suffixes)
+    ids = np.full((len(suffixes), width), pad, dtype=np.int64)
+    own = np.zeros((len(suffixes), width), dtype=np.int64)
+    for b, suffix in enumerate(suffixes):
+        ids[b, width - len(suffix):] = suffix
+        own[b, width - len(suffix):] = 1
+    ends = n_prefix + np.asarray(seen, dtype=np.int64)[:, None]
+    past = np.asarray(host_mask, dtype=np.int64)[list(rows)] * (np.arange(host_mask.shape[1])[None] < ends)
+    positions = n_prefix + np.asarray(shared, dtype=np.int64)[:, None] + np.maximum(own.cumsum(-1) - 1, 0)
+    return {"ids": ids, "mask": np.concatenate([past, own], axis=1), "positions": positions}
+
+
 class JudgeScorer:
     """Scores token-id prompts ``prefix + item`` of a loaded causal LM (:class:`dialeval.models.lm.LoadedLM`)."""
 
@@ -136,26 +155,20 @@ class JudgeScorer:
 
     def _guests(self, cache: Any, host_mask: Any, n_prefix: int, members: list[tuple[int, int, int, int]],
                 items: list[list[int]]) -> np.ndarray:
-        """Last-position logits of guests ``(host row r, item g, seen columns c, shared s)`` after rows of a host
-        batch's cache (``host_mask``: its 2-D mask, the prefix included): guest g sees the prefix and the row's
-        first ``c`` item columns (its host's first s tokens after the left padding), then its own tokens
-        ``items[g][s:]``, left-padded, at positions ``n_prefix + s + j``: what it sees alone, where it sees it."""
+        """Last-position logits of guests ``(host row r, item g, seen columns c, shared s)`` on rows of a host
+        batch's cache (``host_mask``: its 2-D mask, the prefix included), laid out by :func:`guest_layout`."""
         import torch
 
         rows = [r for r, _, _, _ in members]
-        s_ids, s_attn = left_padded([items[g][s:] for _, g, _, s in members], self.pad)
-        seen = host_mask[rows].clone()
-        ends = n_prefix + torch.tensor([c for _, _, c, _ in members]).unsqueeze(1)
-        seen[torch.arange(seen.shape[1]).unsqueeze(0) >= ends] = 0
-        attn = torch.cat([seen, s_attn], dim=1)
-        positions = (n_prefix + torch.tensor([s for _, _, _, s in members]).unsqueeze(1)
-                     + (s_attn.cumsum(-1) - 1).clamp(min=0))
+        lay = guest_layout(host_mask.numpy(), n_prefix, rows, [c for _, _, c, _ in members],
+                           [s for _, _, _, s in members], [items[g][s:] for _, g, _, s in members], self.pad)
         if self.lm.onnx is not None:
-            return self.lm.onnx.run_continuation_last(cache, 1, s_ids.numpy(), attn.numpy(), positions.numpy(),
+            return self.lm.onnx.run_continuation_last(cache, 1, lay["ids"], lay["mask"], lay["positions"],
                                                       rows=np.asarray(rows))
         dev = self.model.device
-        out = self.model(input_ids=s_ids.to(dev), attention_mask=attn.to(dev), position_ids=positions.to(dev),
-                         cache=cache_of_rows(self.model, cache_tensors(cache), rows), use_cache=True, logits_to_keep=1)
+        ids, attn, positions = (torch.from_numpy(lay[k]).to(dev) for k in ("ids", "mask", "positions"))
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True, logits_to_keep=1,
+                         cache=cache_of_rows(self.model, cache_tensors(cache), rows))
         return out.logits[:, -1].float().cpu().numpy()
 
     def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]],
