@@ -5,8 +5,12 @@ score is the expectation E[r] = Σ r·p(r | x) / Σ p(r | x) (no sampling), with
 Σ p(r | x) the model put on valid ratings. Every prompt of one quality starts with the same tokens (rubric and
 instructions): that prefix runs once, and each item runs on a copy of its key/value cache
 (``share_prefix=True``, the default); ``share_prefix=False`` runs every prompt from scratch (same numbers to
-float rounding, the benchmark's reference). Torch and ONNX Runtime (:mod:`dialeval.models.onnx_backend`) share the
-batching (:func:`dialeval.models.runtime.run_batched`, left padding, one logit row per item).
+float rounding, the benchmark's reference). Items that share a long token prefix though their contexts differ
+(turn k's context lines begin turn k + 2's) are nested (``nested=True``): a *host* item runs whole and keeps its
+cache, and each *guest* runs only its own tokens after the host's first tokens it shares
+(:func:`dialeval.models.shared_prefix.prefix_hosts`, :func:`guest_layout`). Torch and ONNX Runtime
+(:mod:`dialeval.models.onnx_backend`) share the batching (:func:`dialeval.models.runtime.run_batched`, left
+padding, one logit row per item).
 """
 
 from __future__ import annotations
