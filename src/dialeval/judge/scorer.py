@@ -5,8 +5,12 @@ score is the expectation E[r] = Σ r·p(r | x) / Σ p(r | x) (no sampling), with
 Σ p(r | x) the model put on valid ratings. Every prompt of one quality starts with the same tokens (rubric and
 instructions): that prefix runs once, and each item runs on a copy of its key/value cache
 (``share_prefix=True``, the default); ``share_prefix=False`` runs every prompt from scratch (same numbers to
-float rounding, the benchmark's reference). Torch and ONNX Runtime (:mod:`dialeval.models.onnx_backend`) share the
-batching (:func:`dialeval.models.runtime.run_batched`, left padding, one logit row per item).
+float rounding, the benchmark's reference). Items that share a long token prefix though their contexts differ
+(turn k's context lines begin turn k + 2's) are nested (``nested=True``): a *host* item runs whole and keeps its
+cache, and each *guest* runs only its own tokens after the host's first tokens it shares
+(:func:`dialeval.models.shared_prefix.prefix_hosts`, :func:`guest_layout`). Torch and ONNX Runtime
+(:mod:`dialeval.models.onnx_backend`) share the batching (:func:`dialeval.models.runtime.run_batched`, left
+padding, one logit row per item).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
 from dialeval.models.lm import LM_CALL_COST, cache_of_rows, left_padded, pad_id, shared_history_pass
 from dialeval.models.onnx_lm import cache_tensors
 from dialeval.models.runtime import run_batched
-from dialeval.models.shared_prefix import pack_groups, prefix_groups
+from dialeval.models.shared_prefix import pack_groups, prefix_groups, prefix_hosts
 
 
 def expected_rating(logits: np.ndarray, rating_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -57,6 +61,25 @@ def rating_tokens(tokenizer: Any, prefix: str = ANSWER_PREFIX, labels: Sequence[
                      "Llama, Qwen, Gemma).")
 
 
+def guest_layout(host_mask: np.ndarray, n_prefix: int, rows: Sequence[int], seen: Sequence[int],
+                 shared: Sequence[int], suffixes: Sequence[Sequence[int]], pad: int) -> dict[str, np.ndarray]:
+    """The pass of guests after rows ``rows`` of a host batch's cache, whose 2-D mask is ``host_mask``
+    ``[hosts, n_prefix + W]`` (the prefix, then W left-padded item columns): guest b's own tokens
+    ``suffixes[b]``, left-padded (``ids``); its ``mask``, the prefix and the first ``seen[b]`` item columns of its
+    row (its host's first ``shared[b]`` tokens after the host's padding) then its own tokens; its ``positions``
+    ``n_prefix + shared[b] + j`` for own token j: every token sees what it sees alone, at the same position."""
+    width = max(len(s) for s in suffixes)
+    ids = np.full((len(suffixes), width), pad, dtype=np.int64)
+    own = np.zeros((len(suffixes), width), dtype=np.int64)
+    for b, suffix in enumerate(suffixes):
+        ids[b, width - len(suffix):] = suffix
+        own[b, width - len(suffix):] = 1
+    ends = n_prefix + np.asarray(seen, dtype=np.int64)[:, None]
+    past = np.asarray(host_mask, dtype=np.int64)[list(rows)] * (np.arange(host_mask.shape[1])[None] < ends)
+    positions = n_prefix + np.asarray(shared, dtype=np.int64)[:, None] + np.maximum(own.cumsum(-1) - 1, 0)
+    return {"ids": ids, "mask": np.concatenate([past, own], axis=1), "positions": positions}
+
+
 class JudgeScorer:
     """Scores token-id prompts ``prefix + item`` of a loaded causal LM (:class:`dialeval.models.lm.LoadedLM`)."""
 
@@ -68,12 +91,14 @@ class JudgeScorer:
         self.pad = pad_id(self.model)
 
     def score(self, prefix: list[int], items: list[list[int]], rating_ids: Sequence[int], *, share_prefix: bool = True,
-              batch_size: int = 8, max_tokens: int | None = 4096, progress: bool | None = None,
+              nested: bool = True, batch_size: int = 8, max_tokens: int | None = 4096, progress: bool | None = None,
               keys: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
         ``keys`` (their context) also run their common tokens once, after the prefix
-        (:func:`dialeval.models.shared_prefix.prefix_groups`, as FULL does). ``max_tokens`` caps the padded item tokens
-        of a pass, shared-context packs included."""
+        (:func:`dialeval.models.shared_prefix.prefix_groups`, as FULL does); with ``nested`` too, an item that
+        shares a long token prefix with another (turn k's context lines begin turn k + 2's) runs only its own
+        tokens after that other's cache (:meth:`_score_hosted`). ``max_tokens`` caps the padded item tokens of a
+        pass, shared-context packs and host caches included."""
         rows: list[Any] = [None] * len(items)
         todo = list(range(len(items)))
         if share_prefix and prefix:
@@ -86,6 +111,8 @@ class JudgeScorer:
                                                        progress=progress if packs else False)):
                 for i, row in zip((i for _, members in pack for i in members), logits):
                     rows[i] = row
+            if nested:
+                todo = self._score_hosted(past, len(prefix), items, todo, rows, batch_size, max_tokens, progress)
 
             def step(batch: list[list[int]]) -> list[np.ndarray]:
                 return list(self._continue(past, len(prefix), batch))
@@ -98,6 +125,55 @@ class JudgeScorer:
                                             progress=progress if todo else False, call_cost=LM_CALL_COST)):
             rows[i] = row
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
+
+    def _score_hosted(self, past: list[Any], n_prefix: int, items: list[list[int]], todo: list[int],
+                      rows: list[Any], batch_size: int, max_tokens: int | None, progress: bool | None) -> list[int]:
+        """Fills ``rows`` for the items of ``todo`` that host or are guests
+        (:func:`dialeval.models.shared_prefix.prefix_hosts`); returns the others. Hosts run in batches after the
+        prefix cache, keeping their grown cache; after each batch its guests run on rows of that cache
+        (:meth:`_guests`), at most ``batch_size`` rows and ``max_tokens`` cells (rows × (host width + longest own
+        suffix)) a pass."""
+        host, shared = prefix_hosts([items[i] for i in todo])
+        guests: dict[int, list[tuple[int, int]]] = {}
+        for k, (h, s) in enumerate(zip(host, shared)):
+            if h != k:
+                guests.setdefault(todo[h], []).append((todo[k], s))
+        hosts = sorted(guests)
+
+        def step(batch: list[int]) -> list[np.ndarray]:
+            last, cache, mask = self._continue(past, n_prefix, [items[h] for h in batch], grow=True)
+            width = mask.shape[1] - n_prefix
+            members = [(r, g, width - len(items[h]) + s, s) for r, h in enumerate(batch) for g, s in guests[h]]
+            found = run_batched(members, lambda ms: list(self._guests(cache, mask, n_prefix, ms, items)),
+                                lengths=[width + len(items[g]) - s for _, g, _, s in members], batch_size=batch_size,
+                                max_tokens=max_tokens, progress=False, call_cost=LM_CALL_COST)
+            for (_, g, _, _), row in zip(members, found):
+                rows[g] = row
+            return list(last)
+
+        for h, row in zip(hosts, run_batched(hosts, step, lengths=[len(items[h]) for h in hosts], batch_size=batch_size,
+                                             max_tokens=max_tokens, desc="llm_judge hosts",
+                                             progress=progress if hosts else False, call_cost=LM_CALL_COST)):
+            rows[h] = row
+        return [i for i in todo if rows[i] is None]
+
+    def _guests(self, cache: Any, host_mask: Any, n_prefix: int, members: list[tuple[int, int, int, int]],
+                items: list[list[int]]) -> np.ndarray:
+        """Last-position logits of guests ``(host row r, item g, seen columns c, shared s)`` on rows of a host
+        batch's cache (``host_mask``: its 2-D mask, the prefix included), laid out by :func:`guest_layout`."""
+        import torch
+
+        rows = [r for r, _, _, _ in members]
+        lay = guest_layout(host_mask.numpy(), n_prefix, rows, [c for _, _, c, _ in members],
+                           [s for _, _, _, s in members], [items[g][s:] for _, g, _, s in members], self.pad)
+        if self.lm.onnx is not None:
+            return self.lm.onnx.run_continuation_last(cache, 1, lay["ids"], lay["mask"], lay["positions"],
+                                                      rows=np.asarray(rows))
+        dev = self.model.device
+        ids, attn, positions = (torch.from_numpy(lay[k]).to(dev) for k in ("ids", "mask", "positions"))
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True, logits_to_keep=1,
+                         cache=cache_of_rows(self.model, cache_tensors(cache), rows))
+        return out.logits[:, -1].float().cpu().numpy()
 
     def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]],
                 items: list[list[int]]) -> np.ndarray:
@@ -133,8 +209,9 @@ class JudgeScorer:
         cache = getattr(out, "cache", None) or out.past_key_values
         return cache_tensors(cache)
 
-    def _continue(self, past: list[Any], n_prefix: int, batch: list[list[int]]) -> np.ndarray:
-        """Last-position logits of each item after the shared prefix (left-padded between prefix and item)."""
+    def _continue(self, past: list[Any], n_prefix: int, batch: list[list[int]], grow: bool = False) -> Any:
+        """Last-position logits of each item after the shared prefix (left-padded between prefix and item); with
+        ``grow``, ``(logits, grown cache, its 2-D mask)`` (the prefix's columns included)."""
         import torch
 
         input_ids, mask = left_padded(batch, self.pad)
@@ -142,10 +219,16 @@ class JudgeScorer:
         lengths = mask.sum(-1, keepdim=True)
         positions = (n_prefix + torch.arange(width).unsqueeze(0) - (width - lengths)).clamp(min=n_prefix)
         full_mask = torch.cat([torch.ones((n, n_prefix), dtype=torch.long), mask], dim=1)
-        if self.lm.onnx is not None:
-            return self.lm.onnx.run_continuation_last(past, n, input_ids.numpy(), full_mask.numpy(), positions.numpy())
+        onnx = self.lm.onnx
+        if onnx is not None and grow:
+            last, cache = onnx.run_extension(past, np.zeros(n, dtype=np.int64), input_ids.numpy(), full_mask.numpy(),
+                                             positions.numpy())
+            return last, cache, full_mask
+        if onnx is not None:
+            return onnx.run_continuation_last(past, n, input_ids.numpy(), full_mask.numpy(), positions.numpy())
         cache = cache_of_rows(self.model, past, [0] * n)
         dev = self.model.device
         out = self.model(input_ids=input_ids.to(dev), attention_mask=full_mask.to(dev), position_ids=positions.to(dev),
                          cache=cache, use_cache=True, logits_to_keep=1)
-        return out.logits[:, -1].float().cpu().numpy()
+        last = out.logits[:, -1].float().cpu().numpy()
+        return (last, getattr(out, "cache", None) or out.past_key_values, full_mask) if grow else last

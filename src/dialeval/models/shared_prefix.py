@@ -6,12 +6,15 @@ Several texts scored by one causal LM often begin with the same tokens: response
 can run that prefix once and each member's own tokens on a copy of its cache
 (:func:`dialeval.models.lm.shared_history_pass`); :func:`pack_groups` packs the groups into passes under a row
 and token budget; :func:`nested_hosts` finds the items whose tokens begin another item's, so they can run
-inside it. FULL and the LLM judge both use them. The grouping is by tokens, not by text, so truncation or a
+inside it; :func:`prefix_hosts` finds, whatever the keys, the item each item shares most leading tokens with
+among those that run whole (the LLM judge's turn-level prompts: item k's context lines begin item k + 2's).
+FULL and the LLM judge both use them. The grouping is by tokens, not by text, so truncation or a
 token merged across a boundary only shortens the shared part; it never changes what a member conditions on.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Hashable, Sequence
 
 from dialeval.models.batching import greedy_batches
@@ -86,6 +89,31 @@ def nested_hosts(items: Sequence[Sequence[int]]) -> list[int]:
         if len(seqs[h]) >= n and seqs[h][:n] == seqs[k][:n]:
             out[i] = order[h]
     return out
+
+
+def prefix_hosts(items: Sequence[Sequence[int]], *,
+                 min_shared: int = MIN_SHARED) -> tuple[list[int], list[int]]:
+    """``(host, shared)`` per item: a *host* (``host[i] == i``, ``shared[i] == 0``) runs whole; a *guest* runs only
+    its tokens after the first ``shared[i]`` of its host, which equal its own (``s ≤ len(item) − 1``, so its last
+    position is its own). Longest items first, an item becomes the guest of the host already chosen that shares
+    the most leading tokens with it when that saves work, ``s ≥ min_shared`` and ``s ≥ len(item) − s`` (at least
+    as many shared tokens as own ones); otherwise it is a host. Among the hosts, the one sharing most with an
+    item is a neighbour of it in lexicographic order (the common prefix of two sorted items is the least over
+    the neighbouring pairs between them), found by bisection."""
+    order = sorted(range(len(items)), key=lambda i: (list(items[i]), i))
+    rank = {i: k for k, i in enumerate(order)}
+    chosen: list[int] = []  # the hosts' ranks, sorted
+    host, shared = list(range(len(items))), [0] * len(items)
+    for i in sorted(range(len(items)), key=lambda i: (-len(items[i]), i)):
+        k = bisect_left(chosen, rank[i])
+        for h in (order[chosen[j]] for j in (k - 1, k) if 0 <= j < len(chosen)):
+            s = min(common_prefix_length([items[i], items[h]]), len(items[i]) - 1)
+            if s > shared[i]:
+                host[i], shared[i] = h, s
+        if shared[i] < min_shared or 2 * shared[i] < len(items[i]):
+            host[i], shared[i] = i, 0
+            insort(chosen, rank[i])
+    return host, shared
 
 
 Group = tuple[int, list[int]]  #: (shared prefix length, member indices)
