@@ -167,7 +167,8 @@ def write_result(path: str | os.PathLike, *, script: str, title: str, command: s
                  machine_text: str | None = None, **extra: Any) -> None:
     """Write a benchmark's result file (the docs' benchmarks page is generated from these) atomically (a
     temporary file, then ``os.replace``): the rows, the command that rewrites the file, the date, the machine
-    (its CPU and :func:`machine_line`, by default taken now), the thread count, the load average at the end,
+    (its CPU and ``machine_text``: :func:`machine_line` taken at the start of the run, or else now), the thread
+    count, the load average at the end,
     and a one-line summary."""
     import datetime
     import json
@@ -197,3 +198,10 @@ def route_records(secs: dict[str, float], ours: str, items: int, unit: str, agre
     return [{"route": prefix + name, "seconds": round(secs[name], 4), unit: round(items / secs[name], 2),
              "time vs dialeval default": round(secs[name] / secs[ours], 3), **agreement.get(name, {})}
             for name in secs]
+
+
+def peers_line(records: list[dict[str, Any]]) -> str:
+    """Every peer's (non-dialeval route's) time over dialeval default's, the strongest first."""
+    peers = sorted((r for r in records if not r["route"].split(": ", 1)[-1].startswith("dialeval")),
+                   key=lambda r: r["seconds"])
+    return ", ".join(f"{r['route'].split(': ', 1)[-1]} {r['time vs dialeval default']:.2f}×" for r in peers)

@@ -2,6 +2,7 @@
 
     python benchmarks/full_followup.py --quick             # 8 items, 2 rounds, fp32 + bf16
     python benchmarks/full_followup.py --limit 24 --repeats 3 [--model /path/to/blenderbot-400M-distill]
+    python benchmarks/full_followup.py --both --limit 8 --repeats 2 --dtypes fp32 --threads 1   # the docs' table
 
 Peer: the real package (benchmarks/full_venv, made by benchmarks/full_compat/setup_venv.sh; it needs
 transformers 4.x) timed in a subprocess on the same saved model and items, with its model cast to the same
@@ -19,6 +20,9 @@ Runtime: dialeval ``backend="torch"``, ``"onnx"`` and ``"onnx-int8"`` (history o
 its key/value cache) against a plain transformers loop and optimum's ``ORTModelForCausalLM`` (own venv,
 ``benchmarks/onnx_peer``), both re-running the history with each follow-up in one batch per item; the same
 token ids everywhere, interleaved rounds, max relative difference of the NLLs against dialeval torch.
+
+Every run writes docs/results/benchmarks/full_followup.json (``--result PATH``, or ``-`` for none): one row per
+timed route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
 from __future__ import annotations
@@ -141,9 +145,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.limit, args.repeats = 8, 2
-    from _common import RESULTS
+    from _common import RESULTS, machine_line
 
     args.result = args.result or str(RESULTS / "full_followup.json")
+    args.machine = machine_line(args.threads)  # the load at the start
     if args.causal or args.both:
         causal_main(args)
     if not args.causal:
@@ -166,8 +171,9 @@ def relative(a, b) -> float:
 def summarize(prefix: str, secs: dict[str, float], ours: str, peers: list[str], rel: dict[str, float],
               what: str) -> None:
     best = min(peers, key=secs.get)
-    SUMMARY.append(f"{prefix}: the strongest peer ({best}) takes {secs[best] / secs[ours]:.2f}× dialeval's time, "
-                   f"{what} within {rel[best]:.1e} relative")
+    times = ", ".join(f"{p} {secs[p] / secs[ours]:.2f}×" for p in sorted(peers, key=secs.get))
+    SUMMARY.append(f"{prefix}: each peer's time over dialeval default's: {times}; the strongest peer's {what} "
+                   f"within {rel[best]:.1e} relative of dialeval's")
 
 
 def write_full_result(args) -> None:
@@ -177,7 +183,7 @@ def write_full_result(args) -> None:
 
     write_result(args.result, script="benchmarks/full_followup.py", title="FULL follow-up likelihood",
                  command="python benchmarks/full_followup.py " + " ".join(sys.argv[1:]), threads=args.threads,
-                 summary="; ".join(SUMMARY), rows=RECORDS,
+                 summary="; ".join(SUMMARY), rows=RECORDS, machine_text=args.machine,
                  note=f"{args.limit} FED turn-level items; median of {args.repeats} rounds, dialeval and its peers "
                       "alternating; 'time vs dialeval default' is each route's seconds over dialeval's default route.")
 

@@ -18,6 +18,9 @@ not depend on the weights; the Hub is offline here). Interleaved in one process,
 Printed: pairs/s, ratio to dialeval, useful and executed GFLOP per pair (see ``_common.forward_flops``),
 the matmul peak at that precision and thread count, the share of it reached, and the argmax-class
 agreement of every peer with dialeval (and of dialeval bf16 with fp32).
+
+Every run writes docs/results/benchmarks/nli_diversity.json (``--result PATH``, or ``-`` for none): one row per timed
+route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from _common import (  # noqa: E402
     matmul_peak,
     non_embedding_params,
     offline,
+    peers_line,
     route_records,
     table,
     write_result,
@@ -172,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.sets, args.repeats = 4, 2
     torch.set_num_threads(args.threads)
+    machine = machine_line(args.threads)  # the load at the start
     sets = load_sets(args.sets)
     pairs = [(s[i], s[j]) for s in sets for i, j in ordered_pairs(len(s))]
     rows, probs = [], {}
@@ -198,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             mine = [r for r in RECORDS if r["route"].startswith(f"{dtype}: ")]
             best = min((r for r in mine if not r["route"].split(": ", 1)[1].startswith("dialeval")),
                        key=lambda r: r["seconds"])
-            parts.append(f"{dtype}: the strongest peer ({best['route'].split(': ', 1)[1]}) takes "
-                         f"{best['time vs dialeval default']:.2f}× dialeval's time, same class on "
+            parts.append(f"{dtype}: each peer's time over dialeval default's: {peers_line(mine)}; the strongest peer "
+                         "gives the same class on "
                          f"{best['same class as dialeval']} pairs, max |Δ prob| {best['max |Δ prob| vs dialeval']:.1e}")
         if not any(CROSS_ONNX in r["route"] for r in RECORDS) and "fp32" in args.dtypes:
             parts.append("CrossEncoder backend='onnx' did not run (benchmarks/onnx_peer_venv missing: "
@@ -207,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         write_result(args.result, script="benchmarks/nli_diversity.py",
                      title="NLI Diversity (roberta-base shape, random weights)",
                      command="python benchmarks/nli_diversity.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                     threads=args.threads, summary="; ".join(parts), rows=RECORDS,
+                     threads=args.threads, summary="; ".join(parts), rows=RECORDS, machine_text=machine,
                      note=f"{len(pairs)} ordered conTest resp_gen pairs ({len(sets)} sets); median of {args.repeats} "
                           "interleaved rounds; 'time vs dialeval default' is each route's seconds over dialeval's "
                           "default route.")

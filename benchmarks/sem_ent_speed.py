@@ -19,6 +19,9 @@ DailyDialog test); ``--agreement`` repeats that on all distinct test responses f
 ``--large N`` adds a random-weight model shaped like microsoft/DialoGPT-large (the paper's encoder; no
 ecosystem peer pools the last token, so only the reference scheme is compared). FLOPs per item follow
 :func:`_common.forward_flops`; "useful" counts real tokens, "executed" includes each scheme's padding.
+
+Every run writes docs/results/benchmarks/sem_ent_speed.json (``--result PATH``, or ``-`` for none): one row per timed
+route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from _common import (  # noqa: E402
     matmul_peak,
     non_embedding_params,
     offline,
+    peers_line,
     route_records,
     table,
     write_result,
@@ -287,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.n, args.repeats = 256, 3
     torch.set_num_threads(args.threads)
+    machine = machine_line(args.threads)  # the load at the start
     texts = sample_texts(args.n)
     rows = []
     for dtype in args.dtypes:
@@ -305,12 +310,12 @@ def main(argv: list[str] | None = None) -> int:
         onnx_note = "" if any(ST_ONNX in r["route"] for r in RECORDS) else (
             "; sentence-transformers backend='onnx' did not run (benchmarks/onnx_peer_venv missing: "
             "benchmarks/onnx_peer/setup_venv.sh)")
-        summary = (f"the strongest peer ({best['route']}) takes {best['time vs dialeval default']:.2f}× the time of "
-                   f"dialeval's default route; same cluster for {best['same cluster']} responses, min cosine "
+        summary = (f"each peer's time over dialeval default's: {peers_line(RECORDS)}; the strongest peer gives the "
+                   f"same cluster for {best['same cluster']} responses, min cosine "
                    f"{best['min cosine']:.6f}" + onnx_note)
         write_result(args.result, script="benchmarks/sem_ent_speed.py", title="Sem-Ent encoder (MiniLM)",
                      command="python benchmarks/sem_ent_speed.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                     threads=args.threads, summary=summary, rows=RECORDS,
+                     threads=args.threads, summary=summary, rows=RECORDS, machine_text=machine,
                      note=f"{len(texts):,} distinct DailyDialog test responses; median of {args.repeats} interleaved "
                           "rounds; 'time vs dialeval default' is each route's seconds over dialeval's default route.")
     return 0
