@@ -12,6 +12,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
@@ -127,10 +128,10 @@ def non_embedding_params(model: Any) -> int:
     return sum(p.numel() for n, p in model.named_parameters() if not any(s in n.split(".") for s in skip))
 
 
-def machine_line(threads: int) -> str:
+def machine_line(threads: int | None) -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{os.cpu_count()} CPUs shared with other jobs (load average {load}); torch threads {threads}; "
-            "times are medians of interleaved runs")
+    return (f"{os.cpu_count()} CPUs shared with other jobs (load average {load})"
+            + (f"; torch threads {threads}" if threads else "") + "; times are medians of interleaved runs")
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -162,14 +163,45 @@ def machine() -> dict[str, Any]:
 
 
 def write_result(path: str | os.PathLike, *, script: str, title: str, command: str, rows: list[dict[str, Any]],
-                 threads: int | None = None, note: str | None = None) -> None:
-    """Write a benchmark's result file (the docs' benchmarks page is generated from these): the rows, the
-    command that rewrites the file, the machine, the thread count and the load average at the end."""
+                 threads: int | None = None, note: str | None = None, summary: str | None = None,
+                 machine_text: str | None = None, **extra: Any) -> None:
+    """Write a benchmark's result file (the docs' benchmarks page is generated from these) atomically (a
+    temporary file, then ``os.replace``): the rows, the command that rewrites the file, the date, the machine
+    (its CPU and ``machine_text``: :func:`machine_line` taken at the start of the run, or else now), the thread
+    count, the load average at the end,
+    and a one-line summary."""
     import datetime
     import json
-    from pathlib import Path
 
-    record = {"script": script, "title": title, "command": command, "date": datetime.date.today().isoformat(),
-              "machine": machine(), "threads": threads, "load": f"{os.getloadavg()[0]:.1f} (1-minute, at the end)",
-              **({"note": note} if note else {}), "rows": rows}
-    Path(path).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    m = machine()
+    cpu = m["cpu"] + (f" ({', '.join(m['flags'])})" if m["flags"] else "")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    record = {"script": script, "title": title, "command": command,
+              "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+              "machine": f"{cpu}; {machine_text or machine_line(threads)}", "threads": threads,
+              "load": f"{load} (1-, 5-, 15-minute, at the end)", **({"summary": summary} if summary else {}),
+              **({"note": note} if note else {}), **extra, "rows": rows}
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    print(f"wrote {path}", flush=True)
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks"
+
+
+def route_records(secs: dict[str, float], ours: str, items: int, unit: str, agreement: dict[str, dict[str, Any]],
+                  prefix: str = "") -> list[dict[str, Any]]:
+    """A result file's rows: per timed route its median seconds, its throughput, its time over dialeval's
+    (``ours``; above 1: dialeval is faster) and how its scores compare with dialeval's (``agreement[route]``)."""
+    return [{"route": prefix + name, "seconds": round(secs[name], 4), unit: round(items / secs[name], 2),
+             "time vs dialeval default": round(secs[name] / secs[ours], 3), **agreement.get(name, {})}
+            for name in secs]
+
+
+def peers_line(records: list[dict[str, Any]]) -> str:
+    """Every peer's (non-dialeval route's) time over dialeval default's, the strongest first."""
+    peers = sorted((r for r in records if not r["route"].split(": ", 1)[-1].startswith("dialeval")),
+                   key=lambda r: r["seconds"])
+    return ", ".join(f"{r['route'].split(': ', 1)[-1]} {r['time vs dialeval default']:.2f}×" for r in peers)

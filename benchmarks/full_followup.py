@@ -2,6 +2,7 @@
 
     python benchmarks/full_followup.py --quick             # 8 items, 2 rounds, fp32 + bf16
     python benchmarks/full_followup.py --limit 24 --repeats 3 [--model /path/to/blenderbot-400M-distill]
+    python benchmarks/full_followup.py --both --limit 8 --repeats 2 --dtypes fp32 --threads 1   # the docs' table
 
 Peer: the real package (benchmarks/full_venv, made by benchmarks/full_compat/setup_venv.sh; it needs
 transformers 4.x) timed in a subprocess on the same saved model and items, with its model cast to the same
@@ -19,6 +20,9 @@ Runtime: dialeval ``backend="torch"``, ``"onnx"`` and ``"onnx-int8"`` (history o
 its key/value cache) against a plain transformers loop and optimum's ``ORTModelForCausalLM`` (own venv,
 ``benchmarks/onnx_peer``), both re-running the history with each follow-up in one batch per item; the same
 token ids everywhere, interleaved rounds, max relative difference of the NLLs against dialeval torch.
+
+Every run writes docs/results/benchmarks/full_followup.json (``--result PATH``, or ``-`` for none): one row per
+timed route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
 from __future__ import annotations
@@ -121,11 +125,9 @@ def time_package(model_dir: str, items_path: Path, threads: int, dtype: str) -> 
 
 
 def main() -> None:
-    import statistics
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import machine_line, matmul_peak, table
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=None, help="seq2seq model dir or id (default: random 400M-distill architecture)")
@@ -136,15 +138,62 @@ def main() -> None:
     ap.add_argument("--dtypes", nargs="+", default=["fp32", "bf16"])
     ap.add_argument("--quick", action="store_true", help="--limit 8 --repeats 2")
     ap.add_argument("--causal", action="store_true", help="SmolLM2 on torch / ONNX Runtime (see above)")
+    ap.add_argument("--both", action="store_true", help="the --causal table, then the compat one, one result file")
+    ap.add_argument("--result", default=None,
+                    help="result file to write (default docs/results/benchmarks/full_followup.json; '-': none)")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda with --causal (torch routes, first of --dtypes)")
     args = ap.parse_args()
     if args.quick:
         args.limit, args.repeats = 8, 2
-    if args.causal:
-        return causal_main(args)
+    from _common import RESULTS, machine_line
+
+    args.result = args.result or str(RESULTS / "full_followup.json")
+    args.machine = machine_line(args.threads)  # the load at the start
+    if args.causal or args.both:
+        causal_main(args)
+    if not args.causal:
+        compat_main(args)
+    if args.result != "-":
+        write_full_result(args)
+
+
+RECORDS: list[dict] = []  # the result file's rows, one per timed route
+SUMMARY: list[str] = []
+
+
+def relative(a, b) -> float:
+    import numpy as np
+
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.max(np.abs(a - b) / np.abs(b)))
+
+
+def summarize(prefix: str, secs: dict[str, float], ours: str, peers: list[str], rel: dict[str, float],
+              what: str) -> None:
+    best = min(peers, key=secs.get)
+    times = ", ".join(f"{p} {secs[p] / secs[ours]:.2f}×" for p in sorted(peers, key=secs.get))
+    SUMMARY.append(f"{prefix}: each peer's time over dialeval default's: {times}; the strongest peer's {what} "
+                   f"within {rel[best]:.1e} relative of dialeval's")
+
+
+def write_full_result(args) -> None:
+    import sys
+
+    from _common import write_result
+
+    write_result(args.result, script="benchmarks/full_followup.py", title="FULL follow-up likelihood",
+                 command="python benchmarks/full_followup.py " + " ".join(sys.argv[1:]), threads=args.threads,
+                 summary="; ".join(SUMMARY), rows=RECORDS, machine_text=args.machine,
+                 note=f"{args.limit} FED turn-level items; median of {args.repeats} rounds, dialeval and its peers "
+                      "alternating; 'time vs dialeval default' is each route's seconds over dialeval's default route.")
+
+
+def compat_main(args) -> None:
+    import statistics
 
     import numpy as np
     import torch
+    from _common import machine_line, matmul_peak, route_records, table
 
     from dialeval.full.scorer import _compat_tokenizer, full_scores
     from dialeval.full.texts import FULL_0_0_3_FOLLOW_UPS
@@ -209,6 +258,16 @@ def main() -> None:
                              f"{useful / 1e9:.1f}", f"{flops / 1e9:.1f}", f"{peak / 1e9:.0f}",
                              f"{100 * useful * len(items) / med[key] / peak:.0f}%",
                              f"{100 * flops * len(items) / med[key] / peak:.0f}%", rel])
+            names = {"dialeval": f"dialeval compat, backend {lm.backend} (default)",
+                     "torch": "dialeval compat, backend torch", "peer": peer_name}
+            secs = {names[k]: v for k, v in med.items()}
+            rel = {names[k]: relative(v, ours) for k, v in scores.items()}
+            agree = {names[k]: {"max |Δ score| vs dialeval": float(np.max(np.abs(np.asarray(v) - ours))),
+                                "max relative |Δ score|": rel[names[k]]} for k, v in scores.items()}
+            RECORDS.extend(route_records(secs, names["dialeval"], len(items), "items/s", agree,
+                                         prefix=f"compat (blenderbot-400M-distill shape, random weights) {dtype}: "))
+            if "peer" in med:
+                summarize(f"compat mode {dtype}", secs, names["dialeval"], [names["peer"]], rel, "scores")
             del lm, routes
     print(f"\nFULL on {len(items)} FED turn-level items, compat mode, model {args.model or 'random blenderbot-400M-distill shape'}")
     print(machine_line(args.threads))
@@ -228,7 +287,7 @@ def causal_main(args) -> None:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import interleaved, machine_line, matmul_peak, table
+    from _common import interleaved, machine_line, matmul_peak, route_records, table
     from onnx_peer.driver import PeerProcess, available
 
     from dialeval.full.scorer import FollowupScorer, full_scores
@@ -284,6 +343,14 @@ def causal_main(args) -> None:
     if peer is not None:
         outs["optimum ORTModelForCausalLM (history per follow-up)"] = peer.output()
         peer.close()
+    ours_name = label[default]
+    peers = [n for n in runs if not n.startswith("dialeval")]
+    rel = {n: relative(outs[n], outs[ours_name]) for n in runs}
+    agree = {n: {"max |Δ NLL| vs dialeval": float(np.max(np.abs(np.asarray(outs[n]) - np.asarray(outs[ours_name])))),
+                 "max relative |Δ score|": rel[n]} for n in runs}
+    RECORDS.extend(route_records(secs, ours_name, len(items), "items/s", agree,
+                                 prefix=f"default mode ({lms['torch'].name}) {dtype}: "))
+    summarize(f"default mode, {lms['torch'].name}", secs, ours_name, peers, rel, "follow-up NLLs")
     ref = np.asarray(outs[label["torch"]])
     params = sum(p.numel() for p in model.parameters())
     tokens = sum(len(h) + sum(map(len, f_ids)) for h in h_ids)

@@ -14,6 +14,8 @@ processes (``--workers 0 1 2``; identical tokens).
     python benchmarks/lexical.py --quick                     # 50k responses, both corpora, 2 rounds
     OMP_NUM_THREADS=1 python benchmarks/lexical.py --n 200000 --repeats 3   # the README numbers
     python benchmarks/lexical.py --n 1000000 --corpus repeated
+
+Every run writes docs/results/benchmarks/lexical.json (``--result PATH``, or ``-`` for none).
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def run_corpus(n: int, unique: bool, workers: list[int], repeats: int, metrics: 
         for which in names[r % len(names):] + names[:r % len(names)]:
             runs[which].append(measure(which, n, unique, metrics))
     base = runs["baseline"][-1]["result"]
-    base_s = statistics.median(x["seconds"] for x in runs["baseline"])
+    ours_s = statistics.median(x["seconds"] for x in runs[names[0]])
     distinct_share = len(set(responses(n, unique))) / n
     rows = []
     for which in names:
@@ -145,13 +147,13 @@ def run_corpus(n: int, unique: bool, workers: list[int], repeats: int, metrics: 
         worst = max(abs(res[k] - base[k]) for k in base)
         rows.append([f"{'distinct' if unique else 'repeated'} ({distinct_share:.1%} distinct)", label(which, metrics),
                      f"{secs:.2f}", f"{n / secs:,.0f}", f"{max(x['peak_mib'] for x in runs[which]):.0f}",
-                     f"{base_s / secs:.2f}x", f"{worst:.1e}"])
+                     f"{secs / ours_s:.2f}x", f"{worst:.1e}"])
     return rows
 
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import table, write_result
+    from _common import RESULTS, table, write_result
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200_000)
@@ -162,7 +164,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="--n 50000 --repeats 2")
     parser.add_argument("--metrics", type=int, choices=[1, 3], nargs="+", default=[1, 3],
                         help="1: Dist-n alone; 3: Dist-n, Ent-n and LF in one call")
-    parser.add_argument("--result", help="also write the rows as a result file (docs/results/benchmarks/lexical.json)")
+    parser.add_argument("--result", default=None,
+                        help="result file to write (default docs/results/benchmarks/lexical.json; '-': none)")
     parser.add_argument("--unique", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -171,22 +174,32 @@ def main() -> None:
         return
     if args.quick:
         args.n, args.repeats = 50_000, 2
+    args.result = args.result or str(RESULTS / "lexical.json")
+    machine = (f"{os.cpu_count()} CPUs shared with other jobs (load average "
+               f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}); medians of {args.repeats} interleaved rounds, "
+               "each run in a fresh process")
     corpora = {"repeated": [False], "distinct": [True], "both": [False, True]}[args.corpus]
     rows = [row for unique in corpora for metrics in args.metrics
             for row in run_corpus(args.n, unique, args.workers, args.repeats, metrics)]
-    print(f"\n{args.n:,} responses; Dist-1..3 (+ Ent-1..3 + LF(100)), casual tokenizer; {os.cpu_count()} CPUs shared "
-          f"with other jobs (load average {os.getloadavg()[0]:.1f}); medians of {args.repeats} interleaved rounds, "
-          "each run in a fresh process\n")
-    header = ["corpus", "implementation", "seconds", "responses/s", "peak RSS MiB", "vs baseline",
-              "max |Δ| vs baseline"]
+    print(f"\n{args.n:,} responses; Dist-1..3 (+ Ent-1..3 + LF(100)), casual tokenizer; {machine}\n")
+    header = ["corpus", "route", "seconds", "responses/s", "peak RSS MiB",
+              f"time vs dialeval (num_workers={args.workers[0]})", "max |Δ| vs baseline"]
     print(table(header, rows))
-    if args.result:
+    if args.result != "-":
         command = "python benchmarks/lexical.py " + " ".join(sys.argv[1:])
+        if os.environ.get("OMP_NUM_THREADS"):
+            command = f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} {command}"
+        peer = [r for r in rows if "dialeval" not in r[1]]
+        summary = ("time of the only peer (nltk + collections.Counter) over dialeval's: "
+                   + ", ".join(f"{r[1].split(':')[0]} on the {r[0].split(' ')[0]} corpus {r[5].rstrip('x')}×"
+                               for r in peer)
+                   + f"; max |Δ| of any score {max(float(r[6]) for r in rows):.1e} (Dist-n and LF identical, "
+                   "Ent-n up to float summation order)")
         write_result(args.result, script="benchmarks/lexical.py", title="Lexical metrics (Dist-n, Ent-n, LF)",
-                     command=command, threads=int(os.environ.get("OMP_NUM_THREADS", 0)) or None,
-                     note=f"{args.n:,} responses; medians of {args.repeats} interleaved rounds, each in a fresh "
-                          "process. Dist-n and LF are identical to the baseline; Ent-n differs only by float "
-                          "summation order (dialeval sums exactly with math.fsum).",
+                     command=command, threads=int(os.environ.get("OMP_NUM_THREADS", 0)) or None, summary=summary,
+                     machine_text=machine, note=f"{args.n:,} responses; medians of {args.repeats} interleaved rounds, "
+                     "each in a fresh process. Dist-n and LF are identical to the baseline; Ent-n differs only by "
+                     "float summation order (dialeval sums exactly with math.fsum).",
                      rows=[dict(zip(header, row)) for row in rows])
     print("\nDist-n and LF are identical to the baseline; Ent-n differs only by float summation order "
           "(dialeval sums exactly with math.fsum).")

@@ -18,6 +18,9 @@ not depend on the weights; the Hub is offline here). Interleaved in one process,
 Printed: pairs/s, ratio to dialeval, useful and executed GFLOP per pair (see ``_common.forward_flops``),
 the matmul peak at that precision and thread count, the share of it reached, and the argmax-class
 agreement of every peer with dialeval (and of dialeval bf16 with fp32).
+
+Every run writes docs/results/benchmarks/nli_diversity.json (``--result PATH``, or ``-`` for none): one row per timed
+route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
+    RESULTS,
     batched_flops,
     fixed_batches,
     interleaved,
@@ -37,7 +41,10 @@ from _common import (  # noqa: E402
     matmul_peak,
     non_embedding_params,
     offline,
+    peers_line,
+    route_records,
     table,
+    write_result,
 )
 
 offline()
@@ -92,7 +99,7 @@ def runners(model_dir: str, model, tokenizer, pairs, sets, dtype, per_pair: bool
         if available():
             peer = PeerProcess("cross", model_dir, [list(p) for p in pairs], threads)
             runs[CROSS_ONNX] = lambda: peer.run(32)
-    runs[CROSS] = lambda: np.asarray(cross.predict(pairs, batch_size=32, show_progress_bar=False))
+    runs[CROSS] = lambda: np.asarray(cross.predict(pairs, batch_size=32, show_progress_bar=False, apply_softmax=True))
     runs[PIPE] = lambda: scores(pipe(as_dicts, batch_size=32, truncation=True))
     if per_pair:
         runs[PER_PAIR] = lambda: scores([pipe(d, truncation=True) for d in as_dicts])
@@ -136,7 +143,16 @@ def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> 
                      f"{100 * agree:.1f}%"])
     fastest = min((n for n in runs if not n.startswith("dialeval")), key=secs.get)
     print(f"{dtype}: dialeval default / fastest peer ({fastest}) = {secs[fastest] / secs[DIALEVAL]:.2f}x", flush=True)
+    agree = {}
+    for name in runs:
+        out = np.asarray(outs[name])
+        agree[name] = {"max |Δ prob| vs dialeval": float(np.abs(out - outs[DIALEVAL]).max()),
+                       "same class as dialeval": f"{int((out.argmax(1) == ours).sum())}/{len(ours)}"}
+    RECORDS.extend(route_records(secs, DIALEVAL, len(pairs), "pairs/s", agree, prefix=f"{dtype}: "))
     return rows, outs[DIALEVAL]
+
+
+RECORDS: list[dict] = []  # the result file's rows, one per timed route
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,10 +170,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", nargs="+", default=["fp32", "bf16"])
     p.add_argument("--per-pair", action="store_true", help="also time the per-pair pipeline (reference column)")
     p.add_argument("--quick", action="store_true", help="--sets 4 --repeats 2")
+    p.add_argument("--result", default=str(RESULTS / "nli_diversity.json"),
+                   help="result file to write (default docs/results/benchmarks/nli_diversity.json; '-': none)")
     args = p.parse_args(argv)
     if args.quick:
         args.sets, args.repeats = 4, 2
     torch.set_num_threads(args.threads)
+    machine = machine_line(args.threads)  # the load at the start
     sets = load_sets(args.sets)
     pairs = [(s[i], s[j]) for s in sets for i, j in ordered_pairs(len(s))]
     rows, probs = [], {}
@@ -178,6 +197,25 @@ def main(argv: list[str] | None = None) -> int:
         same = float((probs["fp32"].argmax(1) == probs["bf16"].argmax(1)).mean())
         print(f"dialeval bf16 vs fp32: same NLI class on {100 * same:.1f}% of pairs, max |Δprob| "
               f"{np.abs(probs['fp32'] - probs['bf16']).max():.3f}")
+    if args.result != "-":
+        parts = []
+        for dtype in args.dtypes:
+            mine = [r for r in RECORDS if r["route"].startswith(f"{dtype}: ")]
+            best = min((r for r in mine if not r["route"].split(": ", 1)[1].startswith("dialeval")),
+                       key=lambda r: r["seconds"])
+            parts.append(f"{dtype}: each peer's time over dialeval default's: {peers_line(mine)}; the strongest peer "
+                         "gives the same class on "
+                         f"{best['same class as dialeval']} pairs, max |Δ prob| {best['max |Δ prob| vs dialeval']:.1e}")
+        if not any(CROSS_ONNX in r["route"] for r in RECORDS) and "fp32" in args.dtypes:
+            parts.append("CrossEncoder backend='onnx' did not run (benchmarks/onnx_peer_venv missing: "
+                         "benchmarks/onnx_peer/setup_venv.sh)")
+        write_result(args.result, script="benchmarks/nli_diversity.py",
+                     title="NLI Diversity (roberta-base shape, random weights)",
+                     command="python benchmarks/nli_diversity.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                     threads=args.threads, summary="; ".join(parts), rows=RECORDS, machine_text=machine,
+                     note=f"{len(pairs)} ordered conTest resp_gen pairs ({len(sets)} sets); median of {args.repeats} "
+                          "interleaved rounds; 'time vs dialeval default' is each route's seconds over dialeval's "
+                          "default route.")
     return 0
 
 

@@ -19,6 +19,9 @@ DailyDialog test); ``--agreement`` repeats that on all distinct test responses f
 ``--large N`` adds a random-weight model shaped like microsoft/DialoGPT-large (the paper's encoder; no
 ecosystem peer pools the last token, so only the reference scheme is compared). FLOPs per item follow
 :func:`_common.forward_flops`; "useful" counts real tokens, "executed" includes each scheme's padding.
+
+Every run writes docs/results/benchmarks/sem_ent_speed.json (``--result PATH``, or ``-`` for none): one row per timed
+route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
+    RESULTS,
     batched_flops,
     fixed_batches,
     forward_flops,
@@ -38,7 +42,10 @@ from _common import (  # noqa: E402
     matmul_peak,
     non_embedding_params,
     offline,
+    peers_line,
+    route_records,
     table,
+    write_result,
 )
 
 offline()
@@ -148,7 +155,8 @@ def minilm_rows(texts: list[str], dtype: str, repeats: int, threads: int, all_pe
     if ort_peer is not None:
         outs[ST_ONNX] = ort_peer.output()  # the peer's last embeddings
         ort_peer.close()
-    check_equal(outs, first, dtype)
+    agree = check_equal(outs, first, dtype)
+    RECORDS.extend(route_records(secs, first, len(texts), "resp/s", agree, prefix=f"{dtype}: "))
     return rows
 
 
@@ -175,12 +183,13 @@ def gpu_rows(texts: list[str], dtype: str, repeats: int, device: str) -> list[li
     lengths = ours.token_lengths(texts)
     useful = sum(forward_flops(non_embedding_params(bert), bert.config.num_hidden_layers, bert.config.hidden_size, n)
                  for n in lengths)
-    check_equal(outs, first, dtype)
+    RECORDS.extend(route_records(secs, first, len(texts), "resp/s", check_equal(outs, first, dtype),
+                                 prefix=f"{dtype} {device}: "))
     return [[name, f"{len(texts) / secs[name]:.1f}", f"{secs[name] / secs[first]:.2f}", f"{useful / len(texts) / 1e9:.3f}",
              "", f"{peak / 1e9:.0f}", f"{100 * useful / secs[name] / peak:.1f}%", ""] for name in runs]
 
 
-def check_equal(outs: dict, first: str, dtype: str) -> None:
+def check_equal(outs: dict, first: str, dtype: str) -> dict[str, dict]:
     """Print the minimum cosine of every route against the first, and whether the bundled space (fitted on
     DailyDialog test responses) assigns every text to the same cluster."""
     from dialeval.resources import semantic_space_dir
@@ -188,11 +197,19 @@ def check_equal(outs: dict, first: str, dtype: str) -> None:
 
     space = SemanticSpace.load(semantic_space_dir())
     want = space.assign_embeddings(np.asarray(outs[first]))
+    agree = {}
     for name, out in outs.items():
+        got = space.assign_embeddings(np.asarray(out))
+        cos = cosine_min(np.asarray(out), np.asarray(outs[first]))
+        agree[name] = {"max |Δ| of the embeddings": float(np.abs(np.asarray(out) - np.asarray(outs[first])).max()),
+                       "min cosine": round(cos, 6), "same cluster": f"{int((got == want).sum())}/{len(want)}"}
         if name != first:
-            got = space.assign_embeddings(np.asarray(out))
-            print(f"{dtype}: {name} vs {first}: min cosine {cosine_min(np.asarray(out), np.asarray(outs[first])):.6f}, "
-                  f"same cluster {int((got == want).sum())}/{len(want)}", flush=True)
+            print(f"{dtype}: {name} vs {first}: min cosine {cos:.6f}, same cluster {agree[name]['same cluster']}",
+                  flush=True)
+    return agree
+
+
+RECORDS: list[dict] = []  # the result file's rows, one per timed route
 
 
 def agreement(n: int | None = None) -> None:
@@ -265,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", nargs="+", default=["fp32"], help="fp32 (all routes) and/or bf16 (torch routes)")
     p.add_argument("--large", type=int, default=0, help="also N responses through a DialoGPT-large-shaped model")
     p.add_argument("--quick", action="store_true", help="--n 256 --repeats 3")
+    p.add_argument("--result", default=str(RESULTS / "sem_ent_speed.json"),
+                   help="result file to write (default docs/results/benchmarks/sem_ent_speed.json; '-': none)")
     p.add_argument("--agreement", type=int, default=-1, metavar="N",
                    help="cluster agreement of onnx / onnx-int8 with torch on N distinct DailyDialog test responses "
                         "(-1: all; 0: skip)")
@@ -272,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.n, args.repeats = 256, 3
     torch.set_num_threads(args.threads)
+    machine = machine_line(args.threads)  # the load at the start
     texts = sample_texts(args.n)
     rows = []
     for dtype in args.dtypes:
@@ -284,6 +304,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(texts)} distinct DailyDialog test responses; torch {torch.__version__}; {machine_line(args.threads)}")
     print(table(["configuration", "resp/s", "dialeval default ×", "useful GFLOP/resp", "executed GFLOP/resp",
                  "peak GFLOP/s", "useful % peak", "executed % peak"], rows))
+    if args.result != "-":
+        peers = [r for r in RECORDS if not r["route"].split(": ", 1)[1].startswith("dialeval")]
+        best = min(peers, key=lambda r: r["seconds"])
+        onnx_note = "" if any(ST_ONNX in r["route"] for r in RECORDS) else (
+            "; sentence-transformers backend='onnx' did not run (benchmarks/onnx_peer_venv missing: "
+            "benchmarks/onnx_peer/setup_venv.sh)")
+        summary = (f"each peer's time over dialeval default's: {peers_line(RECORDS)}; the strongest peer gives the "
+                   f"same cluster for {best['same cluster']} responses, min cosine "
+                   f"{best['min cosine']:.6f}" + onnx_note)
+        write_result(args.result, script="benchmarks/sem_ent_speed.py", title="Sem-Ent encoder (MiniLM)",
+                     command="python benchmarks/sem_ent_speed.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                     threads=args.threads, summary=summary, rows=RECORDS, machine_text=machine,
+                     note=f"{len(texts):,} distinct DailyDialog test responses; median of {args.repeats} interleaved "
+                          "rounds; 'time vs dialeval default' is each route's seconds over dialeval's default route.")
     return 0
 
 

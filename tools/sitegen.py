@@ -52,7 +52,8 @@ def machine_line(meta: dict[str, Any]) -> str:
     """One sentence saying what a measurement ran on (any of cpu, cores, threads, load, note)."""
     m = meta.get("machine", {})
     if isinstance(m, str):  # a script that writes its machine as one sentence
-        return m + (f"; GEMM peak {meta['gemm_peak_gflops']:.0f} GFLOP/s" if meta.get("gemm_peak_gflops") else "")
+        return (m + (f"; GEMM peak {meta['gemm_peak_gflops']:.0f} GFLOP/s" if meta.get("gemm_peak_gflops") else "")
+                + (f"; load average {meta['load']}" if meta.get("load") else ""))
     parts = [m.get("cpu"), f"{m['cores']} cores" if m.get("cores") else None,
              f"{meta['threads']} threads" if meta.get("threads") else None,
              f"load average {meta['load']}" if meta.get("load") else None]

@@ -20,12 +20,35 @@ import time
 import numpy as np
 
 
+def transformers4_copy(path: str) -> str:
+    """``path`` itself, or, when its config.json is in transformers 5's format (``rope_parameters``), a temporary
+    copy whose config also carries the 4.x keys (``rope_theta``, ``rope_scaling``) — else transformers 4.57
+    would silently use its default RoPE base and the peer would score another model. Weights are linked."""
+    import tempfile
+    from pathlib import Path
+
+    src = Path(path)
+    config = json.loads((src / "config.json").read_text(encoding="utf-8"))
+    rope = config.get("rope_parameters")
+    if not isinstance(rope, dict) or "rope_theta" in config:
+        return path
+    config["rope_theta"] = rope["rope_theta"]
+    if rope.get("rope_type", "default") != "default":
+        config["rope_scaling"] = {k: v for k, v in rope.items() if k != "rope_theta"}
+    dst = Path(tempfile.mkdtemp(prefix="peer-model-"))
+    for f in src.iterdir():
+        if f.is_file() and f.name != "config.json":
+            (dst / f.name).symlink_to(f.resolve())
+    (dst / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return str(dst)
+
+
 def causal_scorer(path: str, data: dict, kwargs: dict):
     """``run(_)`` → [items, follow-ups] mean NLL of each follow-up after its history (ids from dialeval)."""
     import torch
     from optimum.onnxruntime import ORTModelForCausalLM
 
-    model = ORTModelForCausalLM.from_pretrained(path, export=True, use_cache=False, **kwargs)
+    model = ORTModelForCausalLM.from_pretrained(transformers4_copy(path), export=True, use_cache=False, **kwargs)
     fus, pad = data["follow_ups"], int(data["pad"])
 
     def run(_batch_size: int) -> list[list[float]]:
