@@ -170,13 +170,15 @@ TIE_TOLERANCE = 1e-6
 def both_orders(scorer: JudgeScorer, prefix: list[int], pairs: list[tuple[list[int], list[int]]],
                 label_ids: list[int], batch_size: int) -> tuple[np.ndarray, np.ndarray]:
     """E over the labels of each item's prompt in the first and in the swapped order. The two prompts of an item
-    always share one batch (``batch_size // 2`` items, at least one, per batch), so their padding and rounding are
-    the same and two equal responses are a tie whatever the batch size."""
+    always share one batch (``batch_size // 2`` items, at least one, per batch, never cut by padding cost nor
+    nested in another prompt), so their padding and rounding are the same and two equal responses are a tie
+    whatever the batch size."""
     per = max(1, batch_size // 2)
     first, second = [], []
     for start in range(0, len(pairs), per):
         chunk = [ids for pair in pairs[start:start + per] for ids in pair]
-        e, _, _ = scorer.score(prefix, chunk, label_ids, batch_size=len(chunk), max_tokens=None, progress=False)
+        e, _, _ = scorer.score(prefix, chunk, label_ids, batch_size=len(chunk), max_tokens=None, progress=False,
+                               nested=False, call_cost=None)
         first += e[0::2].tolist()
         second += e[1::2].tolist()
     return np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)

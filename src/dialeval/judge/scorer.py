@@ -92,13 +92,15 @@ class JudgeScorer:
 
     def score(self, prefix: list[int], items: list[list[int]], rating_ids: Sequence[int], *, share_prefix: bool = True,
               nested: bool = True, batch_size: int = 8, max_tokens: int | None = 4096, progress: bool | None = None,
-              keys: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              keys: Sequence[Any] | None = None, call_cost: int | None = LM_CALL_COST
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
         ``keys`` (their context) also run their common tokens once, after the prefix
         (:func:`dialeval.models.shared_prefix.prefix_groups`, as FULL does); with ``nested`` too, an item that
         shares a long token prefix with another (turn k's context lines begin turn k + 2's) runs only its own
         tokens after that other's cache (:meth:`_score_hosted`). ``max_tokens`` caps the padded item tokens of a
-        pass, shared-context packs and host caches included."""
+        pass, shared-context packs and host caches included; ``call_cost`` is a pass's fixed cost in padded tokens
+        (:func:`dialeval.models.batching.least_padding_cuts`), ``None`` fills each batch in turn."""
         rows: list[Any] = [None] * len(items)
         todo = list(range(len(items)))
         if share_prefix and prefix:
@@ -122,7 +124,7 @@ class JudgeScorer:
         lengths = [len(items[i]) + (0 if share_prefix else len(prefix)) for i in todo]
         for i, row in zip(todo, run_batched([items[i] for i in todo], step, lengths=lengths, batch_size=batch_size,
                                             max_tokens=max_tokens, desc="llm_judge",
-                                            progress=progress if todo else False, call_cost=LM_CALL_COST)):
+                                            progress=progress if todo else False, call_cost=call_cost)):
             rows[i] = row
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
 
