@@ -9,7 +9,6 @@ and heatmap) and the benchmarks, each from a committed result file, and the READ
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
 import re
@@ -164,38 +163,13 @@ def _headline_target(r: dict[str, Any]) -> bool:
 
 def heatmap_svg(report: dict[str, Any]) -> str | None:
     """Metric × (dataset · config · target) heatmap of the item-level Spearman ρ (a quality dataset's overall
-    quality only), as SVG text; ``None`` when the report has no such row."""
+    quality only), as SVG text (:func:`dialeval.meta.publish.rho_heatmap`); ``None`` when the report has no such row."""
+    from dialeval.meta.publish import rho_heatmap
+
     cells = {(r["metric"], f"{r['dataset']} · {r.get('config', '?')} · {r.get('target', '?')}"): r.get("value")
              for r in _rows(report) if r.get("level", "item") == "item" and r.get("statistic") == "spearman"
              and _headline_target(r)}
-    if not cells:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    metrics = list(dict.fromkeys(m for m, _ in cells))
-    units = list(dict.fromkeys(u for _, u in cells))
-    grid = np.array([[v if isinstance(v := cells.get((m, u)), (int, float)) else np.nan for u in units]
-                     for m in metrics], dtype=float)
-    fig, ax = plt.subplots(figsize=(max(6.0, 3.0 + 0.9 * len(units)), 3.0 + 0.45 * len(metrics)))
-    im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(len(units)), units, rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
-    for i in range(len(metrics)):
-        for j in range(len(units)):
-            if np.isfinite(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if abs(grid[i, j]) > 0.6 else "black")
-    fig.colorbar(im, ax=ax, label="Spearman ρ with the human target")
-    fig.tight_layout()
-    buf = io.StringIO()
-    matplotlib.rcParams["svg.hashsalt"] = "dialeval"  # the same report draws the same SVG
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return buf.getvalue()
+    return rho_heatmap(cells, "Spearman ρ with the human target", style="page") if cells else None
 
 
 def leaderboard_page(report: dict[str, Any], meta: dict[str, Any]) -> str:

@@ -108,41 +108,59 @@ def eval_result_files(report: dict[str, Any], metric: str, org: str) -> dict[str
     return {name: yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False) for name, entries in files.items()}
 
 
-def heatmap_png(report: dict[str, Any]) -> bytes | None:
-    """Metric × (dataset/config) heatmap of the item-level Spearman ρ with each unit's overall quality (PNG
-    bytes), or ``None`` when no quality dataset was scored."""
+#: The two layouts of :func:`rho_heatmap`: the Hub card's PNG (compact) and the docs page's SVG.
+HEATMAP_STYLES = {
+    "card": {"width": 0.7, "height": 2.0, "rotation": 60, "ticks": 7, "cells": 6, "contrast": False},
+    "page": {"width": 0.9, "height": 3.0, "rotation": 35, "ticks": 8, "cells": 7, "contrast": True},
+}
+
+
+def rho_heatmap(cells: dict[tuple[str, str], Any], label: str, *, style: str = "card") -> bytes | str:
+    """A metric × unit grid of correlations in [−1, 1] (``cells[(metric, unit)]``; a missing or non-numeric value is
+    blank), each cell printed: PNG bytes in the ``"card"`` style, SVG text (the same cells draw the same file) in
+    the ``"page"`` style (:data:`HEATMAP_STYLES`)."""
     import io
 
     import matplotlib
 
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    look = HEATMAP_STYLES[style]
+    metrics, units = list(dict.fromkeys(m for m, _ in cells)), list(dict.fromkeys(u for _, u in cells))
+    grid = np.array([[v if isinstance(v := cells.get((m, u)), (int, float)) else np.nan for u in units]
+                     for m in metrics], dtype=float)
+    fig, ax = plt.subplots(figsize=(max(6.0, 3.0 + look["width"] * len(units)), look["height"] + 0.45 * len(metrics)))
+    im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(units)), units, rotation=look["rotation"], ha="right", fontsize=look["ticks"])
+    ax.set_yticks(range(len(metrics)), metrics, fontsize=look["ticks"])
+    for i, j in zip(*np.nonzero(np.isfinite(grid))):
+        dark = look["contrast"] and abs(grid[i, j]) > 0.6
+        ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=look["cells"],
+                color="white" if dark else "black")
+    fig.colorbar(im, ax=ax, label=label)
+    fig.tight_layout()
+    if style == "page":
+        buf: Any = io.StringIO()
+        matplotlib.rcParams["svg.hashsalt"] = "dialeval"  # the same cells draw the same SVG
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    else:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def heatmap_png(report: dict[str, Any]) -> bytes | None:
+    """Metric × (dataset/config) heatmap of the item-level Spearman ρ with each unit's overall quality (PNG
+    bytes, :func:`rho_heatmap`), or ``None`` when no quality dataset was scored."""
     from dialeval.meta import quality as lq
 
     cells = {(r["metric"], f"{r['dataset']}/{r['config']}"): r["value"] for r in report["rows"]
              if r.get("level") == "item" and r["statistic"] == "spearman"
              and r["target"] == lq.overall_of(report, r["dataset"], r["config"])}
-    if not cells:
-        return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    metrics, units = list(dict.fromkeys(m for m, _ in cells)), list(dict.fromkeys(u for _, u in cells))
-    grid = np.array([[cells.get((m, u), np.nan) if cells.get((m, u)) is not None else np.nan for u in units]
-                     for m in metrics], dtype=float)
-    fig, ax = plt.subplots(figsize=(max(6.0, 3.0 + 0.7 * len(units)), 2.0 + 0.45 * len(metrics)))
-    im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(len(units)), units, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(len(metrics)), metrics, fontsize=7)
-    for i in range(len(metrics)):
-        for j in range(len(units)):
-            if np.isfinite(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=6)
-    fig.colorbar(im, ax=ax, label="Spearman ρ with the overall quality")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return rho_heatmap(cells, "Spearman ρ with the overall quality") if cells else None
 
 
 def hub_card(report: dict[str, Any], org: str) -> str:
