@@ -114,7 +114,8 @@ class JudgeScorer:
                 for i, row in zip((i for _, members in pack for i in members), logits):
                     rows[i] = row
             if nested:
-                todo = self._score_hosted(past, len(prefix), items, todo, rows, batch_size, max_tokens, progress)
+                todo = self._score_hosted(past, len(prefix), items, todo, rows, batch_size, max_tokens, progress,
+                                          call_cost)
 
             def step(batch: list[list[int]]) -> list[np.ndarray]:
                 return list(self._continue(past, len(prefix), batch))
@@ -129,7 +130,8 @@ class JudgeScorer:
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
 
     def _score_hosted(self, past: list[Any], n_prefix: int, items: list[list[int]], todo: list[int],
-                      rows: list[Any], batch_size: int, max_tokens: int | None, progress: bool | None) -> list[int]:
+                      rows: list[Any], batch_size: int, max_tokens: int | None, progress: bool | None,
+                      call_cost: int | None) -> list[int]:
         """Fills ``rows`` for the items of ``todo`` that host or are guests
         (:func:`dialeval.models.shared_prefix.prefix_hosts`); returns the others. Hosts run in batches after the
         prefix cache, keeping their grown cache; after each batch its guests run on rows of that cache
@@ -148,14 +150,14 @@ class JudgeScorer:
             members = [(r, g, width - len(items[h]) + s, s) for r, h in enumerate(batch) for g, s in guests[h]]
             found = run_batched(members, lambda ms: list(self._guests(cache, mask, n_prefix, ms, items)),
                                 lengths=[width + len(items[g]) - s for _, g, _, s in members], batch_size=batch_size,
-                                max_tokens=max_tokens, progress=False, call_cost=LM_CALL_COST)
+                                max_tokens=max_tokens, progress=False, call_cost=call_cost)
             for (_, g, _, _), row in zip(members, found):
                 rows[g] = row
             return list(last)
 
         for h, row in zip(hosts, run_batched(hosts, step, lengths=[len(items[h]) for h in hosts], batch_size=batch_size,
                                              max_tokens=max_tokens, desc="llm_judge hosts",
-                                             progress=progress if hosts else False, call_cost=LM_CALL_COST)):
+                                             progress=progress if hosts else False, call_cost=call_cost)):
             rows[h] = row
         return [i for i in todo if rows[i] is None]
 
@@ -169,8 +171,7 @@ class JudgeScorer:
         lay = guest_layout(host_mask.numpy(), n_prefix, rows, [c for _, _, c, _ in members],
                            [s for _, _, _, s in members], [items[g][s:] for _, g, _, s in members], self.pad)
         if self.lm.onnx is not None:
-            return self.lm.onnx.run_continuation_last(cache, 1, lay["ids"], lay["mask"], lay["positions"],
-                                                      rows=np.asarray(rows))
+            return self.lm.onnx.run_last_after_rows(cache, np.asarray(rows), lay["ids"], lay["mask"], lay["positions"])
         dev = self.model.device
         ids, attn, positions = (torch.from_numpy(lay[k]).to(dev) for k in ("ids", "mask", "positions"))
         out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True, logits_to_keep=1,
@@ -227,7 +228,8 @@ class JudgeScorer:
                                              positions.numpy())
             return last, cache, full_mask
         if onnx is not None:
-            return onnx.run_continuation_last(past, n, input_ids.numpy(), full_mask.numpy(), positions.numpy())
+            return onnx.run_last_after_rows(past, np.zeros(n, dtype=np.int64), input_ids.numpy(), full_mask.numpy(),
+                                            positions.numpy())
         cache = cache_of_rows(self.model, past, [0] * n)
         dev = self.model.device
         out = self.model(input_ids=input_ids.to(dev), attention_mask=full_mask.to(dev), position_ids=positions.to(dev),

@@ -126,15 +126,6 @@ class OnnxCausalLM:
         feed.update(input_ids=input_ids, attention_mask=mask, position_ids=position_ids)
         return self._graph("packed")(feed)[0]
 
-    def run_continuation_last(self, past: list[np.ndarray], repeats: int, input_ids: Any, attention_mask: Any,
-                              position_ids: Any, rows: Any = None) -> np.ndarray:
-        """The last position's logits ``[batch, vocab]`` after ``past`` (rows repeated as in
-        :meth:`run_continuation`, or, with ``rows``, row ``rows[b]`` of ``past`` before input row b)."""
-        feed = {n: np.repeat(p, repeats, axis=0) if rows is None else np.take(p, rows, axis=0)
-                for n, p in zip(self.past_names, past)}
-        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
-        return self._graph("last")(feed)[0][:, -1]
-
     def run_last_after_rows(self, past: list[np.ndarray], rows: np.ndarray, input_ids: Any, attention_mask: Any,
                             position_ids: Any) -> np.ndarray:
         """The last position's logits ``[batch, vocab]`` of ``input_ids`` after row ``rows[r]`` of ``past``: what
