@@ -63,16 +63,20 @@ def _max_rows(pairs: list[str]) -> dict[str, int]:
     return out
 
 
-def metric_args(pairs: list[str]) -> dict[str, dict[str, Any]]:
-    """``["m:n=[1,2]"]`` → ``{"m": {"n": [1, 2]}}``."""
+def metric_args(pairs: list[str], default: str | None = None) -> dict[str, dict[str, Any]]:
+    """``["m:n=[1,2]"]`` → ``{"m": {"n": [1, 2]}}``, in the order given; with ``default`` (meta-eval's one metric), a
+    plain ``KEY=VALUE`` is an option of ``default``."""
     from dialeval.registry import parse_metric_args
 
     out: dict[str, dict[str, Any]] = {}
     for pair in pairs:
-        metric, sep, option = pair.partition(":")
-        if not sep or not metric or "=" not in option:
+        head, sep, value = pair.partition("=")
+        metric, colon, key = head.rpartition(":")
+        if not colon and default is not None:
+            metric, key = default, head
+        if not sep or not metric or not key:
             raise ValueError(f"--metric-arg {pair!r} must look like METRIC:KEY=VALUE, e.g. METRIC:n=[1,2].")
-        out.setdefault(metric, {}).update(parse_metric_args([option]))
+        out.setdefault(metric, {}).update(parse_metric_args([f"{key}={value}"]))
     return out
 
 

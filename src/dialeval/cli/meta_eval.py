@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from dialeval import registry
-from dialeval.cli.leaderboard import add_data_options
+from dialeval.cli.leaderboard import add_data_options, metric_args
 from dialeval.io.files import atomic_write_json, check_output_path, is_stdout
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
 from dialeval.meta.evaluation import format_report, meta_evaluate, parse_metric_args, plot_report
@@ -88,19 +88,16 @@ def _metric(args: argparse.Namespace) -> tuple[str, dict[str, float] | None]:
 
 
 def metric_options(pairs: list[str], metric: str) -> dict[str, Any]:
-    """``--metric-arg`` options of ``metric``: each ``KEY=VALUE``, or ``METRIC:KEY=VALUE`` (the leaderboard's form)
-    whose METRIC is ``metric``; one naming another metric is refused."""
-    plain = []
-    for pair in pairs:
-        head, sep, value = pair.partition("=")
-        name, colon, key = head.rpartition(":")
-        if sep and colon:
-            if name != metric:
-                raise ValueError(f"--metric-arg {pair!r} is an option of {name!r}, but meta-eval scores {metric!r}; "
-                                 f"give KEY=VALUE or {metric}:KEY=VALUE.")
-            pair = f"{key}={value}"
-        plain.append(pair)
-    return parse_metric_args(plain)
+    """``--metric-arg`` options of ``metric``: each ``KEY=VALUE``, or ``METRIC:KEY=VALUE`` (the leaderboard's form,
+    :func:`dialeval.cli.leaderboard.metric_args`) whose METRIC is ``metric``; one naming another metric is refused."""
+    if any("=" not in pair for pair in pairs):
+        return parse_metric_args(pairs)  # its one-line error names the pair
+    options = metric_args(pairs, default=metric)
+    for other in set(options) - {metric}:
+        pair = next(p for p in pairs if p.partition("=")[0].rpartition(":")[0] == other)
+        raise ValueError(f"--metric-arg {pair!r} is an option of {other!r}, but meta-eval scores {metric!r}; "
+                         f"give KEY=VALUE or {metric}:KEY=VALUE.")
+    return options.get(metric, {})
 
 
 def run(args: argparse.Namespace) -> int:
