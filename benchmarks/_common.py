@@ -165,13 +165,14 @@ def machine() -> dict[str, Any]:
 def write_result(path: str | os.PathLike, *, script: str, title: str, command: str, rows: list[dict[str, Any]],
                  threads: int | None = None, note: str | None = None, summary: str | None = None,
                  machine_text: str | None = None, **extra: Any) -> None:
-    """Write a benchmark's result file (the docs' benchmarks page is generated from these) atomically (a
-    temporary file, then ``os.replace``): the rows, the command that rewrites the file, the date, the machine
-    (its CPU and ``machine_text``: :func:`machine_line` taken at the start of the run, or else now), the thread
-    count, the load average at the end,
-    and a one-line summary."""
+    """Write a benchmark's result file (the docs' benchmarks page is generated from these) atomically
+    (:func:`dialeval.io.files.atomic_write_text`): the rows, the command that rewrites the file, the date, the
+    machine (its CPU and ``machine_text``: :func:`machine_line` taken at the start of the run, or else now), the
+    thread count, the load average at the end, and a one-line summary."""
     import datetime
     import json
+
+    from dialeval.io.files import atomic_write_text
 
     m = machine()
     cpu = m["cpu"] + (f" ({', '.join(m['flags'])})" if m["flags"] else "")
@@ -181,10 +182,7 @@ def write_result(path: str | os.PathLike, *, script: str, title: str, command: s
               "machine": f"{cpu}; {machine_text or machine_line(threads)}", "threads": threads,
               "load": f"{load} (1-, 5-, 15-minute, at the end)", **({"summary": summary} if summary else {}),
               **({"note": note} if note else {}), **extra, "rows": rows}
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {path}", flush=True)
 
 

@@ -49,6 +49,7 @@ import torch  # noqa: E402
 
 from dialeval.datasets import DATA_FOLDERS  # noqa: E402
 from dialeval.full.scorer import FollowupScorer  # noqa: E402
+from dialeval.io.files import atomic_write_text  # noqa: E402
 from dialeval.judge.scorer import JudgeScorer  # noqa: E402
 from dialeval.meta.evaluation import load_rows, score_rows  # noqa: E402
 from dialeval.meta.leaderboard import plan  # noqa: E402
@@ -251,10 +252,10 @@ def main() -> int:
     peaks.append(matmul_peak(torch.float32))
     report = sample_report(units, max(peaks), peaks, args, machine, skipped, ceiling)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    atomic_write_text(args.json, json.dumps(report, indent=1) + "\n")
     if args.scores_out:
-        Path(args.scores_out).write_text(json.dumps({"|".join((u["metric"], u["dataset"], u["config"])): u["scores"]
-                                                     for u in units}), encoding="utf-8")
+        atomic_write_text(args.scores_out, json.dumps({"|".join((u["metric"], u["dataset"], u["config"])): u["scores"]
+                                                     for u in units}))
     print(f"wrote {args.json}")
     return 0
 
