@@ -26,6 +26,15 @@ def shared_data() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def cluster(request) -> str:
+    """The address of the session's 2-CPU Ray cluster on loopback (``ray_helpers.shared_cluster``): started as
+    separate processes by the first test that asks, stopped by pid after the last one."""
+    from ray_helpers import shared_cluster
+
+    return shared_cluster(request.config)
+
+
 def _onnxruntime_installed() -> bool:
     try:
         import onnxruntime  # noqa: F401
@@ -48,3 +57,18 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item in items if item not in drop]
+    users = [item.nodeid for item in items if "cluster" in getattr(item, "fixturenames", ())]
+    config.stash[_LAST_CLUSTER_TEST] = users[-1] if users else ""
+
+
+_LAST_CLUSTER_TEST = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the last test that uses the Ray cluster (and its fixtures' teardown), stop the cluster: its daemons
+    would otherwise take CPU through the rest of the run."""
+    if item.nodeid == item.config.stash.get(_LAST_CLUSTER_TEST, ""):
+        from ray_helpers import stop_shared_cluster
+
+        stop_shared_cluster()

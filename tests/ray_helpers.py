@@ -53,22 +53,26 @@ _SHARED: dict[str, str] = {}
 
 
 def shared_cluster(config: object) -> str:
-    """The address of one 2-CPU cluster for the whole test session, started by the first module that asks
-    (``config`` is pytest's, ``request.config``) and stopped by pid when the session ends, so the Ray test
-    modules share one cluster (a process joins one cluster only)."""
+    """The address of one 2-CPU cluster for the whole test session, started by the first test that asks
+    (``config`` is pytest's, ``request.config``) and stopped by pid after the last test that uses it
+    (:func:`stop_shared_cluster`, called from ``conftest.py``) or when the session ends, so the Ray test modules
+    share one cluster (a process joins one cluster only) and its daemons do not idle through the rest."""
     if "address" not in _SHARED:
         address, temp_dir = start_cluster(2)
         _SHARED.update(address=address, temp_dir=temp_dir)
-
-        def stop() -> None:
-            import ray
-
-            ray.shutdown()
-            stop_cluster(temp_dir)
-            _SHARED.clear()
-
-        config.add_cleanup(stop)
+        config.add_cleanup(stop_shared_cluster)
     return _SHARED["address"]
+
+
+def stop_shared_cluster() -> None:
+    """Disconnect this process and stop the shared cluster's processes (nothing when none is running)."""
+    if "temp_dir" not in _SHARED:
+        return
+    import ray
+
+    ray.shutdown()
+    stop_cluster(_SHARED["temp_dir"], grace=3.0)  # a Ray daemon may sit out SIGTERM; nothing of it is kept
+    _SHARED.clear()
 
 
 def cluster_pids(temp_dir: str) -> set[int]:

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ray_helpers import LOOPBACK, cli, moto_s3, printed_json, shared_cluster
+from ray_helpers import LOOPBACK, cli, moto_s3, printed_json
 
 os.environ.update(LOOPBACK)  # before ray is imported
 
@@ -31,12 +31,6 @@ from dialeval.distributed import Settings, dress_weights, score, score_many  # n
 
 pytestmark = pytest.mark.slow
 SPACE = Path(dialeval.__file__).parent / "resources" / "semantic_space"
-
-
-@pytest.fixture(scope="session")
-def cluster(request):
-    """A 2-CPU Ray cluster on loopback, started as separate processes; stopped (by pid) after the session."""
-    return shared_cluster(request.config)
 
 
 def dd_responses(path: Path) -> list[str]:
@@ -146,7 +140,8 @@ def _ray_slice(path: Path, n: int):
     return ray.data.read_parquet(str(path)).limit(n)
 
 
-def test_dress_weights_train_and_generated(cluster, dailydialog, tmp_path):
+def test_dress_weights_generated(cluster, dailydialog, tmp_path):
+    """The generated split on the Python API (the train split runs in the CLI test below, through this API)."""
     from dialeval.semantic.dress import dress_from_space
     from dialeval.semantic.space import SemanticSpace
 
@@ -154,14 +149,11 @@ def test_dress_weights_train_and_generated(cluster, dailydialog, tmp_path):
     n = 200
     src = tmp_path / "gen.parquet"
     pq.write_table(pa.table({"id": list(range(n)), "text": texts[:n]}), src)
-    train = dress_weights(str(src), SPACE, split="train", output=tmp_path / "train", address=cluster,
-                          rows_per_batch=64, concurrency=1)
     gen = dress_weights(str(src), SPACE, split="generated", output=tmp_path / "gen", address=cluster,
                         rows_per_batch=64, concurrency=1)
     want = dress_from_space(SemanticSpace.load(SPACE), texts[:n], texts[:n])
-    t, g = _read_output(train["output"]), _read_output(gen["output"])
-    assert t.column("cluster").to_pylist() == want["training_labels"]
-    assert t.column("weight").to_pylist() == want["training_weights"]
+    g = _read_output(gen["output"])
+    assert g.column("cluster").to_pylist() == want["generated_labels"]
     assert g.column("weight").to_pylist() == want["generated_weights"]
     assert gen["head_clusters"] == want["head_clusters"]
     assert gen["flagged"] == sum(w < 0 for w in want["generated_weights"])
@@ -400,4 +392,6 @@ def test_cli_engine_ray_score_and_dress_weights(cluster, dailydialog, tmp_path, 
     assert main(["dress-weights", "--engine", "ray", "--address", cluster, "--space", str(SPACE), "--train",
                  str(src), "--field", "response", "--concurrency", "1", "--out", str(weights)]) == 0
     got = _read_output(str(weights / "train"))
-    assert got.column("weight").to_pylist() == dress_from_space(SemanticSpace.load(SPACE), texts[:n])["training_weights"]
+    want = dress_from_space(SemanticSpace.load(SPACE), texts[:n])
+    assert got.column("cluster").to_pylist() == want["training_labels"]
+    assert got.column("weight").to_pylist() == want["training_weights"]

@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 
-from ray_helpers import LOOPBACK, cli, moto_s3, printed_json, shared_cluster
+from ray_helpers import LOOPBACK, cli, moto_s3, printed_json
 
 os.environ.update(LOOPBACK)  # before ray is imported
 
@@ -24,11 +24,6 @@ from dialeval.distributed import engine  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SPEAKERS = {"pred": [["A", "B"], ["A", "B"], ["C"]], "gold": [["A", "A"], ["A", "B"], ["C"]]}
-
-
-@pytest.fixture(scope="module")
-def cluster(request):
-    return shared_cluster(request.config)
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ray_helpers import LOOPBACK, shared_cluster
+from ray_helpers import LOOPBACK
 
 os.environ.update(LOOPBACK)  # before ray is imported
 
@@ -88,11 +88,6 @@ def cases() -> list[Any]:
             combo = {name: vs[i] for name, vs in shared if i < len(vs)}
             out.append(pytest.param(decl.name, combo, id=f"{decl.name}-round{i}"))
     return out
-
-
-@pytest.fixture(scope="module")
-def cluster(request):
-    return shared_cluster(request.config)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import pytest
 import dialeval
 from dialeval import registry
 from dialeval.hub import repos as hub
+from dialeval.models.runtime import cache_dir
 
 REPO = Path(__file__).resolve().parents[1]
 RESPONSES = ["i like tea .", "i like coffee .", "no thanks"]
@@ -111,7 +112,10 @@ def test_wheel_in_target_folder_loads_and_computes_every_metric(wheel, tmp_path)
     site_dirs = [sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.endswith("site-packages"))]
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join([str(target), *dict.fromkeys(site_dirs)]),
            "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "DIALEVAL_PROGRESS": "0"}
+           "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "DIALEVAL_PROGRESS": "0",
+           # the model cache the rest of the run fills (converted GGUF weights, exported ONNX graphs): a cold
+           # one costs the default quality_vendi model's conversion again (~90 s), which test_onnx_backend covers
+           "DIALEVAL_CACHE": str(cache_dir())}
     proc = subprocess.run([sys.executable, "-S", "-c", PROBE, json.dumps(overrides), str(tmp_path)], capture_output=True,
                           text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-4000:]
