@@ -57,18 +57,28 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item in items if item not in drop]
-    users = [item.nodeid for item in items if "cluster" in getattr(item, "fixturenames", ())]
-    config.stash[_LAST_CLUSTER_TEST] = users[-1] if users else ""
+    users = [item for item in items if "cluster" in getattr(item, "fixturenames", ())]
+    config.stash[_LAST_CLUSTER_TEST] = users[-1] if users else None
+    for item in items:  # pytest-xdist (-n 2 --dist loadgroup): one worker takes each group, in collection order
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
 
 
-_LAST_CLUSTER_TEST = pytest.StashKey[str]()
+def _group(item: pytest.Item) -> str:
+    """Every Ray test in one group (one worker, one shared cluster, no two clusters at once); every other test
+    with the rest of its file (module fixtures such as built Hub folders and Space venvs are made once)."""
+    if item.path.name.startswith("test_distributed") or item.name.startswith("test_ray_"):
+        return "ray"
+    return item.path.name
+
+
+_LAST_CLUSTER_TEST = pytest.StashKey["pytest.Item | None"]()
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     """After the last test that uses the Ray cluster (and its fixtures' teardown), stop the cluster: its daemons
     would otherwise take CPU through the rest of the run."""
-    if item.nodeid == item.config.stash.get(_LAST_CLUSTER_TEST, ""):
+    if item is item.config.stash.get(_LAST_CLUSTER_TEST, None):
         from ray_helpers import stop_shared_cluster
 
         stop_shared_cluster()

@@ -46,7 +46,12 @@ def start_cluster(num_cpus: int = 2, object_store_mb: int = 400, client_port: in
     if client_port is not None:
         cmd += ["--ray-client-server-port", str(client_port)]
     subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, **LOOPBACK}, timeout=180)
+    _ADDRESSES[temp_dir] = f"127.0.0.1:{port}"
     return f"127.0.0.1:{port}", temp_dir
+
+
+#: temp dir -> GCS address of each cluster started here: the Ray Client proxy's command line names the address only
+_ADDRESSES: dict[str, str] = {}
 
 
 _SHARED: dict[str, str] = {}
@@ -76,9 +81,11 @@ def stop_shared_cluster() -> None:
 
 
 def cluster_pids(temp_dir: str) -> set[int]:
-    """Processes of the cluster rooted in ``temp_dir`` (their command line names it) and their children."""
+    """Processes of the cluster rooted in ``temp_dir`` (their command line names it, or, for the Ray Client proxy,
+    the cluster's address) and their children."""
     parents: dict[int, int] = {}
     mine: set[int] = set()
+    address = f"--address={_ADDRESSES[temp_dir]} ".encode() if temp_dir in _ADDRESSES else None
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -87,7 +94,8 @@ def cluster_pids(temp_dir: str) -> set[int]:
             parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if temp_dir.encode() in cmd and int(entry.name) != os.getpid():
+        ours = temp_dir.encode() in cmd or (address is not None and address in cmd)
+        if ours and int(entry.name) != os.getpid():
             mine.add(int(entry.name))
     grown = True
     while grown:
