@@ -19,6 +19,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared" / "data").resolve()
 
 
+if os.environ.get("PYTEST_XDIST_WORKER"):  # two test processes on the machine's cores: one intra-op thread each
+    import torch  # (ONNX Runtime sessions take torch's count); child processes keep their own default
+
+    torch.set_num_threads(1)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The read-only real data beside the checkout (../shared/data)."""

@@ -326,8 +326,9 @@ def readme_results(report: dict[str, Any]) -> str:
 
 def readme_suite_time() -> str:
     t = load_json(RESULTS / "test_suite.json")
-    return (f"The whole suite takes about {int(t['minutes'] + 0.5)} minutes on {t['cores']} cores "
-            f"(`docs/results/test_suite.json`: load average {t['load']}).")
+    return (f"The whole suite takes about {int(t['minutes'] + 0.5)} minutes on {t['cores']} cores in two test "
+            f"processes (pytest-xdist; `python -m pytest -n 0` runs one) on a fresh clone, load average {t['load']} "
+            f"(`docs/results/test_suite.json`, rewritten by `{t['rewrite']}`).")
 
 
 def readme_install() -> str:
