@@ -113,8 +113,9 @@ def test_wheel_in_target_folder_loads_and_computes_every_metric(wheel, tmp_path)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join([str(target), *dict.fromkeys(site_dirs)]),
            "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "DIALEVAL_PROGRESS": "0",
-           # the model cache the rest of the run fills (converted GGUF weights, exported ONNX graphs): a cold
-           # one costs the default quality_vendi model's conversion again (~90 s), which test_onnx_backend covers
+           # the model cache the rest of the run fills (converted GGUF weights, exported ONNX graphs): a private
+           # one converted and exported the default quality_vendi model a second time (~90 s). The cold path runs
+           # where the cache is empty (a fresh machine's first model test; test_onnx_backend's exports into tmp)
            "DIALEVAL_CACHE": str(cache_dir())}
     proc = subprocess.run([sys.executable, "-S", "-c", PROBE, json.dumps(overrides), str(tmp_path)], capture_output=True,
                           text=True, env=env, cwd=tmp_path)
