@@ -60,9 +60,16 @@ def causal_modules(model: Any) -> tuple[Any, Any]:
     return Prefix().eval(), Continuation().eval(), Continuation("last").eval(), Continuation("extend").eval()
 
 
+#: A pass whose rows each attend over more than this many cells (query tokens × (past + query) keys) runs on
+#: the torch model the graphs were exported from: ONNX Runtime's exported attention writes every score out,
+#: torch's fused attention does not, so long rows run faster there (``benchmarks/lm_attention_route.py``).
+TORCH_ATTENTION_CELLS = 32_768
+
+
 class OnnxCausalLM:
     """A causal LM on ONNX Runtime: ``prefix(ids, mask, positions) -> (last logits, past)`` and
-    ``continuation(ids, mask, positions, past) -> logits`` (numpy)."""
+    ``continuation(ids, mask, positions, past) -> logits`` (numpy). In fp32, a pass over long rows
+    (:data:`TORCH_ATTENTION_CELLS`) runs the same module on torch instead, numpy in and out."""
 
     def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
         import torch
@@ -70,6 +77,7 @@ class OnnxCausalLM:
         prefix, cont, *lazy = causal_modules(model)
         self._name, self._backend, self._device = name, backend, device
         self._lazy: dict[str, Any] = dict(zip(("last", "extend", "packed"), (*lazy, cont)))
+        self._modules: dict[str, Any] = {"prefix": prefix, "continuation": cont, **self._lazy}
         ids = torch.tensor([[5, 6, 7], [0, 8, 9]])
         mask = torch.tensor([[1, 1, 1], [0, 1, 1]])
         sample = {"input_ids": ids, "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
@@ -87,8 +95,35 @@ class OnnxCausalLM:
                                         backend=backend, device=device,
                                         output_axes={"logits": {0: "batch", 1: "input_ids_length"}})
 
+    def engine(self, width: int, past: int = 0) -> str:
+        """``"torch"`` for a pass of ``width`` new tokens per row after ``past`` cached ones whose rows attend over
+        more than :data:`TORCH_ATTENTION_CELLS` cells (fp32 graphs only), else ``"onnxruntime"``."""
+        long = width * (past + width) > TORCH_ATTENTION_CELLS
+        return "torch" if self._backend == "onnx" and long else "onnxruntime"
+
+    def run(self, mode: str, feed: dict[str, Any], engine: str | None = None) -> list[np.ndarray]:
+        """Graph ``mode``'s outputs (``"prefix"``, ``"continuation"``, ``"last"``, ``"extend"``, ``"packed"``)
+        for ``feed``, on ``engine`` (``None``: :meth:`engine`'s choice), numpy in and out."""
+        if engine is None:
+            past = np.shape(feed[self.past_names[0]])[2] if self.past_names[0] in feed else 0
+            engine = self.engine(np.shape(feed["input_ids"])[1], past)
+        if engine == "torch":
+            return self._run_torch(mode, feed)
+        runner = {"prefix": self.prefix, "continuation": self.continuation}.get(mode) or self._graph(mode)
+        return runner(feed)
+
+    def _run_torch(self, mode: str, feed: dict[str, Any]) -> list[np.ndarray]:
+        import torch
+
+        names = ["input_ids", "attention_mask", "position_ids", *(self.past_names if mode != "prefix" else ())]
+        args = [torch.from_numpy(np.require(feed[n], requirements=["C", "W"])) for n in names]
+        with torch.inference_mode():
+            out = self._modules[mode](*args)
+        return [t.numpy() for t in (out if isinstance(out, tuple) else (out,))]
+
     def run_prefix(self, input_ids: Any, attention_mask: Any, position_ids: Any) -> tuple[np.ndarray, list[np.ndarray]]:
-        out = self.prefix({"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids})
+        out = self.run("prefix", {"input_ids": input_ids, "attention_mask": attention_mask,
+                                   "position_ids": position_ids})
         return out[0], out[1:]
 
     def run_continuation(self, past: list[np.ndarray], repeats: int, input_ids: Any, attention_mask: Any,
@@ -96,7 +131,7 @@ class OnnxCausalLM:
         """Logits after ``past`` with each of its rows repeated ``repeats`` times (row b → b*repeats…)."""
         feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
         feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
-        return self.continuation(feed)[0]
+        return self.run("continuation", feed)[0]
 
     def _graph(self, mode: str) -> OnnxRunner:
         """The ``last`` or ``extend`` continuation graph, exported on first use."""
@@ -124,7 +159,7 @@ class OnnxCausalLM:
         (FULL's packed follow-ups, :func:`dialeval.full.causal.mean_followup_nll`)."""
         feed = dict(zip(self.past_names, past))
         feed.update(input_ids=input_ids, attention_mask=mask, position_ids=position_ids)
-        return self._graph("packed")(feed)[0]
+        return self.run("packed", feed)[0]
 
     def run_last_after_rows(self, past: list[np.ndarray], rows: np.ndarray, input_ids: Any, attention_mask: Any,
                             position_ids: Any) -> np.ndarray:
@@ -132,14 +167,14 @@ class OnnxCausalLM:
         :meth:`run_extension` gives without writing the grown cache out (a scorer that reads only the last logits)."""
         feed = {n: np.take(p, rows, axis=0) for n, p in zip(self.past_names, past)}
         feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
-        return self._graph("last")(feed)[0][:, -1]
+        return self.run("last", feed)[0][:, -1]
 
     def run_extension(self, past: list[np.ndarray], rows: np.ndarray, input_ids: Any, attention_mask: Any,
                       position_ids: Any) -> tuple[np.ndarray, list[np.ndarray]]:
         """``(last logits, grown past)`` of ``input_ids`` after row ``rows[r]`` of ``past`` (a shared prefix)."""
         feed = {n: np.take(p, rows, axis=0) for n, p in zip(self.past_names, past)}
         feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
-        out = self._graph("extend")(feed)
+        out = self.run("extend", feed)
         return out[0], out[1:]
 
 
