@@ -76,8 +76,9 @@ class OnnxCausalLM:
 
         prefix, cont, *lazy = causal_modules(model)
         self._name, self._backend, self._device = name, backend, device
-        self._lazy: dict[str, Any] = dict(zip(("last", "extend", "packed"), (*lazy, cont)))
-        self._modules: dict[str, Any] = {"prefix": prefix, "continuation": cont, **self._lazy}
+        # every graph's torch module; its ONNX Runtime session in _runners (last, extend, packed: on first use)
+        self._modules: dict[str, Any] = dict(zip(("prefix", "continuation", "last", "extend", "packed"),
+                                                 (prefix, cont, *lazy, cont)))
         ids = torch.tensor([[5, 6, 7], [0, 8, 9]])
         mask = torch.tensor([[1, 1, 1], [0, 1, 1]])
         sample = {"input_ids": ids, "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
@@ -94,6 +95,7 @@ class OnnxCausalLM:
         self.continuation = onnx_runner(name, "causal-lm-continuation", cont, cont_sample, ["logits"],
                                         backend=backend, device=device,
                                         output_axes={"logits": {0: "batch", 1: "input_ids_length"}})
+        self._runners: dict[str, OnnxRunner] = {"prefix": self.prefix, "continuation": self.continuation}
 
     def engine(self, width: int, past: int = 0) -> str:
         """``"torch"`` for a pass of ``width`` new tokens per row after ``past`` cached ones whose rows attend over
@@ -109,8 +111,7 @@ class OnnxCausalLM:
             engine = self.engine(np.shape(feed["input_ids"])[1], past)
         if engine == "torch":
             return self._run_torch(mode, feed)
-        runner = {"prefix": self.prefix, "continuation": self.continuation}.get(mode) or self._graph(mode)
-        return runner(feed)
+        return self._graph(mode)(feed)
 
     def _run_torch(self, mode: str, feed: dict[str, Any]) -> list[np.ndarray]:
         import torch
@@ -134,9 +135,9 @@ class OnnxCausalLM:
         return self.run("continuation", feed)[0]
 
     def _graph(self, mode: str) -> OnnxRunner:
-        """The ``last`` or ``extend`` continuation graph, exported on first use."""
-        graph = self._lazy[mode]
-        if not isinstance(graph, OnnxRunner):
+        """Graph ``mode``'s session; the ``last``, ``extend`` and ``packed`` graphs are exported on first use."""
+        graph = self._runners.get(mode)
+        if graph is None:
             import torch
 
             present = [n.replace("past", "present") for n in self.past_names] if mode == "extend" else []
@@ -150,8 +151,9 @@ class OnnxCausalLM:
                     ~seen, torch.finfo(torch.float32).min), **sample}
             kind = {"last": "causal-lm-continuation-last", "extend": "causal-lm-extension",
                     "packed": "causal-lm-packed-continuation"}[mode]
-            graph = self._lazy[mode] = onnx_runner(self._name, kind, graph, sample, ["logits", *present],
-                                                   backend=self._backend, device=self._device, output_axes=axes)
+            graph = self._runners[mode] = onnx_runner(self._name, kind, self._modules[mode], sample,
+                                                      ["logits", *present], backend=self._backend,
+                                                      device=self._device, output_axes=axes)
         return graph
 
     def run_packed(self, past: list[np.ndarray], input_ids: Any, mask: Any, position_ids: Any) -> np.ndarray:
