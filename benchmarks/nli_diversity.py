@@ -110,6 +110,7 @@ def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> 
     import numpy as np
 
     from dialeval.models.runtime import length_sorted_batches
+    from dialeval.nli.core import PAIR_CALL_COST
 
     runs, clf, peer = runners(model_dir, model, tokenizer, pairs, sets, dtype, args.per_pair, args.threads,
                               args.device)
@@ -117,8 +118,8 @@ def measure(args, dtype: str, sets, pairs, model_dir: str, model, tokenizer) -> 
     cfg = clf.model.config
     shape = (non_embedding_params(clf.model), cfg.num_hidden_layers, cfg.hidden_size)
     by_chars = fixed_batches(np.argsort([-(len(p) + len(h)) for p, h in pairs], kind="stable"), 32)
-    batches = {DIALEVAL: length_sorted_batches(lengths, 32), TORCH: length_sorted_batches(lengths, 32),
-               INT8: length_sorted_batches(lengths, 32), CROSS: by_chars, CROSS_ONNX: by_chars,
+    ours = length_sorted_batches(lengths, 32, call_cost=PAIR_CALL_COST)
+    batches = {DIALEVAL: ours, TORCH: ours, INT8: ours, CROSS: by_chars, CROSS_ONNX: by_chars,
                PIPE: fixed_batches(range(len(pairs)), 32), PER_PAIR: [[i] for i in range(len(pairs))]}
     for fn in runs.values():
         fn()  # warm-up
