@@ -72,21 +72,22 @@ def test_scores_equal_a_plain_forward_pass_on_every_route(tiny_lm):
 
 @pytest.mark.onnx
 def test_responses_to_one_context_share_it_and_equal_the_plain_pass(tiny_lm, monkeypatch):
-    """Three systems' responses to each context: the context runs once after the rubric prefix (groups split
-    over packs of 2), and every score equals a plain forward pass of its whole prompt."""
+    """Three systems' responses to each context: the context runs once after the rubric prefix (its responses in
+    passes of 2), and every score equals a plain forward pass of its whole prompt."""
     contexts = [CONTEXTS[0]] * 3 + [CONTEXTS[2]] * 2 + [CONTEXTS[1]]
     responses = ["Oh nice , which trail ?", "Cool .", "I went to the sea instead , it was cold and windy .",
                  "Miles Davis , for sure .", "Nobody .", "I like trains ."]
     want = [_by_hand(tiny_lm, "turn", c, r) for c, r in zip(contexts, responses)]
     shared_packs = []
     original = JudgeScorer._shared
-    monkeypatch.setattr(JudgeScorer, "_shared", lambda self, past, n, pack, items: shared_packs.append(pack)
-                        or original(self, past, n, pack, items))
+    monkeypatch.setattr(JudgeScorer, "_shared", lambda self, past, n, pack, items, chunks: shared_packs.append(
+        (pack, chunks)) or original(self, past, n, pack, items, chunks))
     for backend in ("torch", "onnx"):
         shared_packs.clear()
         got = compute_llm_judge(contexts, responses, model=tiny_lm, backend=backend, batch_size=2)
         assert got["scores"] == pytest.approx(want, abs=2e-5), backend
-        assert sorted(i for pack in shared_packs for _, members in pack for i in members) == [0, 1, 2, 3, 4]
+        assert sorted(i for pack, _ in shared_packs for _, members in pack for i in members) == [0, 1, 2, 3, 4]
+        assert [[len(c) for c in chunks] for _, chunks in shared_packs] == [[2, 1], [2]]  # ≤ batch_size rows a pass
 
 
 def test_a_token_budget_regroups_shared_packs_and_keeps_the_scores(tiny_lm, monkeypatch):
@@ -94,12 +95,12 @@ def test_a_token_budget_regroups_shared_packs_and_keeps_the_scores(tiny_lm, monk
     responses = ["Oh nice , which trail ?", "Cool .", "Sure .", "Miles Davis , for sure .", "Nobody ."]
     packs = []
     original = JudgeScorer._shared
-    monkeypatch.setattr(JudgeScorer, "_shared", lambda self, past, n, pack, items: packs.append(pack)
-                        or original(self, past, n, pack, items))
+    monkeypatch.setattr(JudgeScorer, "_shared", lambda self, past, n, pack, items, chunks: packs.append(
+        (pack, chunks)) or original(self, past, n, pack, items, chunks))
     free = compute_llm_judge(contexts, responses, model=tiny_lm, backend="torch", max_tokens=None)["scores"]
-    assert len(packs) == 1
+    assert [len(chunks) for _, chunks in packs] == [1]  # both contexts in one pack, all five responses in one pass
     capped = compute_llm_judge(contexts, responses, model=tiny_lm, backend="torch", max_tokens=1)["scores"]
-    assert len(packs) == 1 + 5  # every member alone
+    assert [len(chunks) for _, chunks in packs[1:]] == [3, 2]  # each context alone, once; every response alone
     assert capped == pytest.approx(free, abs=1e-6)
 
 
@@ -114,26 +115,39 @@ def test_a_judge_pack_stays_within_max_tokens(tiny_lm, monkeypatch):
     a, b = list(range(100, 140)), list(range(200, 230))
     items = [a + [50 + k] * n for k, n in enumerate([3, 4, 5, 6, 3])] + [b + [60 + k] * n for k, n in enumerate([2, 3, 4, 5])]
     keys = ["A"] * 5 + ["B"] * 4
-    held = []
-    original = judge_scorer.shared_history_pass
+    held, prefixes = [], []
+    layout, prefix_pass = judge_scorer.members_layout, judge_scorer.group_prefix_pass
 
-    def recording(lm, pack, items, pad, device, past=None, past_length=0, keep_cache=True):
-        last, cache, attn = original(lm, pack, items, pad, device, past=past, past_length=past_length,
-                                     keep_cache=keep_cache)
-        held.append((attn.shape[0], attn.shape[1] - past_length, sorted(i for _, m in pack for i in m)))
-        return last, cache, attn
+    def recording_layout(p_full, rows, suffixes, pad):
+        ids, attn, positions = layout(p_full, rows, suffixes, pad)
+        members = sorted(s[0] - 50 if s[0] < 60 else s[0] - 55 for s in suffixes)  # item k's own tokens: 50+k / 60+k-5
+        held.append((attn.shape[0], attn.shape[1] - len(prefix), members))
+        return ids, attn, positions
 
-    monkeypatch.setattr(judge_scorer, "shared_history_pass", recording)
+    def recording_prefix(lm, pack, items, *args):
+        prefixes.append(sorted(i for _, m in pack for i in m))
+        return prefix_pass(lm, pack, items, *args)
+
+    monkeypatch.setattr(judge_scorer, "members_layout", recording_layout)
+    monkeypatch.setattr(judge_scorer, "group_prefix_pass", recording_prefix)
     judge = JudgeScorer(lm)
     capped = judge.score(prefix, items, [5, 6, 7, 8, 9], batch_size=8, max_tokens=100, keys=keys)
     # rows × (longest shared + longest own) ≤ 100: A holds 43 44 | 45 46 | 43 tokens a row, B 32 33 | 34 35
     assert held == [(2, 44, [0, 1]), (2, 46, [2, 3]), (1, 43, [4]), (2, 33, [5, 6]), (2, 35, [7, 8])]
     assert all(rows * width <= 100 for rows, width, _ in held)
+    assert prefixes == [[0, 1, 2, 3, 4], [5, 6, 7, 8]]  # each context runs once, not once per pass of its responses
     held.clear()
+    prefixes.clear()
     free = judge.score(prefix, items, [5, 6, 7, 8, 9], batch_size=8, max_tokens=None, keys=keys)
     assert [members for _, _, members in held] == [[0, 1, 2, 3, 4], [5, 6, 7, 8]]  # 5 + 4 rows > batch_size
     assert max(rows * width for rows, width, _ in held) == 5 * 46  # 2.3x the budget without it
     np.testing.assert_allclose(capped[0], free[0], rtol=1e-5)
+    held.clear()
+    prefixes.clear()
+    narrow = judge.score(prefix, items, [5, 6, 7, 8, 9], batch_size=2, max_tokens=None, keys=keys)
+    assert [members for _, _, members in held] == [[0, 1], [2, 3], [4], [5, 6], [7, 8]]  # ≤ batch_size rows a pass
+    assert prefixes == [[0, 1, 2, 3, 4], [5, 6, 7, 8]]  # a context with more responses than batch_size runs once
+    np.testing.assert_allclose(narrow[0], free[0], rtol=1e-5)
 
 
 def test_the_scored_speaker_is_b_at_both_levels():

@@ -21,10 +21,17 @@ from typing import Any
 import numpy as np
 
 from dialeval.judge.rubrics import ANSWER_PREFIX, RATINGS
-from dialeval.models.lm import LM_CALL_COST, cache_of_rows, left_padded, pad_id, shared_history_pass
+from dialeval.models.lm import (
+    LM_CALL_COST,
+    cache_of_rows,
+    group_prefix_pass,
+    left_padded,
+    members_layout,
+    pad_id,
+)
 from dialeval.models.onnx_lm import cache_tensors
 from dialeval.models.runtime import run_batched
-from dialeval.models.shared_prefix import pack_groups, prefix_groups, prefix_hosts
+from dialeval.models.shared_prefix import member_chunks, pack_groups, prefix_groups, prefix_hosts
 
 
 def expected_rating(logits: np.ndarray, rating_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,9 +113,15 @@ class JudgeScorer:
         if share_prefix and prefix:
             past = self._prefix_cache(prefix)
             groups, todo = prefix_groups(items, keys) if keys is not None else ([], todo)
-            packs = pack_groups(groups, batch_size, max_tokens, [len(ids) for ids in items])
-            for pack, logits in zip(packs, run_batched(packs, lambda ps: [self._shared(past, len(prefix), p, items)
-                                                                          for p in ps], lengths=[1] * len(packs),
+            lengths = [len(ids) for ids in items]
+            packs = pack_groups(groups, batch_size, max_tokens, lengths, whole_groups=True)
+
+            def shared(pack: list[tuple[int, list[int]]]) -> np.ndarray:
+                return self._shared(past, len(prefix), pack, items, member_chunks(pack, lengths, batch_size,
+                                                                                  max_tokens))
+
+            for pack, logits in zip(packs, run_batched(packs, lambda ps: [shared(p) for p in ps],
+                                                       lengths=[1] * len(packs),
                                                        batch_size=1, desc="llm_judge shared contexts",
                                                        progress=progress if packs else False)):
                 for i, row in zip((i for _, members in pack for i in members), logits):
@@ -178,13 +191,26 @@ class JudgeScorer:
                          cache=cache_of_rows(self.model, cache_tensors(cache), rows))
         return out.logits[:, -1].float().cpu().numpy()
 
-    def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]],
-                items: list[list[int]]) -> np.ndarray:
-        """Last-position logits of a pack's members: each group's common tokens once after the prefix cache,
-        then every member's own (:func:`dialeval.models.lm.shared_history_pass`)."""
-        last, _, _ = shared_history_pass(self.lm, pack, items, self.pad, self.model.device, past=past,
-                                         past_length=n_prefix, keep_cache=False)
-        return last.float().cpu().numpy()
+    def _shared(self, past: list[Any], n_prefix: int, pack: list[tuple[int, list[int]]], items: list[list[int]],
+                chunks: list[list[tuple[int, int, int]]]) -> np.ndarray:
+        """Last-position logits of a pack's members: each group's common tokens once after the prefix cache
+        (:func:`dialeval.models.lm.group_prefix_pass`), then the members' own tokens in passes ``chunks``
+        (:func:`dialeval.models.shared_prefix.member_chunks`: ``(group, item, shared)`` each) on rows of it."""
+        cache, p_full = group_prefix_pass(self.lm, pack, items, self.pad, self.model.device, past, n_prefix)
+        found = []
+        for chunk in chunks:
+            rows = [g for g, _, _ in chunk]
+            ids, attn, positions = members_layout(p_full, rows, [items[i][s:] for _, i, s in chunk], self.pad)
+            if self.lm.onnx is not None:
+                found.append(self.lm.onnx.run_last_after_rows(cache, np.asarray(rows), ids.numpy(), attn.numpy(),
+                                                              positions.numpy()))
+                continue
+            dev = self.model.device
+            out = self.model(input_ids=ids.to(dev), attention_mask=attn.to(dev), position_ids=positions.to(dev),
+                             cache=cache_of_rows(self.model, cache_tensors(cache), rows), use_cache=True,
+                             logits_to_keep=1)
+            found.append(out.logits[:, -1].float().cpu().numpy())
+        return np.concatenate(found)
 
     def _from_scratch(self, batch: list[list[int]]) -> np.ndarray:
         input_ids, mask = left_padded(batch, self.pad)

@@ -356,40 +356,63 @@ def history_pass(lm: Any, batch: list[list[int]], pad: int, device: Any) -> tupl
     return out.logits[:, -1], out.cache, attn
 
 
-def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
-                        device: Any, past: Any = None, past_length: int = 0,
-                        keep_cache: bool = True) -> tuple[Any, Any, Any]:
-    """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
-    prefix, one over every member's own tokens after a copy of its group's cache (the padding between the
-    two is masked; positions continue from the prefix). ``past`` (one row, ``past_length`` tokens: the LLM
-    judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch) comes before every item.
-    ``keep_cache=False``: only the last logits are wanted, so ONNX Runtime writes no grown cache (``None``)."""
+def group_prefix_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int, device: Any,
+                      past: Any = None, past_length: int = 0) -> tuple[Any, Any]:
+    """``(cache, mask)`` of one pass over each group's shared prefix (one row per group of ``pack``, left-padded),
+    after ``past`` (one row of ``past_length`` tokens, e.g. the LLM judge's rubric prompt) when given: numpy
+    arrays on ONNX Runtime, a transformers cache on torch; ``mask`` (``[groups, past_length + width]``) counts
+    the past's columns."""
     import torch
 
     p_ids, p_attn = left_padded([items[members[0]][:shared] for shared, members in pack], pad)
     p_pos = past_length + (p_attn.cumsum(-1) - 1).clamp(min=0)
-    rows = torch.tensor([g for g, (_, members) in enumerate(pack) for _ in members])
-    s_ids, s_attn = left_padded([items[i][shared:] for shared, members in pack for i in members], pad)
-    ones = torch.ones((len(pack), past_length), dtype=p_attn.dtype)
-    p_full = torch.cat([ones, p_attn], dim=1)
-    attn = torch.cat([p_full[rows], s_attn], dim=1)
-    s_pos = past_length + p_attn.sum(-1)[rows].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
+    p_full = torch.cat([torch.ones((len(pack), past_length), dtype=p_attn.dtype), p_attn], dim=1)
     onnx = getattr(lm, "onnx", None)
     if onnx is not None:
         if past is None:
-            cache = onnx.run_prefix(p_ids.numpy(), p_attn.numpy(), p_pos.numpy())[1]
-        else:
-            cache = onnx.run_extension(past, np.zeros(len(pack), dtype=np.int64), p_ids.numpy(), p_full.numpy(),
-                                       p_pos.numpy())[1]
-        if not keep_cache:
-            return torch.from_numpy(onnx.run_last_after_rows(cache, rows.numpy(), s_ids.numpy(), attn.numpy(),
-                                                             s_pos.numpy())), None, attn
-        last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
-        return torch.from_numpy(last), cache, attn
+            return onnx.run_prefix(p_ids.numpy(), p_attn.numpy(), p_pos.numpy())[1], p_full
+        return onnx.run_extension(past, np.zeros(len(pack), dtype=np.int64), p_ids.numpy(), p_full.numpy(),
+                                  p_pos.numpy())[1], p_full
     cache = None if past is None else cache_of_rows(lm.model, [t.to(device) for t in past], [0] * len(pack))
-    cache = lm.model(input_ids=p_ids.to(device), attention_mask=p_full.to(device), position_ids=p_pos.to(device),
-                     cache=cache, use_cache=True, logits_to_keep=1).cache
-    cache.batch_select_indices(rows.to(device))
+    return lm.model(input_ids=p_ids.to(device), attention_mask=p_full.to(device), position_ids=p_pos.to(device),
+                    cache=cache, use_cache=True, logits_to_keep=1).cache, p_full
+
+
+def members_layout(p_full: Any, rows: list[int], suffixes: list[list[int]], pad: int) -> tuple[Any, Any, Any]:
+    """``(ids, mask, positions)`` of members' own tokens ``suffixes`` after rows ``rows`` of a group-prefix cache
+    whose mask is ``p_full``: left-padded own tokens, the row's mask then theirs, positions continuing from it."""
+    import torch
+
+    s_ids, s_attn = left_padded(suffixes, pad)
+    index = torch.tensor(rows, dtype=torch.long)
+    attn = torch.cat([p_full[index], s_attn], dim=1)
+    s_pos = p_full.sum(-1)[index].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
+    return s_ids, attn, s_pos
+
+
+def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
+                        device: Any, past: Any = None, past_length: int = 0,
+                        keep_cache: bool = True) -> tuple[Any, Any, Any]:
+    """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
+    prefix (:func:`group_prefix_pass`), one over every member's own tokens after a copy of its group's cache
+    (the padding between the two is masked; positions continue from the prefix). ``past`` (one row,
+    ``past_length`` tokens: the LLM judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch)
+    comes before every item. ``keep_cache=False``: only the last logits are wanted, so ONNX Runtime writes no
+    grown cache (``None``)."""
+    import torch
+
+    cache, p_full = group_prefix_pass(lm, pack, items, pad, device, past, past_length)
+    rows = [g for g, (_, members) in enumerate(pack) for _ in members]
+    s_ids, attn, s_pos = members_layout(p_full, rows, [items[i][shared:] for shared, members in pack
+                                                       for i in members], pad)
+    onnx = getattr(lm, "onnx", None)
+    if onnx is not None:
+        if not keep_cache:
+            return torch.from_numpy(onnx.run_last_after_rows(cache, np.asarray(rows), s_ids.numpy(), attn.numpy(),
+                                                             s_pos.numpy())), None, attn
+        last, cache = onnx.run_extension(cache, np.asarray(rows), s_ids.numpy(), attn.numpy(), s_pos.numpy())
+        return torch.from_numpy(last), cache, attn
+    cache.batch_select_indices(torch.tensor(rows, device=device))
     out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
                    cache=cache, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], out.cache, attn.to(device)

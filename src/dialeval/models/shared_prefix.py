@@ -130,19 +130,35 @@ def pack_cost(pack: Sequence[Group], lengths: Sequence[int]) -> int:
 
 
 def pack_groups(groups: Sequence[Group], rows_per_pack: int, max_tokens: int | None = None,
-                lengths: Sequence[int] | None = None) -> list[list[Group]]:
+                lengths: Sequence[int] | None = None, *, whole_groups: bool = False) -> list[list[Group]]:
     """Groups packed, longest shared prefix first, so a pack holds at most ``rows_per_pack`` members; a
     larger group is split into parts of that size, each part running the prefix again. With ``max_tokens``
     (and ``lengths[i]``, item i's tokens) a pack also stays within that :func:`pack_cost`: a part over it is
     split into smaller chunks, down to one member, which runs alone however long it is. Both cuts are
-    :func:`dialeval.models.batching.greedy_batches`."""
+    :func:`dialeval.models.batching.greedy_batches`. ``whole_groups=True`` never splits a group: one over either
+    bound forms a pack alone, for a caller that runs its prefix once and its members in passes within the
+    bounds (:func:`member_chunks`)."""
     if max_tokens is not None and lengths is None:
         raise ValueError("`max_tokens` needs `lengths` (every item's token count).")
-    parts = [(shared, members[k:k + rows_per_pack]) for shared, members in groups
-             for k in range(0, len(members), rows_per_pack)]
-    if max_tokens is not None:
+    if whole_groups:
+        parts = [(shared, list(members)) for shared, members in groups]
+    else:
+        parts = [(shared, members[k:k + rows_per_pack]) for shared, members in groups
+                 for k in range(0, len(members), rows_per_pack)]
+    if max_tokens is not None and not whole_groups:
         parts = [(shared, chunk) for shared, members in parts
                  for chunk in greedy_batches(members, lambda c, s=shared: pack_cost([(s, c)], lengths), max_tokens)]
     parts.sort(key=lambda g: (-g[0], g[1][0]))
     return greedy_batches(parts, lambda pack: pack_cost(pack, lengths), max_tokens, max_rows=rows_per_pack,
                           rows=lambda part: len(part[1]))
+
+
+def member_chunks(pack: Sequence[Group], lengths: Sequence[int], rows_per_pass: int,
+                  max_tokens: int | None = None) -> list[list[tuple[int, int, int]]]:
+    """A pack's members ``(group index, item, shared)`` cut into passes after its groups' prefix cache: at most
+    ``rows_per_pass`` rows and ``max_tokens`` padded tokens a pass, rows × (longest shared prefix in the pack +
+    longest own suffix in the pass), the width of that pass's mask (one member alone always fits)."""
+    width = max(shared for shared, _ in pack)
+    members = [(g, i, shared) for g, (shared, ms) in enumerate(pack) for i in ms]
+    return greedy_batches(members, lambda c: len(c) * (width + max(lengths[i] - s for _, i, s in c)), max_tokens,
+                          max_rows=rows_per_pass)
