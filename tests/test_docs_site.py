@@ -1,8 +1,9 @@
 """The documentation site builds with ``mkdocs build --strict`` (a broken link, a missing page or a docstring
 that does not render fails), and every number on its pages and in the README equals its committed result
 file: the leaderboard page and the README's headline table against ``docs/results/leaderboard.json``, the
-benchmarks page against ``docs/results/benchmarks/*.json``. The numbers are read back from the built HTML and
-the README text, not from the generator."""
+benchmarks page and the cards' ``benchmark-NAME`` regions against ``docs/results/benchmarks/*.json``. The numbers
+are read back from the built HTML, the README and the card text, not from the generator; the cards narrate no
+measurement (machine, load, what was dropped) outside those regions."""
 
 from __future__ import annotations
 
@@ -188,3 +189,153 @@ def test_benchmarks_page_shows_every_result_file(site):
             for value in row.values():
                 if isinstance(value, str):
                     assert " ".join(value.split()) in page, (path.name, value)
+
+
+# ------------------------------------------------------------------------------------------ the cards' regions
+CARDS = [*sorted((REPO / "metrics").glob("*/README.md")), *sorted((REPO / "datasets_scripts" / "cards").glob("*/README.md"))]
+REGION = re.compile(r"<!-- generated:([a-z0-9_-]+) -->\n(.*?)<!-- /generated -->", re.S)
+TOKEN = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?")
+EXPECTED_REGIONS = {("full_followup", "benchmark-full_followup"), ("full_followup", "benchmark-full_routes"),
+                    ("sem_ent", "benchmark-sem_ent_speed"), ("sem_ent", "benchmark-sem_ent_memory"),
+                    ("nli_diversity", "benchmark-nli_diversity"), ("llm_judge", "benchmark-llm_judge")}
+
+
+def card_regions() -> list[tuple[Path, str, str]]:
+    """(card, region name, region text) of every generated region of every metric and dataset card."""
+    return [(card, m.group(1), m.group(2)) for card in CARDS for m in REGION.finditer(card.read_text(encoding="utf-8"))]
+
+
+def benchmark_file(name: str) -> dict:
+    return json.loads((RESULTS / "benchmarks" / f"{name.removeprefix('benchmark-')}.json").read_text(encoding="utf-8"))
+
+
+def shown(token: str, value: float) -> bool:
+    """Whether ``token`` (``3.74``, ``1,024``, ``4.86e-06``) is ``value`` printed to the digits it shows."""
+    mantissa, _, exponent = token.replace(",", "").partition("e")
+    half_unit = 0.5 * 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
+    return abs(float(token.replace(",", "")) - value) <= half_unit * (1 + 1e-9)
+
+
+def json_numbers(value) -> tuple[set[str], list[float]]:
+    """Every number a result file holds: the numeric tokens of its strings and keys, and its numeric values."""
+    tokens: set[str] = set()
+    numbers: list[float] = []
+
+    def walk(x) -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(k)
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif isinstance(x, str):
+            for t in TOKEN.findall(x):
+                tokens.add(t)
+                numbers.append(float(t.replace(",", "")))
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            numbers.append(float(x))
+
+    walk(value)
+    return tokens, numbers
+
+
+def region_tables(text: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The markdown tables of a region as (route group caption, header cells, body rows of cells)."""
+    def cells(line: str) -> list[str]:
+        return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+    lines, out, caption, i = text.splitlines(), [], "", 0
+    while i < len(lines):
+        if lines[i].startswith("Routes, ") and lines[i].endswith(":"):
+            caption = lines[i][len("Routes, "):-1]
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.fullmatch(r"\|(?:-+:?\|)+", lines[i + 1]):
+            head, rows, i = cells(lines[i]), [], i + 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(cells(lines[i]))
+                i += 1
+            out.append((caption, head, rows))
+            continue
+        i += 1
+    return out
+
+
+def same(cell: str, value) -> bool:
+    if isinstance(value, str):
+        return cell == " ".join(value.split())
+    if value is None:
+        return cell == "–"
+    return bool(TOKEN.fullmatch(cell)) and shown(cell, float(value))
+
+
+def test_card_generated_regions_equal_their_result_files():
+    names = {(card.parent.name, name) for card, name, _ in card_regions()}
+    assert EXPECTED_REGIONS <= names, EXPECTED_REGIONS - names
+    for card in CARDS:
+        text = card.read_text(encoding="utf-8")
+        assert sitegen.render_regions(text) == text, \
+            f"{card.relative_to(REPO)} differs from its result files: python tools/sitegen.py readme"
+
+
+def test_card_region_numbers_are_in_their_result_files():
+    """Read back from the card text: every number of a benchmark region is one of its file's numbers (to the digits
+    shown), and every table cell is its file's value for that route and column."""
+    regions = [r for r in card_regions() if r[1].startswith("benchmark-")]
+    assert regions
+    for card, name, text in regions:
+        where = f"{card.relative_to(REPO)} {name}"
+        result = benchmark_file(name)
+        assert f"`{result['command']}`" in text, where
+        tokens, numbers = json_numbers(result)
+        found = TOKEN.findall(text)
+        assert len(found) >= 5, where
+        missing = [t for t in found if t not in tokens and not any(shown(t, v) for v in numbers)]
+        assert not missing, (where, missing)
+        rows = result["rows"] if isinstance(result.get("rows"), list) else result["units"]
+        tables = region_tables(text)
+        assert tables, where
+        if len(rows) == 1:  # one row: a field-by-field table
+            ((_, head, body),) = tables
+            for key, cell in [head, *body]:
+                assert same(cell, rows[0][key]), (where, key, cell)
+            continue
+        by_route = {r["route"]: r for r in rows} if all("route" in r for r in rows) else None
+        seen = 0
+        for caption, head, body in tables:
+            for cells in body:
+                seen += 1
+                row = dict(zip(head, cells))
+                if by_route is not None:
+                    want = by_route[f"{caption}: {row['route']}" if caption else row["route"]]
+                    want = {**want, "route": row["route"]}
+                else:
+                    want = rows[seen - 1]
+                for key, cell in row.items():
+                    assert same(cell, want.get(key)), (where, key, cell, want.get(key))
+        assert seen == len(rows), where
+
+
+NARRATION = {  # how a page narrates the measurement instead of pointing at a result file
+    "a machine's make": r"\bEPYC\b|\bXeon\b",
+    "a machine's load": r"\bload (?:average|about \d|≈ ?\d|\d)",
+    "history": r"\bBefore the\b|\b(?:was|were) dropped\b|\b[Aa]n earlier run\b",
+}
+NARRATED = re.compile("|".join(f"(?P<p{i}>{p})" for i, p in enumerate(NARRATION.values())))
+
+
+def test_the_narration_patterns_catch_it_and_spare_user_text():
+    bad = ["on the shared 2-core AMD EPYC", "at load average 3.4", "(load 4.8)", "at load about 1.5",
+           "Before the token budget, dialeval ran level", "eager attention 0.71× were dropped", "An earlier run gave"]
+    good = ["Options can be fixed at load time", "the turns before the rated response", "oldest turns dropped first",
+            "is dropped earlier", "dialeval.load(\"sem_ent\")", "loads take seconds"]
+    assert all(NARRATED.search(s) for s in bad), [s for s in bad if not NARRATED.search(s)]
+    assert not any(NARRATED.search(s) for s in good), [s for s in good if NARRATED.search(s)]
+
+
+def test_cards_do_not_narrate_measurements_outside_their_regions():
+    found = []
+    for card in CARDS:
+        text = REGION.sub(lambda m: "\n" * m.group(0).count("\n"), card.read_text(encoding="utf-8"))
+        for number, line in enumerate(text.splitlines(), 1):
+            found += [f"{card.relative_to(REPO)}:{number}: {m.group(0)!r}" for m in NARRATED.finditer(line)]
+    assert not found, "\n".join(found)

@@ -1,9 +1,17 @@
 """Pages generated from the repository: the metric and dataset cards, the CLI reference, the leaderboard (table
-and heatmap) and the benchmarks, each from a committed result file, and the README's generated regions.
+and heatmap) and the benchmarks, each from a committed result file, and the generated regions of the README and
+the cards.
 
-``python tools/sitegen.py readme`` rewrites the README's generated regions from the result files under
-``docs/results/``; ``python tools/sitegen.py check`` exits 1 when the README differs from them. The site build
-(``mkdocs build``) calls :func:`pages` through ``tools/gen_pages.py``.
+A generated region is the text between ``<!-- generated:NAME -->`` and ``<!-- /generated -->``; its content is
+rewritten from the result files under ``docs/results/``. The README holds the regions of :data:`REGIONS`; any
+card (``metrics/*/README.md``, ``datasets_scripts/cards/*/README.md``) may hold ``benchmark-NAME`` regions, each
+rendered from ``docs/results/benchmarks/NAME.json`` (:func:`benchmark_region`: the file's summary, the command
+that rewrites it, the machine and its load, the date and a table of its routes).
+
+``python tools/sitegen.py readme`` rewrites every generated region of the README and the cards (only files that
+hold a region and differ are written, each atomically); ``python tools/sitegen.py check`` exits 1, naming the
+files, when any of them differs from its result files. The site build (``mkdocs build``) builds its pages
+through ``tools/gen_pages.py``.
 """
 
 from __future__ import annotations
@@ -11,8 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -53,7 +63,7 @@ def machine_line(meta: dict[str, Any]) -> str:
     if isinstance(m, str):  # a script that writes its machine as one sentence
         return (m + (f"; GEMM peak {meta['gemm_peak_gflops']:.0f} GFLOP/s" if meta.get("gemm_peak_gflops") else "")
                 + (f"; load average {meta['load']}" if meta.get("load") else ""))
-    parts = [m.get("cpu"), f"{m['cores']} cores" if m.get("cores") else None,
+    parts = [m.get("cpu"), f"{m['cores']} cores" if m.get("cores") and "core" not in str(m.get("cpu")) else None,
              f"{meta['threads']} threads" if meta.get("threads") else None,
              f"load average {meta['load']}" if meta.get("load") else None]
     flags = m.get("flags")
@@ -352,31 +362,164 @@ REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": re
            "install": readme_install, "usr-baselines": readme_usr_baselines}
 
 
-def render_readme(text: str) -> str:
+# ------------------------------------------------------------------------------------ benchmark regions (cards)
+BENCHMARKS = RESULTS / "benchmarks"
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def _long_date(iso: str) -> str:
+    """``2026-12-03`` as ``3 December 2026`` (pages hold no ISO dates: tests/test_docs_history.py reads those as
+    work-log entries)."""
+    try:
+        year, month, day = (int(p) for p in iso.split("-"))
+        return f"{day} {_MONTHS[month - 1]} {year}"
+    except (ValueError, IndexError):
+        return iso
+
+
+def _sentence(text: Any) -> str:
+    text = " ".join(str(text).split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _md_cell(x: Any) -> str:
+    """A table cell: integers with thousands separators, floats to 3 significant digits (whole numbers from 100
+    up), ``–`` for a missing value, ``|`` escaped."""
+    if isinstance(x, bool) or isinstance(x, str):
+        return " ".join(str(x).split()).replace("|", "\\|")
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float) and math.isfinite(x):
+        return f"{x:.3g}" if abs(x) < 100 else f"{x:,.0f}"
+    return "–"
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _route_groups(rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Rows split by the part of their ``route`` before the first ``": "`` (a precision or a mode, shared by
+    the rows it heads), in order of first appearance; one untitled group when some route has no such part."""
+    if not rows or not all(isinstance(r.get("route"), str) and ": " in r["route"] for r in rows):
+        return [("", rows)]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        head, route = r["route"].split(": ", 1)
+        groups.setdefault(head, []).append({**r, "route": route})
+    return list(groups.items())
+
+
+def _route_table(rows: list[dict[str, Any]]) -> list[str]:
+    """A markdown table of whatever scalar fields the rows have (``seconds`` left out where a throughput
+    column, ``…/s``, says the same); numeric columns right-aligned. One row is written as a two-column table,
+    field by field."""
+    keys = [k for k in dict.fromkeys(k for r in rows for k in r)
+            if not any(isinstance(r.get(k), (dict, list)) for r in rows)]
+    if any(k.endswith("/s") for k in keys):
+        keys = [k for k in keys if k != "seconds"]
+    if len(rows) == 1:
+        (first, *rest) = keys
+        return ([f"| {_md_cell(first)} | {_md_cell(rows[0][first])} |", "|---|---|"]
+                + [f"| {_md_cell(k)} | {_md_cell(rows[0][k])} |" for k in rest])
+    align = ["---:" if all(_is_number(r[k]) for r in rows if r.get(k) is not None) else "---" for k in keys]
+    return (["| " + " | ".join(_md_cell(k) for k in keys) + " |", "|" + "|".join(align) + "|"]
+            + ["| " + " | ".join(_md_cell(r.get(k)) for k in keys) + " |" for r in rows])
+
+
+def benchmark_region(name: str) -> str:
+    """A card's ``benchmark-NAME`` region, from ``docs/results/benchmarks/NAME.json``: one paragraph (title,
+    summary, note, the date, the machine and its load, the command that rewrites the file), then a table of its
+    routes, one per route group (see :func:`_route_groups`). Fields a file lacks are left out."""
+    path = BENCHMARKS / f"{name}.json"
+    res = load_json(path)
+    title = " ".join(str(res.get("title") or res.get("what") or name).split())
+    text = f"**{title[:1].upper() + title[1:]}**"
+    if res.get("summary"):
+        text += " — " + _sentence(res["summary"])
+    else:
+        text += "."
+    if res.get("note"):
+        text += " " + _sentence(res["note"])
+    ran = "Run" + (f" on {_long_date(str(res['date']))}" if res.get("date") else "")
+    machine = machine_line(res)
+    text += f" {ran}" + (f" on {machine}" if machine else "") + "."
+    text += (f" `{res.get('command', '?')}` rewrites `{path.relative_to(REPO).as_posix()}`, the file this table "
+             "is generated from.")
+    rows = res.get("rows") if isinstance(res.get("rows"), list) else res.get("units", [])
+    rows = [r for r in rows or [] if isinstance(r, dict)]
+    out = ["", text, ""]
+    groups = _route_groups(rows)
+    for head, group in groups:
+        if head:
+            out += [f"Routes, {head}:", ""]
+        out += _route_table(group) + [""]
+    return "\n".join(out)
+
+
+def region(name: str) -> str:
+    """The content of the generated region ``name``: a README region of :data:`REGIONS` or ``benchmark-NAME``."""
+    if name in REGIONS:
+        return REGIONS[name]()
+    if name.startswith("benchmark-"):
+        return benchmark_region(name.removeprefix("benchmark-"))
+    raise ValueError(f"unknown generated region {name!r}: {', '.join(REGIONS)} or benchmark-NAME "
+                     f"(NAME a file of {BENCHMARKS.relative_to(REPO).as_posix()}/)")
+
+
+_REGION = re.compile(r"<!-- generated:([a-z0-9_-]+) -->\n.*?<!-- /generated -->", re.S)
+
+
+def render_regions(text: str) -> str:
     """``text`` with every ``<!-- generated:NAME -->`` … ``<!-- /generated -->`` region regenerated."""
-    def repl(m: re.Match[str]) -> str:
-        return f"<!-- generated:{m.group(1)} -->\n{REGIONS[m.group(1)]()}\n<!-- /generated -->"
-    return re.sub(r"<!-- generated:([a-z-]+) -->\n.*?<!-- /generated -->", repl, text, flags=re.S)
+    return _REGION.sub(lambda m: f"<!-- generated:{m.group(1)} -->\n{region(m.group(1))}\n<!-- /generated -->", text)
+
+
+render_readme = render_regions
+
+
+def region_files() -> list[Path]:
+    """The files that may hold generated regions: the README and every metric and dataset card."""
+    return [REPO / "README.md", *sorted(METRICS.glob("*/README.md")), *sorted(DATASET_CARDS.glob("*/README.md"))]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["readme", "check"])
+    parser.add_argument("action", choices=["readme", "check"],
+                        help="readme: rewrite the generated regions of the README and the cards; check: exit 1 "
+                             "when any of them differs from its result files")
     args = parser.parse_args(argv)
-    path = REPO / "README.md"
-    text = path.read_text(encoding="utf-8")
-    new = render_readme(text)
-    if args.action == "check":
-        if new != text:
-            print("README.md differs from its result files: run python tools/sitegen.py readme", file=sys.stderr)
-            return 1
-        return 0
-    path.write_text(new, encoding="utf-8")
+    stale = []
+    for path in region_files():
+        text = path.read_text(encoding="utf-8")
+        if not _REGION.search(text):
+            continue
+        new = render_regions(text)
+        if new == text:
+            continue
+        stale.append(path.relative_to(REPO).as_posix())
+        if args.action == "readme":
+            _write_atomic(path, new)
+    if args.action == "check" and stale:
+        print(f"{', '.join(stale)} differ from their result files: run python tools/sitegen.py readme",
+              file=sys.stderr)
+        return 1
+    for name in stale:
+        print(f"rewrote {name}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
 
 
 def own_annotations_stub() -> str:
@@ -388,3 +531,7 @@ def own_annotations_stub() -> str:
     return ("# Your own annotations\n\n" + body.replace("](docs/", "](") + "\n\nWith more than a handful of items, "
             "report a bootstrap interval too: [Meta-evaluation](meta_evaluation.md) shows how `dialeval meta-eval` "
             "does it on the published datasets.\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
