@@ -116,19 +116,19 @@ def test_a_judge_pack_stays_within_max_tokens(tiny_lm, monkeypatch):
     items = [a + [50 + k] * n for k, n in enumerate([3, 4, 5, 6, 3])] + [b + [60 + k] * n for k, n in enumerate([2, 3, 4, 5])]
     keys = ["A"] * 5 + ["B"] * 4
     held, prefixes = [], []
-    layout, prefix_pass = judge_scorer.members_layout, judge_scorer.group_prefix_pass
+    layout, prefix_pass = judge_scorer.guest_layout, judge_scorer.group_prefix_pass
 
-    def recording_layout(p_full, rows, suffixes, pad):
-        ids, attn, positions = layout(p_full, rows, suffixes, pad)
+    def recording_layout(host_mask, n_prefix, rows, seen, shared, suffixes, pad):
+        lay = layout(host_mask, n_prefix, rows, seen, shared, suffixes, pad)
         members = sorted(s[0] - 50 if s[0] < 60 else s[0] - 55 for s in suffixes)  # item k's own tokens: 50+k / 60+k-5
-        held.append((attn.shape[0], attn.shape[1] - len(prefix), members))
-        return ids, attn, positions
+        held.append((lay["mask"].shape[0], lay["mask"].shape[1] - len(prefix), members))
+        return lay
 
     def recording_prefix(lm, pack, items, *args):
         prefixes.append(sorted(i for _, m in pack for i in m))
         return prefix_pass(lm, pack, items, *args)
 
-    monkeypatch.setattr(judge_scorer, "members_layout", recording_layout)
+    monkeypatch.setattr(judge_scorer, "guest_layout", recording_layout)
     monkeypatch.setattr(judge_scorer, "group_prefix_pass", recording_prefix)
     judge = JudgeScorer(lm)
     capped = judge.score(prefix, items, [5, 6, 7, 8, 9], batch_size=8, max_tokens=100, keys=keys)

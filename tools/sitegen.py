@@ -61,8 +61,11 @@ def machine_line(meta: dict[str, Any]) -> str:
     """One sentence saying what a measurement ran on (any of cpu, cores, threads, load, note)."""
     m = meta.get("machine", {})
     if isinstance(m, str):  # a script that writes its machine as one sentence
+        load = meta.get("load")
+        if load and "load average" in m:  # the sentence holds the load at the start; the file's is at the end
+            load = "at the end " + re.sub(r"\s*\([^)]*at the end\)", "", str(load))
         return (m + (f"; GEMM peak {meta['gemm_peak_gflops']:.0f} GFLOP/s" if meta.get("gemm_peak_gflops") else "")
-                + (f"; load average {meta['load']}" if meta.get("load") else ""))
+                + (f"; load average {load}" if load else ""))
     parts = [m.get("cpu"), f"{m['cores']} cores" if m.get("cores") and "core" not in str(m.get("cpu")) else None,
              f"{meta['threads']} threads" if meta.get("threads") else None,
              f"load average {meta['load']}" if meta.get("load") else None]
@@ -430,8 +433,9 @@ def _route_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def benchmark_region(name: str) -> str:
     """A card's ``benchmark-NAME`` region, from ``docs/results/benchmarks/NAME.json``: one paragraph (title,
-    summary, note, the date, the machine and its load, the command that rewrites the file), then a table of its
-    routes, one per route group (see :func:`_route_groups`). Fields a file lacks are left out."""
+    summary, note, the date, the machine and its load, the command that rewrites the file or prints the numbers
+    transcribed into it), then a table of its routes, one per route group (see :func:`_route_groups`). Fields a
+    file lacks are left out."""
     path = BENCHMARKS / f"{name}.json"
     res = load_json(path)
     title = " ".join(str(res.get("title") or res.get("what") or name).split())
@@ -445,8 +449,12 @@ def benchmark_region(name: str) -> str:
     ran = "Run" + (f" on {_long_date(str(res['date']))}" if res.get("date") else "")
     machine = machine_line(res)
     text += f" {ran}" + (f" on {machine}" if machine else "") + "."
-    text += (f" `{res.get('command', '?')}` rewrites `{path.relative_to(REPO).as_posix()}`, the file this table "
-             "is generated from.")
+    where = path.relative_to(REPO).as_posix()
+    if res.get("transcribed"):  # a script that prints its table: its numbers were copied into the file
+        text += (f" `{res.get('command', '?')}` prints these numbers; they are transcribed into `{where}`, the file "
+                 "this table is generated from.")
+    else:
+        text += f" `{res.get('command', '?')}` rewrites `{where}`, the file this table is generated from."
     rows = res.get("rows") if isinstance(res.get("rows"), list) else res.get("units", [])
     rows = [r for r in rows or [] if isinstance(r, dict)]
     out = ["", text, ""]

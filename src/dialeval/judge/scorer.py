@@ -26,7 +26,6 @@ from dialeval.models.lm import (
     cache_of_rows,
     group_prefix_pass,
     left_padded,
-    members_layout,
     pad_id,
 )
 from dialeval.models.onnx_lm import cache_tensors
@@ -103,7 +102,8 @@ class JudgeScorer:
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
         ``keys`` (their context) also run their common tokens once, after the prefix
-        (:func:`dialeval.models.shared_prefix.prefix_groups`, as FULL does); with ``nested`` too, an item that
+        (:func:`dialeval.models.shared_prefix.prefix_groups`), however many of them there are: their own tokens
+        then run in passes of at most ``batch_size`` rows on that one cache; with ``nested`` too, an item that
         shares a long token prefix with another (turn k's context lines begin turn k + 2's) runs only its own
         tokens after that other's cache (:meth:`_score_hosted`). ``max_tokens`` caps the padded item tokens of a
         pass, shared-context packs and host caches included; ``call_cost`` is a pass's fixed cost in padded tokens
@@ -113,11 +113,11 @@ class JudgeScorer:
         if share_prefix and prefix:
             past = self._prefix_cache(prefix)
             groups, todo = prefix_groups(items, keys) if keys is not None else ([], todo)
-            lengths = [len(ids) for ids in items]
-            packs = pack_groups(groups, batch_size, max_tokens, lengths, whole_groups=True)
+            item_lengths = [len(ids) for ids in items]
+            packs = pack_groups(groups, batch_size, max_tokens, item_lengths, whole_groups=True)
 
             def shared(pack: list[tuple[int, list[int]]]) -> np.ndarray:
-                return self._shared(past, len(prefix), pack, items, member_chunks(pack, lengths, batch_size,
+                return self._shared(past, len(prefix), pack, items, member_chunks(pack, item_lengths, batch_size,
                                                                                   max_tokens))
 
             for pack, logits in zip(packs, run_batched(packs, lambda ps: [shared(p) for p in ps],
@@ -195,22 +195,12 @@ class JudgeScorer:
                 chunks: list[list[tuple[int, int, int]]]) -> np.ndarray:
         """Last-position logits of a pack's members: each group's common tokens once after the prefix cache
         (:func:`dialeval.models.lm.group_prefix_pass`), then the members' own tokens in passes ``chunks``
-        (:func:`dialeval.models.shared_prefix.member_chunks`: ``(group, item, shared)`` each) on rows of it."""
-        cache, p_full = group_prefix_pass(self.lm, pack, items, self.pad, self.model.device, past, n_prefix)
-        found = []
-        for chunk in chunks:
-            rows = [g for g, _, _ in chunk]
-            ids, attn, positions = members_layout(p_full, rows, [items[i][s:] for _, i, s in chunk], self.pad)
-            if self.lm.onnx is not None:
-                found.append(self.lm.onnx.run_last_after_rows(cache, np.asarray(rows), ids.numpy(), attn.numpy(),
-                                                              positions.numpy()))
-                continue
-            dev = self.model.device
-            out = self.model(input_ids=ids.to(dev), attention_mask=attn.to(dev), position_ids=positions.to(dev),
-                             cache=cache_of_rows(self.model, cache_tensors(cache), rows), use_cache=True,
-                             logits_to_keep=1)
-            found.append(out.logits[:, -1].float().cpu().numpy())
-        return np.concatenate(found)
+        (:func:`dialeval.models.shared_prefix.member_chunks`: ``(group, item, shared)`` each) on rows of it, as
+        guests that see all of their group's row (:meth:`_guests`)."""
+        cache, mask = group_prefix_pass(self.lm, pack, items, self.pad, self.model.device, past, n_prefix)
+        width = mask.shape[1] - n_prefix
+        return np.concatenate([self._guests(cache, mask, n_prefix, [(g, i, width, s) for g, i, s in chunk], items)
+                               for chunk in chunks])
 
     def _from_scratch(self, batch: list[list[int]]) -> np.ndarray:
         input_ids, mask = left_padded(batch, self.pad)

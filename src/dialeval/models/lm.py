@@ -9,8 +9,9 @@ as safetensors under ``$DIALEVAL_CACHE`` (default ``~/.cache/dialeval``) and lat
 part packages joined by its ``assemble()``), converted and cached the same way (about 2 minutes once).
 
 The causal passes every LM metric shares (torch or ONNX Runtime): :func:`history_pass` runs left-padded
-token sequences; :func:`shared_history_pass` runs each group's shared prefix once and every member's own
-tokens after a copy of its cache (the groups: :mod:`dialeval.models.shared_prefix`).
+token sequences; :func:`group_prefix_pass` runs each group's shared prefix once, and
+:func:`shared_history_pass` then every member's own tokens after a copy of its cache (the groups:
+:mod:`dialeval.models.shared_prefix`).
 """
 
 from __future__ import annotations
@@ -378,41 +379,23 @@ def group_prefix_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[li
                     cache=cache, use_cache=True, logits_to_keep=1).cache, p_full
 
 
-def members_layout(p_full: Any, rows: list[int], suffixes: list[list[int]], pad: int) -> tuple[Any, Any, Any]:
-    """``(ids, mask, positions)`` of members' own tokens ``suffixes`` after rows ``rows`` of a group-prefix cache
-    whose mask is ``p_full``: left-padded own tokens, the row's mask then theirs, positions continuing from it."""
-    import torch
-
-    s_ids, s_attn = left_padded(suffixes, pad)
-    index = torch.tensor(rows, dtype=torch.long)
-    attn = torch.cat([p_full[index], s_attn], dim=1)
-    s_pos = p_full.sum(-1)[index].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
-    return s_ids, attn, s_pos
-
-
 def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[list[int]], pad: int,
-                        device: Any, past: Any = None, past_length: int = 0,
-                        keep_cache: bool = True) -> tuple[Any, Any, Any]:
-    """``(last logits, cache, mask)`` of every member of ``pack``'s groups: one pass over each group's shared
-    prefix (:func:`group_prefix_pass`), one over every member's own tokens after a copy of its group's cache
-    (the padding between the two is masked; positions continue from the prefix). ``past`` (one row,
-    ``past_length`` tokens: the LLM judge's rubric prompt, numpy arrays for ONNX Runtime, tensors for torch)
-    comes before every item. ``keep_cache=False``: only the last logits are wanted, so ONNX Runtime writes no
-    grown cache (``None``)."""
+                        device: Any) -> tuple[Any, Any, Any]:
+    """``(last logits, cache, mask)`` of every member of ``pack``'s groups (FULL): one pass over each group's
+    shared prefix (:func:`group_prefix_pass`), one over every member's own tokens after a copy of its group's
+    cache (the padding between the two is masked; positions continue from the prefix)."""
     import torch
 
-    cache, p_full = group_prefix_pass(lm, pack, items, pad, device, past, past_length)
-    rows = [g for g, (_, members) in enumerate(pack) for _ in members]
-    s_ids, attn, s_pos = members_layout(p_full, rows, [items[i][shared:] for shared, members in pack
-                                                       for i in members], pad)
+    cache, p_attn = group_prefix_pass(lm, pack, items, pad, device)
+    rows = torch.tensor([g for g, (_, members) in enumerate(pack) for _ in members])
+    s_ids, s_attn = left_padded([items[i][shared:] for shared, members in pack for i in members], pad)
+    attn = torch.cat([p_attn[rows], s_attn], dim=1)
+    s_pos = p_attn.sum(-1)[rows].unsqueeze(1) + (s_attn.cumsum(-1) - 1).clamp(min=0)
     onnx = getattr(lm, "onnx", None)
     if onnx is not None:
-        if not keep_cache:
-            return torch.from_numpy(onnx.run_last_after_rows(cache, np.asarray(rows), s_ids.numpy(), attn.numpy(),
-                                                             s_pos.numpy())), None, attn
-        last, cache = onnx.run_extension(cache, np.asarray(rows), s_ids.numpy(), attn.numpy(), s_pos.numpy())
+        last, cache = onnx.run_extension(cache, rows.numpy(), s_ids.numpy(), attn.numpy(), s_pos.numpy())
         return torch.from_numpy(last), cache, attn
-    cache.batch_select_indices(torch.tensor(rows, device=device))
+    cache.batch_select_indices(rows.to(device))
     out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
                    cache=cache, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], out.cache, attn.to(device)
