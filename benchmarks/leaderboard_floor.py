@@ -5,7 +5,7 @@ the unit's language-model work at this machine's measured fp32 GEMM peak, plus i
     python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads 2                # whole-table floor
 
 Every unit of ``dialeval leaderboard`` (metric × dataset × config, :func:`dialeval.meta.leaderboard.plan`) is run
-with the two LM scorers replaced by recorders (:class:`dialeval.full.scorer.FollowupScorer`'s causal route and
+with the two LM scorers replaced by recorders (:class:`dialeval.full.scorer.FollowupScorer`'s causal routes and
 :meth:`dialeval.judge.scorer.JudgeScorer.score`), so the exact token ids each metric scores are collected
 without a forward pass; everything else (tokenizing, the non-LM metrics, qVS's and BERTScore's encoders) runs
 and is timed: that is the unit's *other* time.
@@ -88,9 +88,9 @@ def judge_sequences(prefix: list[int], items: list[list[int]]) -> tuple[list[tup
 @contextmanager
 def recording(calls: list[tuple[list[tuple[int, ...]], int]]):
     """Both LM scorers record their token ids and return placeholder scores instead of running the model."""
-    hosted, judged = FollowupScorer._score_hosted, JudgeScorer.score
+    hosted, tree, judged = FollowupScorer._score_hosted, FollowupScorer._score_tree, JudgeScorer.score
 
-    def record_full(self, items, keys, f_ids, *args, **kwargs):
+    def record_full(self, items, f_ids):
         calls.append(full_sequences(items, f_ids))
         return np.ones((len(items), len(f_ids)))
 
@@ -99,11 +99,13 @@ def recording(calls: list[tuple[list[tuple[int, ...]], int]]):
         n = len(items)
         return np.full(n, 3.0), np.full(n, 3), np.ones(n)
 
-    FollowupScorer._score_hosted, JudgeScorer.score = record_full, record_judge
+    FollowupScorer._score_hosted = lambda self, items, keys, f_ids, *args, **kwargs: record_full(self, items, f_ids)
+    FollowupScorer._score_tree = lambda self, items, f_ids, *args, **kwargs: record_full(self, items, f_ids)
+    JudgeScorer.score = record_judge
     try:
         yield
     finally:
-        FollowupScorer._score_hosted, JudgeScorer.score = hosted, judged
+        FollowupScorer._score_hosted, FollowupScorer._score_tree, JudgeScorer.score = hosted, tree, judged
 
 
 def model_shape() -> dict[str, int]:

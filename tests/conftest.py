@@ -32,6 +32,17 @@ def shared_data() -> Path:
     return SHARED
 
 
+@pytest.fixture
+def cached_routes(monkeypatch):
+    """FULL and the LLM judge on their cached routes (shared contexts, hosts and guests on key/value caches)
+    instead of the token-tree default, for the tests that look inside those routes."""
+    from dialeval.full import tree as full_tree
+    from dialeval.judge import scorer as judge_scorer
+
+    monkeypatch.setattr(full_tree, "tree_route_fits", lambda lm, longest: False)
+    monkeypatch.setattr(judge_scorer, "tree_route_fits", lambda lm, longest: False)
+
+
 @pytest.fixture(scope="session")
 def cluster(request) -> str:
     """The address of the session's 2-CPU Ray cluster on loopback (``ray_helpers.shared_cluster``): started as

@@ -1,6 +1,7 @@
-"""FULL's shared-context prefixes and packed follow-ups: the grouping by hand, and the scores of several
-responses to one context equal to a plain loop (one forward pass per history + follow-up, no cache), on
-torch and ONNX Runtime, for both follow-up routes."""
+"""FULL's shared-context prefixes and packed follow-ups (the cached routes; the token-tree default is
+``tests/test_full_tree.py``): the grouping by hand, and the scores of several responses to one context equal to
+a plain loop (one forward pass per history + follow-up, no cache), on torch and ONNX Runtime, for both
+follow-up routes."""
 
 from __future__ import annotations
 
@@ -203,7 +204,7 @@ def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend, monkeypatch)
     for share, packed, nested, budget, *batch in routes:
         monkeypatch.setattr(hosted, "QUERY_BUDGET", budget)
         got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=(batch or [2])[0], progress=False, share_prefix=share,
-                           packed=packed, nested=nested)
+                           packed=packed, nested=nested, tree=False)
         for i in range(len(items)):
             for k in range(len(f_ids)):
                 assert got[i, k] == pytest.approx(expected[i][k], abs=2e-5), (share, packed, nested, budget, i, k)
@@ -212,11 +213,11 @@ def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend, monkeypatch)
 @pytest.mark.parametrize("nested", [True, False])
 def test_a_token_budget_regroups_packs_and_keeps_the_nlls(tiny_path, nested, monkeypatch):
     scorer = FollowupScorer(load_lm(tiny_path, device="cpu", backend="torch"))
-    free = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested)
+    free = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested, tree=False)
     passes = []
     original = full_scorer.shared_history_pass
     monkeypatch.setattr(full_scorer, "shared_history_pass", lambda lm, pack, *a: passes.append(pack)
                         or original(lm, pack, *a))
-    capped = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested, max_tokens=40)
+    capped = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested, max_tokens=40, tree=False)
     assert len(passes) > 2  # without a budget, one pack holds every shared context
     assert capped == pytest.approx(free, abs=1e-6)  # regrouped rows: float rounding only

@@ -71,7 +71,7 @@ def test_scores_equal_a_plain_forward_pass_on_every_route(tiny_lm):
 
 
 @pytest.mark.onnx
-def test_responses_to_one_context_share_it_and_equal_the_plain_pass(tiny_lm, monkeypatch):
+def test_responses_to_one_context_share_it_and_equal_the_plain_pass(tiny_lm, monkeypatch, cached_routes):
     """Three systems' responses to each context: the context runs once after the rubric prefix (its responses in
     passes of 2), and every score equals a plain forward pass of its whole prompt."""
     contexts = [CONTEXTS[0]] * 3 + [CONTEXTS[2]] * 2 + [CONTEXTS[1]]
@@ -90,7 +90,7 @@ def test_responses_to_one_context_share_it_and_equal_the_plain_pass(tiny_lm, mon
         assert [[len(c) for c in chunks] for _, chunks in shared_packs] == [[2, 1], [2]]  # ≤ batch_size rows a pass
 
 
-def test_a_token_budget_regroups_shared_packs_and_keeps_the_scores(tiny_lm, monkeypatch):
+def test_a_token_budget_regroups_shared_packs_and_keeps_the_scores(tiny_lm, monkeypatch, cached_routes):
     contexts = [CONTEXTS[0]] * 3 + [CONTEXTS[2]] * 2
     responses = ["Oh nice , which trail ?", "Cool .", "Sure .", "Miles Davis , for sure .", "Nobody ."]
     packs = []
@@ -104,7 +104,7 @@ def test_a_token_budget_regroups_shared_packs_and_keeps_the_scores(tiny_lm, monk
     assert capped == pytest.approx(free, abs=1e-6)
 
 
-def test_a_judge_pack_stays_within_max_tokens(tiny_lm, monkeypatch):
+def test_a_judge_pack_stays_within_max_tokens(tiny_lm, monkeypatch, cached_routes):
     # hand-built prompts: a 20-token rubric prefix, then context A (40 shared tokens) with 5 responses of 3, 4,
     # 5, 6, 3 own tokens, and context B (30 shared tokens) with 4 responses of 2, 3, 4, 5 own tokens
     from dialeval.judge import scorer as judge_scorer

@@ -47,7 +47,7 @@ def tiny_lm(tmp_path_factory):
 
 
 @pytest.mark.parametrize("backend", ["torch", pytest.param("onnx", marks=pytest.mark.onnx)])
-def test_guest_passes_stay_within_max_tokens(tiny_lm, backend, monkeypatch):
+def test_guest_passes_stay_within_max_tokens(tiny_lm, backend, monkeypatch, cached_routes):
     # a 20-token rubric prefix; host H (60 tokens) and three guests with other keys sharing its first 40, 50, 30
     # tokens, with 5, 3, 6 of their own; one item sharing nothing
     from dialeval.models.lm import load_lm
@@ -79,7 +79,7 @@ def test_guest_passes_stay_within_max_tokens(tiny_lm, backend, monkeypatch):
 
 
 @pytest.mark.parametrize("backend", [pytest.param("onnx", marks=pytest.mark.onnx), "torch"])
-def test_conture_turns_nested_equal_from_scratch(shared_data, backend, monkeypatch):
+def test_conture_turns_nested_equal_from_scratch(shared_data, backend, monkeypatch, cached_routes):
     """The first conversation of ConTurE: every turn rated after its context, the contexts of one parity nested;
     the default route (nested guests on the longest turn's cache) equals every prompt from scratch."""
     rows = load_rows("conture", "turn", data_dir=shared_data / DATA_FOLDERS["conture"])[:6]

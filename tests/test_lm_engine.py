@@ -86,7 +86,7 @@ HISTORIES = [["hello there , how are you ?", "fine thanks and you"], ["what did 
 
 
 @pytest.mark.parametrize("threshold", [0, 200])
-def test_scores_equal_whichever_engine_runs_each_pass(tiny_lm, engines, monkeypatch, threshold):
+def test_scores_equal_whichever_engine_runs_each_pass(tiny_lm, engines, monkeypatch, threshold, cached_routes):
     reference_full = compute_full(HISTORIES, level="turn", model=tiny_lm, backend="torch")["scores"]
     judge_items = [list(range(20, 20 + n)) for n in (3, 9, 25, 40)]
     prefix = list(range(50, 70))

@@ -33,7 +33,8 @@ QUERY_BUDGET = 512
 
 def followup_trie(f_ids: list[list[int]]) -> dict[str, np.ndarray]:
     """The trie of the follow-ups' inputs (each follow-up but its last token): node ``token``, ``depth`` and
-    ``sees`` (``[N, N]``: node i sees node j, an ancestor or itself); and for every scored token, ``node`` (whose
+    ``parent`` (−1: none, the history's last token) and ``sees`` (``[N, N]``: node i sees node j, an ancestor or
+    itself); and for every scored token, ``node`` (whose
     logits predict it; −1: the anchor), ``target`` (its id) and ``follow_up`` (which follow-up it belongs to)."""
     index: dict[tuple[int, ...], int] = {}
     token: list[int] = []
@@ -60,7 +61,8 @@ def followup_trie(f_ids: list[list[int]]) -> dict[str, np.ndarray]:
         while p >= 0:
             sees[i, p] = True
             p = parent[p]
-    return {"token": np.asarray(token, dtype=np.int64), "depth": np.asarray(depth, dtype=np.int64), "sees": sees,
+    return {"token": np.asarray(token, dtype=np.int64), "depth": np.asarray(depth, dtype=np.int64),
+            "parent": np.asarray(parent, dtype=np.int64), "sees": sees,
             "node": np.asarray(node, dtype=np.int64), "target": np.asarray(target, dtype=np.int64),
             "follow_up": np.asarray(owner, dtype=np.int64)}
 

@@ -34,6 +34,7 @@ from dialeval.full.texts import (
     package_turns,
     recent_turns_fitting,
 )
+from dialeval.full.tree import tree_followup_nll, tree_route_applies
 from dialeval.models.lm import (
     LM_CALL_COST,
     history_pass,
@@ -163,7 +164,7 @@ class FollowupScorer:
 
     def score(self, histories: Sequence[Sequence[str]], follow_ups: Sequence[str], *, batch_size: int = 16,
               max_tokens: int | None = None, progress: bool | None = None, share_prefix: bool = True, packed: bool = True,
-              nested: bool = True) -> np.ndarray:
+              nested: bool = True, tree: bool = True) -> np.ndarray:
         """``[len(histories), len(follow_ups)]`` mean per-token NLLs (nats).
 
         ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
@@ -171,8 +172,10 @@ class FollowupScorer:
         common token prefix of histories with equal earlier turns once (``share_prefix``; the same NLLs to
         float rounding, :mod:`dialeval.models.shared_prefix`) and score a history's follow-ups in one packed row
         (``packed``, :mod:`dialeval.full.causal`); with both and ``nested``, a history whose tokens begin
-        another's runs inside it and the follow-ups share their common first tokens (:mod:`dialeval.full.hosted`).
-        ``max_tokens`` caps the padded history tokens of a pass, shared-context packs included.
+        another's runs inside it and the follow-ups share their common first tokens (:mod:`dialeval.full.hosted`);
+        with all three and ``tree``, histories that share tokens run as packed token trees, without a cache
+        (:mod:`dialeval.full.tree`; not for int8 graphs). ``max_tokens`` caps the padded history tokens of a
+        pass, shared-context packs and tree rows included.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"`batch_size` must be an int ≥ 1, got {batch_size!r}.")
@@ -189,6 +192,9 @@ class FollowupScorer:
             items = [self.encode_history(h, budget) for h in histories]
         keys = [tuple(h[:-1]) if len(h) > 1 else None for h in histories]
         if self.kind == "causal" and not self.compat and share_prefix and packed and nested:
+            nll = self._score_tree(items, f_ids, batch_size, max_tokens, progress) if tree else None
+            if nll is not None:
+                return nll
             return self._score_hosted(items, keys, f_ids, batch_size, max_tokens, progress)
         step = self._seq2seq_step if self.kind == "seq2seq" else lambda b, f: self._causal_step(b, f, packed)
         groups, singles = [], list(range(len(items)))
@@ -209,9 +215,18 @@ class FollowupScorer:
             rows[i] = r
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
 
+    def _score_tree(self, items: list[list[int]], f_ids: list[list[int]], batch_size: int, max_tokens: int | None,
+                    progress: bool | None) -> np.ndarray | None:
+        """The causal default: histories and follow-ups as token-tree rows (:func:`tree_followup_nll`); ``None``
+        where the tree route does not apply or shares nothing."""
+        if not tree_route_applies(self.lm, items, f_ids):
+            return None
+        return tree_followup_nll(self.lm, items, f_ids, self.device, batch_size=batch_size, max_tokens=max_tokens,
+                                 progress=progress)
+
     def _score_hosted(self, items: list[list[int]], keys: list[Any], f_ids: list[list[int]], batch_size: int,
                       max_tokens: int | None, progress: bool | None) -> np.ndarray:
-        """The causal default: only host histories run (:func:`nested_hosts`), grouped by shared context; each
+        """The causal route for int8 graphs: only host histories run (:func:`nested_hosts`), grouped by shared context; each
         host row then scores the follow-ups of every history it holds (:func:`hosted_followup_nll`)."""
         hosts = nested_hosts(items)
         guests: dict[int, list[int]] = {}

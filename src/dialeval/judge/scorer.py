@@ -27,10 +27,13 @@ from dialeval.models.lm import (
     group_prefix_pass,
     left_padded,
     pad_id,
+    tree_logits,
+    tree_route_fits,
 )
 from dialeval.models.onnx_lm import cache_tensors
 from dialeval.models.runtime import run_batched
 from dialeval.models.shared_prefix import member_chunks, pack_groups, prefix_groups, prefix_hosts
+from dialeval.models.token_tree import MAX_SCORED, ROW_LIMIT, shares, tree_passes, tree_rows
 
 
 def expected_rating(logits: np.ndarray, rating_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,7 +101,7 @@ class JudgeScorer:
 
     def score(self, prefix: list[int], items: list[list[int]], rating_ids: Sequence[int], *, share_prefix: bool = True,
               nested: bool = True, batch_size: int = 8, max_tokens: int | None = 4096, progress: bool | None = None,
-              keys: Sequence[Any] | None = None, call_cost: int | None = LM_CALL_COST
+              keys: Sequence[Any] | None = None, call_cost: int | None = LM_CALL_COST, tree: bool = True
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``expected_rating`` of ``prefix + item`` for every item. With ``share_prefix``, items with equal
         ``keys`` (their context) also run their common tokens once, after the prefix
@@ -107,7 +110,14 @@ class JudgeScorer:
         shares a long token prefix with another (turn k's context lines begin turn k + 2's) runs only its own
         tokens after that other's cache (:meth:`_score_hosted`). ``max_tokens`` caps the padded item tokens of a
         pass, shared-context packs and host caches included; ``call_cost`` is a pass's fixed cost in padded tokens
-        (:func:`dialeval.models.batching.least_padding_cuts`), ``None`` fills each batch in turn."""
+        (:func:`dialeval.models.batching.least_padding_cuts`), ``None`` fills each batch in turn. With
+        ``share_prefix``, ``nested`` and ``tree`` (the default), items that share tokens run as packed token trees
+        after the prefix cache instead (:meth:`_score_tree`; not for int8 graphs)."""
+        if (share_prefix and nested and tree and prefix and items and min(len(i) for i in items) > 0
+                and tree_route_fits(self.lm, len(prefix) + max(len(i) for i in items))):
+            logits = self._score_tree(prefix, items, batch_size, max_tokens, progress)
+            if logits is not None:
+                return expected_rating(logits, rating_ids)
         rows: list[Any] = [None] * len(items)
         todo = list(range(len(items)))
         if share_prefix and prefix:
@@ -141,6 +151,35 @@ class JudgeScorer:
                                             progress=progress if todo else False, call_cost=call_cost)):
             rows[i] = row
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
+
+    def _score_tree(self, prefix: list[int], items: list[list[int]], batch_size: int, max_tokens: int | None,
+                    progress: bool | None) -> np.ndarray | None:
+        """Last-position logits of every item (``None`` when no two items share a row: nothing to share): the
+        items as token-tree rows (:mod:`dialeval.models.token_tree`:
+        common tokens, a shared context or turn k's lines in turn k + 2's, run once) after the prefix cache, in
+        passes of at most ``batch_size`` rows and ``max_tokens`` padded tokens (a row of one item may exceed it)."""
+        past = self._prefix_cache(prefix)
+        packed = tree_rows(items, [], [], [], row_limit=ROW_LIMIT if max_tokens is None else min(ROW_LIMIT, max_tokens),
+                           max_ends=MAX_SCORED)
+        if not shares(packed):
+            return None
+        keeps = [sorted({end for _, end, _ in row.ends}) for row in packed]
+        passes = tree_passes([len(row.tokens) for row in packed], [len(k) for k in keeps], batch_size=batch_size,
+                             max_tokens=max_tokens)
+        rows: list[Any] = [None] * len(items)
+
+        def score_pass(batch: list[list[int]]) -> list[None]:
+            logits = tree_logits(self.lm, [packed[r] for r in batch[0]], [keeps[r] for r in batch[0]],
+                                 self.model.device, past).float().cpu().numpy()
+            offset = 0
+            for r in batch[0]:
+                for i, end, _ in packed[r].ends:
+                    rows[i] = logits[offset + keeps[r].index(end)]
+                offset += len(keeps[r])
+            return [None]
+
+        run_batched(passes, score_pass, lengths=[1] * len(passes), batch_size=1, desc="llm_judge", progress=progress)
+        return np.stack(rows)
 
     def _score_hosted(self, past: list[Any], n_prefix: int, items: list[list[int]], todo: list[int],
                       rows: list[Any], batch_size: int, max_tokens: int | None, progress: bool | None,

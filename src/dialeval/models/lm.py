@@ -11,7 +11,8 @@ part packages joined by its ``assemble()``), converted and cached the same way (
 The causal passes every LM metric shares (torch or ONNX Runtime): :func:`history_pass` runs left-padded
 token sequences; :func:`group_prefix_pass` runs each group's shared prefix once, and
 :func:`shared_history_pass` then every member's own tokens after a copy of its cache (the groups:
-:mod:`dialeval.models.shared_prefix`).
+:mod:`dialeval.models.shared_prefix`); :func:`tree_logits` runs a packed token tree
+(:mod:`dialeval.models.token_tree`) with no cache at all.
 """
 
 from __future__ import annotations
@@ -399,3 +400,39 @@ def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[
     out = lm.model(input_ids=s_ids.to(device), attention_mask=attn.to(device), position_ids=s_pos.to(device),
                    cache=cache, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], out.cache, attn.to(device)
+
+
+def tree_route_fits(lm: Any, longest: int) -> bool:
+    """Whether token-tree rows (:func:`tree_logits`) may run ``lm`` on sequences of up to ``longest`` tokens: the
+    torch model runs them, so not int8 ONNX graphs (kept on ONNX Runtime), nor sliding-window attention when a
+    sequence reaches past the window (a row's mask is given whole)."""
+    window = getattr(lm.model.config, "sliding_window", None)
+    return getattr(lm, "backend", "torch") in ("torch", "onnx") and (window is None or longest <= window)
+
+
+def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, past: list[Any] | None = None) -> Any:
+    """Logits ``[Σ len(keeps[r]), vocab]`` at the nodes ``keeps[r]`` (ascending) of each packed token-tree row
+    (:class:`dialeval.models.token_tree.TreeRow`), row after row, in one pass of right-padded rows; each node
+    attends to its ancestors only (and to all of ``past``, one row of per-layer keys and values when given: the
+    LLM judge's rubric prompt, its positions before the rows'), on the torch model (a row attends over T² cells,
+    past :data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`)."""
+    import torch
+
+    from dialeval.models.token_tree import ancestor_mask
+
+    width, n_past = max(len(r.tokens) for r in rows), 0 if past is None else int(past[0].shape[2])
+    ids, positions = np.zeros((2, len(rows), width), dtype=np.int64)
+    sees = np.ones((len(rows), width, n_past + width), dtype=bool)
+    keep = np.zeros((len(rows), width), dtype=bool)
+    for b, (row, nodes) in enumerate(zip(rows, keeps)):
+        ids[b, :len(row.tokens)], positions[b, :len(row.tokens)] = row.tokens, row.positions
+        sees[b, :, n_past:] = ancestor_mask(row.parents, width)
+        keep[b, nodes] = True
+    mask = torch.zeros(sees.shape, dtype=torch.float32).masked_fill_(~torch.from_numpy(sees), torch.finfo(torch.float32).min)
+    cache = None
+    if past is not None:
+        cache = cache_of_rows(lm.model, [torch.as_tensor(t).to(device) for t in past], [0] * len(rows))
+    out = lm.model(input_ids=torch.from_numpy(ids).to(device), attention_mask=mask[:, None].to(device),
+                   position_ids=n_past + torch.from_numpy(positions).to(device), cache=cache,
+                   use_cache=cache is not None, logits_to_keep=torch.from_numpy(keep).to(device))
+    return out.logits.reshape(-1, out.logits.shape[-1])
