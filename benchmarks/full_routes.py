@@ -1,5 +1,6 @@
 """FULL's causal routes on the leaderboard's own items: the 0.1.0 route against the packed follow-ups, the
-shared-context prefixes and the nested histories with a follow-up trie, interleaved in one run, same scores.
+shared-context prefixes, the nested histories with a follow-up trie and the token trees, interleaved in one run,
+same scores.
 
     python benchmarks/full_routes.py [--dataset dailydialog_plusplus=45 --dataset usr_topicalchat=36
                                       --dataset conture=60 --dataset dstc9_interactive=16] [--repeats 2] [--threads 2]
@@ -11,8 +12,10 @@ NLL) on ONNX Runtime (the CPU default). Routes, all through :func:`dialeval.full
   up to 0.1.0, ``share_prefix=False, packed=False``);
 - ``packed``: the five follow-ups of a history in one row behind a 4-D mask, the cache used as it is;
 - ``packed+shared`` (the previous default): also the common token prefix of histories with the same context once;
-- ``nested+trie`` (the default now): also every history whose tokens begin a longer one's (each turn of one
-  conversation) scored inside it, and the follow-ups' common first tokens run once (:mod:`dialeval.full.hosted`).
+- ``nested+trie`` (the cached route): also every history whose tokens begin a longer one's (each turn of one
+  conversation) scored inside it, and the follow-ups' common first tokens run once (:mod:`dialeval.full.hosted`);
+- ``token trees`` (the default): histories that share tokens packed as token trees, every distinct prefix once,
+  no cache (:mod:`dialeval.full.tree`).
 
 Each dataset's slice is its first N rows as the leaderboard reads them (DailyDialog++: 15 rows per context).
 Printed per dataset: items/s per route, the speed-up over ``previous``, the max relative difference of the
@@ -30,14 +33,24 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import interleaved, machine_line, matmul_peak, non_embedding_params, offline, table  # noqa: E402
+from _common import (  # noqa: E402
+    RESULTS,
+    interleaved,
+    machine_line,
+    matmul_peak,
+    non_embedding_params,
+    offline,
+    table,
+    write_result,
+)
 
 offline()
 
 REPO = Path(__file__).resolve().parents[1]
-ROUTES = {"previous": (False, False, False), "packed": (False, True, False), "packed+shared": (True, True, False),
-          "nested+trie": (True, True, True)}
-HEADER = ["items", "route", "items/s", "vs previous", "vs packed+shared", "max rel d NLL", "% of peak"]
+ROUTES = {"previous": (False, False, False, False), "packed": (False, True, False, False),
+          "packed+shared": (True, True, False, False), "nested+trie": (True, True, True, False),
+          "token trees": (True, True, True, True)}
+HEADER = ["items", "route", "items/s", "vs previous", "vs nested+trie", "max rel d NLL", "% of peak"]
 
 
 def histories(dataset: str, n: int) -> tuple[list[list[str]], str]:
@@ -71,6 +84,7 @@ def main() -> None:
     ap.add_argument("--dataset", action="append", help="NAME=ROWS (repeatable)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--json", default=str(RESULTS / "full_routes.json"), help="where the result file is written")
     args = ap.parse_args()
     import torch
 
@@ -79,16 +93,19 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     specs = args.dataset or ["dailydialog_plusplus=45", "usr_topicalchat=36", "conture=60", "dstc9_interactive=16"]
+    machine_text = machine_line(args.threads)
     peak = matmul_peak(torch.float32)
     lm = load_lm(None, backend="onnx")
-    out_rows = []
+    out_rows, records = [], []
     for spec in specs:
         name, _, n = spec.partition("=")
         hs, level = histories(name, int(n or 30))
-        for share, packed, nested in ROUTES.values():  # warm-up: graphs exported/opened once
-            full_scores(hs[:2], level=level, lm=lm, share_prefix=share, packed=packed, nested=nested, progress=False)
-        candidates = {r: (lambda s=s, p=p, n=n, hs=hs, level=level: full_scores(
-            hs, level=level, lm=lm, share_prefix=s, packed=p, nested=n, progress=False)) for r, (s, p, n) in ROUTES.items()}
+        for share, packed, nested, tree in ROUTES.values():  # warm-up: graphs exported/opened once
+            full_scores(hs[:4], level=level, lm=lm, share_prefix=share, packed=packed, nested=nested, tree=tree,
+                        progress=False)
+        candidates = {r: (lambda s=s, p=p, n=n, t=t, hs=hs, level=level: full_scores(
+            hs, level=level, lm=lm, share_prefix=s, packed=p, nested=n, tree=t, progress=False))
+            for r, (s, p, n, t) in ROUTES.items()}
         secs, outs = interleaved(candidates, args.repeats)
         base = np.array(outs["previous"]["follow_up_scores"])
         flops = useful_flops(lm, hs)
@@ -96,12 +113,22 @@ def main() -> None:
             got = np.array(outs[route]["follow_up_scores"])
             rel = float(np.max(np.abs(got - base) / np.abs(base)))
             out_rows.append([f"{name} ({len(hs)} {level})", route, f"{len(hs) / secs[route]:.2f}",
-                             f"{secs['previous'] / secs[route]:.2f}x", f"{secs['packed+shared'] / secs[route]:.2f}x",
+                             f"{secs['previous'] / secs[route]:.2f}x", f"{secs['nested+trie'] / secs[route]:.2f}x",
                              f"{rel:.1e}",
                              f"{100 * flops / secs[route] / peak:.0f} %"])
+            records.append({"workload": f"{name}, first {len(hs)} {level} rows", "route": route,
+                            "items/s": round(len(hs) / secs[route], 2),
+                            "speed-up over one pass per item": round(secs["previous"] / secs[route], 2),
+                            "max relative difference of the NLLs": float(f"{rel:.1e}")})
         print(table(HEADER, out_rows[-len(ROUTES):]), flush=True)
-    print(machine_line(args.threads))
+    print(machine_text)
     print(table(HEADER, out_rows))
+    command = "python benchmarks/full_routes.py " + " ".join(f"--dataset {s}" for s in specs) + \
+        f" --repeats {args.repeats} --threads {args.threads}"
+    write_result(args.json, script="benchmarks/full_routes.py", title="FULL routes on the leaderboard's own items (SmolLM2)",
+                 command=command, rows=records, threads=args.threads, machine_text=machine_text,
+                 summary="; ".join(f"{r['workload']}: token trees {r['speed-up over one pass per item']}x"
+                                   for r in records if r["route"] == "token trees"))
 
 
 if __name__ == "__main__":

@@ -55,11 +55,13 @@ def test_tree_rows_close_on_every_bound():
 
 
 def test_tree_passes_by_hand():
-    # widths 50 40 30 20 (widest first), scored 4 each: 2 rows a pass; 90 padded tokens a pass (2 × 50 > 90,
-    # 2 × 40 ≤ 90 < 3 × 40); 8 scored a pass
-    assert tree_passes([30, 50, 20, 40], [4] * 4, batch_size=2) == [[1, 3], [0, 2]]
-    assert tree_passes([30, 50, 20, 40], [4] * 4, batch_size=4, max_tokens=90) == [[1], [3, 0], [2]]
-    assert tree_passes([30, 50, 20, 40], [4] * 4, batch_size=4, max_scored=8) == [[1, 3], [0, 2]]
+    # widest first (50 40 30 20), cut where padded tokens plus the calls' cost are least
+    assert tree_passes([30, 50, 20, 40], [4] * 4, batch_size=4) == [[1], [3], [0], [2]]  # calls cost nothing
+    assert tree_passes([30, 50, 20, 40], [4] * 4, batch_size=2, call_cost=1000) == [[1, 3], [0, 2]]  # 2 rows a pass
+    # 90 padded tokens a pass: 2 × 50 > 90, so 50 alone, then both 40s (80)
+    assert tree_passes([50, 40, 40], [4] * 3, batch_size=4, max_tokens=90, call_cost=1000) == [[0], [1, 2]]
+    # one pass by cost, split where it would score more than 8 nodes
+    assert tree_passes([30, 50, 20, 40], [4] * 4, batch_size=4, max_scored=8, call_cost=1000) == [[1, 3], [0, 2]]
     assert tree_passes([300], [900], batch_size=4, max_tokens=10) == [[0]]  # over every budget: alone
 
 

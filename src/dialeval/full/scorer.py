@@ -378,7 +378,7 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
                 lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
                 progress: bool | None = None, follow_up_prefix: str = "", chat_template: bool = False,
                 aggregation: str | None = None, share_prefix: bool = True, packed: bool = True,
-                nested: bool = True) -> dict[str, Any]:
+                nested: bool = True, tree: bool = True) -> dict[str, Any]:
     """Score validated histories (turn level: context turns + response) and aggregate.
 
     Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
@@ -399,7 +399,7 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
         histories = [package_turns(h[:-1], h[-1], lookback) if level == "turn" else package_turns(h, None, lookback)
                      for h in histories]
     nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress,
-                       share_prefix=share_prefix, packed=packed, nested=nested)
+                       share_prefix=share_prefix, packed=packed, nested=nested, tree=tree)
     if not compat:
         nll = followup_nll(nll, [len(f) for f in scorer.encode_follow_ups(fus)], aggregation)
     values = followup_values(nll, compat)

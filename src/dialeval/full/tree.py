@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.full.hosted import followup_trie
-from dialeval.models.lm import tree_logits, tree_route_fits
+from dialeval.models.lm import LM_CALL_COST, tree_logits, tree_route_fits
 from dialeval.models.runtime import run_batched
 from dialeval.models.token_tree import MAX_SCORED, ROW_LIMIT, shares, tree_passes, tree_rows
 
@@ -44,7 +44,7 @@ def tree_followup_nll(lm: Any, items: list[list[int]], f_ids: list[list[int]], d
         return None
     keeps = [sorted({n for _, end, base in row.ends for n in (end, *range(base, base + per_end - 1))}) for row in rows]
     passes = tree_passes([len(row.tokens) for row in rows], [len(k) for k in keeps], batch_size=batch_size,
-                         max_tokens=max_tokens)
+                         max_tokens=max_tokens, call_cost=LM_CALL_COST)
     lengths = np.asarray([len(f) for f in f_ids], dtype=np.float64)
     target = torch.from_numpy(trie["target"])
     out = np.empty((len(items), len(f_ids)))

@@ -165,7 +165,7 @@ class JudgeScorer:
             return None
         keeps = [sorted({end for _, end, _ in row.ends}) for row in packed]
         passes = tree_passes([len(row.tokens) for row in packed], [len(k) for k in keeps], batch_size=batch_size,
-                             max_tokens=max_tokens)
+                             max_tokens=max_tokens, call_cost=LM_CALL_COST)
         rows: list[Any] = [None] * len(items)
 
         def score_pass(batch: list[list[int]]) -> list[None]:

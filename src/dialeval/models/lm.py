@@ -428,7 +428,8 @@ def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, p
         ids[b, :len(row.tokens)], positions[b, :len(row.tokens)] = row.tokens, row.positions
         sees[b, :, n_past:] = ancestor_mask(row.parents, width)
         keep[b, nodes] = True
-    mask = torch.zeros(sees.shape, dtype=torch.float32).masked_fill_(~torch.from_numpy(sees), torch.finfo(torch.float32).min)
+    dtype = next(lm.model.parameters()).dtype  # the additive mask in the model's own dtype (bf16 on a GPU)
+    mask = torch.zeros(sees.shape, dtype=dtype).masked_fill_(~torch.from_numpy(sees), torch.finfo(dtype).min)
     cache = None
     if past is not None:
         cache = cache_of_rows(lm.model, [torch.as_tensor(t).to(device) for t in past], [0] * len(rows))

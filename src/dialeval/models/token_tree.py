@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dialeval.models.batching import greedy_batches
+from dialeval.models.batching import greedy_batches, least_padding_cuts
 
 #: a sequence joins the row before it only when they share at least this many leading tokens (a context,
 #: earlier turns), so unrelated sequences run in rows of their own, batched
@@ -107,17 +107,17 @@ def shares(rows: Sequence[TreeRow]) -> bool:
 
 
 def tree_passes(widths: Sequence[int], scored: Sequence[int], *, batch_size: int, max_tokens: int | None = None,
-                max_scored: int = MAX_SCORED) -> list[list[int]]:
-    """Rows (their token counts ``widths``, their scored nodes ``scored``) batched into passes, widest first: at
-    most ``batch_size`` rows, ``max_tokens`` padded tokens (rows × widest; :data:`PASS_TOKENS` when ``None``) and
-    ``max_scored`` scored nodes a pass; a row over a budget runs alone."""
+                max_scored: int = MAX_SCORED, call_cost: int = 0) -> list[list[int]]:
+    """Rows (their token counts ``widths``, their scored nodes ``scored``) batched into passes, widest first, cut
+    where padding plus ``call_cost`` (a pass's fixed cost in padded tokens) is least
+    (:func:`dialeval.models.batching.least_padding_cuts`): at most ``batch_size`` rows and ``max_tokens`` padded
+    tokens (rows × widest; :data:`PASS_TOKENS` when ``None``) a pass, then split where a pass would score more than
+    ``max_scored`` nodes; a row over a budget runs alone."""
     budget = PASS_TOKENS if max_tokens is None else max_tokens
     order = sorted(range(len(widths)), key=lambda r: (-widths[r], r))
-
-    def load(batch: list[int]) -> float:
-        return max(len(batch) * widths[batch[0]] / budget, sum(scored[r] for r in batch) / max_scored)
-
-    return greedy_batches(order, load, 1.0, max_rows=batch_size)
+    passes = least_padding_cuts(order, widths, batch_size, budget, call_cost)
+    return [part for batch in passes
+            for part in greedy_batches(batch, lambda b: sum(scored[r] for r in b), max_scored)]
 
 
 def ancestor_mask(parents: Sequence[int], width: int) -> np.ndarray:
