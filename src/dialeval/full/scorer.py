@@ -1,6 +1,7 @@
 """FULL with a model: :class:`FollowupScorer` encodes each history once and scores all follow-ups together
 in length-sorted batches (seq2seq models reuse the encoder output and its cross-attention keys/values for
-every follow-up; causal models run the history once and share its past key/values), and
+every follow-up; causal models run histories that share tokens as packed token trees, :mod:`dialeval.full.tree`,
+and the others once each, sharing their past key/values with the follow-ups), and
 :func:`full_scores` runs it end to end. The texts, truncation and aggregation are the pure functions of
 :mod:`dialeval.full.texts` (De Bruyn et al. 2022).
 """

@@ -8,7 +8,9 @@ instructions): that prefix runs once, and each item runs on a copy of its key/va
 float rounding, the benchmark's reference). Items that share a long token prefix though their contexts differ
 (turn k's context lines begin turn k + 2's) are nested (``nested=True``): a *host* item runs whole and keeps its
 cache, and each *guest* runs only its own tokens after the host's first tokens it shares
-(:func:`dialeval.models.shared_prefix.prefix_hosts`, :func:`guest_layout`). Torch and ONNX Runtime
+(:func:`dialeval.models.shared_prefix.prefix_hosts`, :func:`guest_layout`). By default the items that share
+tokens run instead as packed token trees after the prefix's cache (:meth:`JudgeScorer._score_tree`,
+:mod:`dialeval.models.token_tree`), every distinct token prefix once. Torch and ONNX Runtime
 (:mod:`dialeval.models.onnx_backend`) share the batching (:func:`dialeval.models.runtime.run_batched`, left
 padding, one logit row per item).
 """
