@@ -6,7 +6,7 @@ conversation) runs inside it; each history's follow-ups share their common first
 (:func:`dialeval.full.hosted.followup_trie`). The logits are computed only where a token is scored: at each
 history's last token (log p(f₀ | h)) and at each follow-up trie node. Every scored token sees what it sees
 alone, at the position it has alone, so the NLLs equal the one-history-at-a-time route to float rounding
-(``tests/test_full_tree.py``).
+(``tests/test_token_tree.py``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from dialeval.models.token_tree import MAX_SCORED, ROW_LIMIT, shares, tree_passe
 
 def tree_route_applies(lm: Any, items: list[list[int]], f_ids: list[list[int]]) -> bool:
     """Whether the tree route runs (:func:`dialeval.models.lm.tree_route_fits`; every history holds a token)."""
-    longest = max(len(h) for h in items) + max(len(f) for f in f_ids)
-    return min(len(h) for h in items) > 0 and tree_route_fits(lm, longest)
+    if not items or not f_ids or min(len(h) for h in items) == 0:
+        return False
+    return tree_route_fits(lm, max(len(h) for h in items) + max(len(f) for f in f_ids))
 
 
 def tree_followup_nll(lm: Any, items: list[list[int]], f_ids: list[list[int]], device: Any, *, batch_size: int = 16,

@@ -117,7 +117,7 @@ class JudgeScorer:
         after the prefix cache instead (:meth:`_score_tree`; not for int8 graphs)."""
         if (share_prefix and nested and tree and prefix and items and min(len(i) for i in items) > 0
                 and tree_route_fits(self.lm, len(prefix) + max(len(i) for i in items))):
-            logits = self._score_tree(prefix, items, batch_size, max_tokens, progress)
+            logits = self._score_tree(prefix, items, batch_size, max_tokens, progress, call_cost)
             if logits is not None:
                 return expected_rating(logits, rating_ids)
         rows: list[Any] = [None] * len(items)
@@ -155,7 +155,7 @@ class JudgeScorer:
         return expected_rating(np.stack(rows), rating_ids) if rows else (np.zeros(0),) * 3
 
     def _score_tree(self, prefix: list[int], items: list[list[int]], batch_size: int, max_tokens: int | None,
-                    progress: bool | None) -> np.ndarray | None:
+                    progress: bool | None, call_cost: int | None = LM_CALL_COST) -> np.ndarray | None:
         """Last-position logits of every item (``None`` when no two items share a row: nothing to share): the
         items as token-tree rows (:mod:`dialeval.models.token_tree`:
         common tokens, a shared context or turn k's lines in turn k + 2's, run once) after the prefix cache, in
@@ -167,7 +167,7 @@ class JudgeScorer:
             return None
         keeps = [sorted({end for _, end, _ in row.ends}) for row in packed]
         passes = tree_passes([len(row.tokens) for row in packed], [len(k) for k in keeps], batch_size=batch_size,
-                             max_tokens=max_tokens, call_cost=LM_CALL_COST)
+                             max_tokens=max_tokens, call_cost=call_cost or 0)
         rows: list[Any] = [None] * len(items)
 
         def score_pass(batch: list[list[int]]) -> list[None]:

@@ -406,7 +406,8 @@ def tree_route_fits(lm: Any, longest: int) -> bool:
     """Whether token-tree rows (:func:`tree_logits`) may run ``lm`` on sequences of up to ``longest`` tokens: the
     torch model runs them, so not int8 ONNX graphs (kept on ONNX Runtime), nor sliding-window attention when a
     sequence reaches past the window (a row's mask is given whole)."""
-    window = getattr(lm.model.config, "sliding_window", None)
+    config = lm.model.config
+    window = getattr(getattr(config, "text_config", config), "sliding_window", None)
     return getattr(lm, "backend", "torch") in ("torch", "onnx") and (window is None or longest <= window)
 
 
@@ -414,8 +415,8 @@ def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, p
     """Logits ``[Σ len(keeps[r]), vocab]`` at the nodes ``keeps[r]`` (ascending) of each packed token-tree row
     (:class:`dialeval.models.token_tree.TreeRow`), row after row, in one pass of right-padded rows; each node
     attends to its ancestors only (and to all of ``past``, one row of per-layer keys and values when given: the
-    LLM judge's rubric prompt, its positions before the rows'), on the torch model (a row attends over T² cells,
-    past :data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`)."""
+    LLM judge's rubric prompt, its positions before the rows'), always on the torch module, under the ONNX
+    backend too (a row attends over T² cells, past :data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`)."""
     import torch
 
     from dialeval.models.token_tree import ancestor_mask
