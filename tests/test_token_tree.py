@@ -10,13 +10,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
-from test_full_shared import HISTORIES
+from test_full_shared import HISTORIES, _plain_nll
 
 from dialeval.datasets import DATA_FOLDERS
 from dialeval.full import tree as full_tree
 from dialeval.full.scorer import FollowupScorer
-from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
+from dialeval.full.texts import FOLLOW_UPS
 from dialeval.full.tree import tree_route_applies
 from dialeval.judge import scorer as judge_scorer
 from dialeval.judge.scorer import JudgeScorer
@@ -104,14 +103,6 @@ def test_the_tree_route_is_not_taken_where_it_would_change_what_runs():
 @pytest.fixture(scope="module", params=["llama", "gpt2"])
 def tiny_path(request, tmp_path_factory):
     return str(build_tiny_causal_lm(tmp_path_factory.mktemp("tree") / request.param, arch=request.param))
-
-
-def _plain_nll(lm, history_ids: list[int], f_ids: list[int]) -> float:
-    """One forward pass of history + follow-up, batch 1, no cache."""
-    with torch.no_grad():
-        logp = torch.log_softmax(lm.model(torch.tensor([history_ids + f_ids])).logits[0].float(), -1)
-    n = len(history_ids)
-    return mean_token_nll([logp[n - 1 + t, tok].item() for t, tok in enumerate(f_ids)])
 
 
 @pytest.mark.parametrize("backend", ["torch", pytest.param("onnx", marks=pytest.mark.onnx)])

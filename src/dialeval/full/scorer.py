@@ -227,8 +227,9 @@ class FollowupScorer:
 
     def _score_hosted(self, items: list[list[int]], keys: list[Any], f_ids: list[list[int]], batch_size: int,
                       max_tokens: int | None, progress: bool | None) -> np.ndarray:
-        """The causal route for int8 graphs: only host histories run (:func:`nested_hosts`), grouped by shared context; each
-        host row then scores the follow-ups of every history it holds (:func:`hosted_followup_nll`)."""
+        """The cached causal route (int8 graphs; histories that share nothing): only host histories run
+        (:func:`nested_hosts`), grouped by shared context; each host row then scores the follow-ups of every
+        history it holds (:func:`hosted_followup_nll`)."""
         hosts = nested_hosts(items)
         guests: dict[int, list[int]] = {}
         for i, h in enumerate(hosts):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialeval.models.batching import greedy_batches, least_padding_cuts
+from dialeval.models.shared_prefix import common_prefix_length
 
 #: a sequence joins the row before it only when they share at least this many leading tokens (a context,
 #: earlier turns), so unrelated sequences run in rows of their own, batched
@@ -49,14 +50,6 @@ class TreeRow:
     ends: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def _shared_length(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
 def tree_rows(seqs: Sequence[Sequence[int]], tail_parents: Sequence[int], tail_depths: Sequence[int],
               tail_tokens: Sequence[int], *, row_limit: int = ROW_LIMIT, max_ends: int | None = None,
               min_shared: int = SHARED_TOKENS) -> list[TreeRow]:
@@ -73,7 +66,7 @@ def tree_rows(seqs: Sequence[Sequence[int]], tail_parents: Sequence[int], tail_d
     last: Sequence[int] = ()
     for i in sorted(range(len(seqs)), key=lambda k: list(seqs[k])):
         seq = seqs[i]
-        shared = _shared_length(last, seq) if row is not None else 0
+        shared = common_prefix_length([last, seq]) if row is not None else 0
         if (row is not None and shared == len(seq) == len(last)
                 and (max_ends is None or len(row.ends) < max_ends)):  # the same tokens again: the same end and tail
             row.ends.append((i, *row.ends[-1][1:]))
