@@ -58,9 +58,11 @@ def test_rows_over_the_cell_threshold_run_on_torch(tiny_lm, engines, monkeypatch
     assert engines == {"onnxruntime": 1, "torch": 1}
     np.testing.assert_allclose(long[0], short[0], rtol=1e-5, atol=1e-5)
     assert len(long[1]) == len(short[1])
-    for a, b in zip(long[1], short[1]):
+    real = np.ones((2, width), dtype=bool)
+    real[1, :3] = False  # cache entries at padding are masked out of every later pass: their values differ
+    for a, b in zip(long[1], short[1]):  # between SDPA (torch) and eager attention (the exported graphs)
         assert a.shape == b.shape and a.dtype == b.dtype == np.float32
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(a.transpose(0, 2, 1, 3)[real], b.transpose(0, 2, 1, 3)[real], rtol=1e-5, atol=1e-5)
     # a continuation after that cache: past 12 + 4 new tokens → 4 × 16 = 64 cells
     ids, mask = np.array([[7, 8, 9, 10]] * 2), np.ones((2, 16), dtype=np.int64)
     mask[1, :3] = 0
