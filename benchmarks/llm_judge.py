@@ -1,17 +1,16 @@
-"""LLM judge speed: the shared-prefix key/value cache (the rubric prompt once, and each context once for the
-responses that share it) against scoring every prompt from scratch, and against a plain transformers loop, on the
-same token ids (the offline SmolLM2-135M-Instruct, fp32).
+"""LLM judge speed: dialeval's default route (token trees: the rubric prompt once as a cache, each shared context
+once, every response scored in packed rows), the cached routes, scoring every prompt from scratch, and a plain
+transformers loop, on the same token ids (the offline SmolLM2-135M-Instruct, fp32).
 
-    python benchmarks/llm_judge.py --limit 48 --repeats 3 --threads 1                         # FED turn items
     python benchmarks/llm_judge.py --dataset usr_personachat --limit 36 --repeats 2 --threads 2  # 6 responses a context
 
-Rows: dialeval's default (ONNX Runtime, rubric prefix once, each shared context once after it, items on those
-caches), the same with the rubric prefix only (``keys=None``), the same from scratch (``share_prefix=False``), the
-torch routes, and a plain transformers loop (one ``model(ids)`` per prompt, the last position's logits, as a user
-would write it). Every route scores the same ids (``judge_prompts``); the table gives items/s, the ratio to the
-plain loop, the max |Δ| of the expected ratings against the torch from-scratch route, and the useful share of the
-measured matmul peak (2 × non-embedding parameters × every prompt's tokens, so a route that runs shared tokens
-once can pass 100 %).
+Rows: dialeval's default (ONNX Runtime backend), the cached route (``tree=False``: rubric prefix and each context
+once as key/value caches), the rubric prefix only (``keys=None``), from scratch (``share_prefix=False``), the torch
+backend's default, and a plain transformers loop (one ``model(ids)`` per prompt, the last position's logits, as a
+user would write it). Each row gives items/s, its time over dialeval default's, the max |Δ| of its expected ratings
+against dialeval default's, and the useful share of the measured matmul peak (2 × non-embedding parameters × every
+prompt's tokens, so a route that runs shared tokens once can pass 100 %). Writes
+docs/results/benchmarks/llm_judge.json (``--result PATH``, or ``-`` for none).
 """
 
 from __future__ import annotations
@@ -22,7 +21,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import interleaved, machine_line, matmul_peak, non_embedding_params, offline, table  # noqa: E402
+from _common import (  # noqa: E402
+    RESULTS,
+    interleaved,
+    machine_line,
+    matmul_peak,
+    non_embedding_params,
+    offline,
+    peers_line,
+    route_records,
+    table,
+    write_result,
+)
 
 offline()
 
@@ -72,6 +82,8 @@ def main() -> int:
     p.add_argument("--limit", type=int, default=48, help="items (the first N)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--result", default=str(RESULTS / "llm_judge.json"),
+                   help="result file to write (default docs/results/benchmarks/llm_judge.json; '-': none)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
@@ -81,33 +93,37 @@ def main() -> int:
     prompts = judge_prompts(torch_lm.tokenizer, "turn", items, RUBRICS["turn"]["overall"], None,
                             min(2048, position_limit(torch_lm.model, torch_lm.tokenizer)))
     prefix, encoded, rating_ids = prompts["prefix"], prompts["items"], prompts["rating_ids"]
+    machine = machine_line(args.threads)
+    default = "dialeval default (token trees)"
     routes = {
-        "dialeval default (onnx, shared prefix)": lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids,
-                                                                                     keys=keys)[0],
-        "dialeval onnx, rubric prefix only": lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids)[0],
-        "dialeval onnx, from scratch": lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids,
-                                                                           share_prefix=False)[0],
-        "dialeval torch, shared prefix": lambda: JudgeScorer(torch_lm).score(prefix, encoded, rating_ids,
-                                                                              keys=keys)[0],
-        "dialeval torch, from scratch": lambda: JudgeScorer(torch_lm).score(prefix, encoded, rating_ids,
-                                                                             share_prefix=False)[0],
-        "plain transformers loop (torch)": lambda: plain_loop(torch_lm.model, prefix, encoded, rating_ids),
+        default: lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids, keys=keys)[0],
+        "dialeval cached route (tree=False)": lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids,
+                                                                                 keys=keys, tree=False)[0],
+        "dialeval rubric prefix only": lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids, tree=False)[0],
+        "dialeval from scratch": lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids,
+                                                                    share_prefix=False)[0],
+        "dialeval backend='torch'": lambda: JudgeScorer(torch_lm).score(prefix, encoded, rating_ids, keys=keys)[0],
+        "plain transformers loop (one model(ids) per prompt)": lambda: plain_loop(torch_lm.model, prefix, encoded,
+                                                                                  rating_ids),
     }
-    routes["dialeval default (onnx, shared prefix)"]()  # the export (once per weights) is not timed
+    routes[default]()  # the export (once per weights) is not timed
     seconds, outputs = interleaved(routes, args.repeats)
     peak = matmul_peak(torch.float32)
-    params = non_embedding_params(torch_lm.model)
-    tokens = sum(len(prefix) + len(e) for e in encoded)  # every prompt whole: the work a plain loop does
-    ref = outputs["dialeval torch, from scratch"]
-    plain = seconds["plain transformers loop (torch)"]
-    rows = []
-    for name, s in seconds.items():
-        useful = 2 * params * tokens
-        rows.append([name, f"{len(items) / s:.2f}", f"{plain / s:.2f}", f"{np.abs(outputs[name] - ref).max():.1e}",
-                     f"{100 * useful / s / peak:.0f} %"])
-    print(f"\n{len(items)} {args.dataset} turn items ({len(set(keys))} contexts); prefix {len(prefix)} tokens shared by "
-          f"all, items {min(map(len, encoded))}–{max(map(len, encoded))} tokens; {machine_line(args.threads)}")
-    print(table(["route", "items/s", "× plain loop", "max |Δ| vs torch scratch", "useful % of peak"], rows))
+    useful = 2 * non_embedding_params(torch_lm.model) * sum(len(prefix) + len(e) for e in encoded)
+    agreement = {name: {"max |Δ rating| vs dialeval": float(np.abs(outputs[name] - outputs[default]).max()),
+                        "useful % of peak": round(100 * useful / s / peak, 1)} for name, s in seconds.items()}
+    records = route_records(seconds, default, len(items), "items/s", agreement)
+    workload = (f"{len(items)} {args.dataset} turn items ({len(set(keys))} contexts); prefix {len(prefix)} tokens "
+                f"shared by all, items {min(map(len, encoded))}–{max(map(len, encoded))} tokens")
+    print(f"\n{workload}; {machine}")
+    print(table(list(records[0]), [list(r.values()) for r in records]))
+    worst = max(abs(a["max |Δ rating| vs dialeval"]) for a in agreement.values())
+    summary = (f"{workload}: each peer's time over dialeval default's: {peers_line(records)}; every route's expected "
+               f"ratings within {worst:.1e} of dialeval default's")
+    if args.result != "-":
+        write_result(args.result, script="benchmarks/llm_judge.py", title="LLM judge (SmolLM2-135M-Instruct)",
+                     command=" ".join(["python benchmarks/llm_judge.py", *sys.argv[1:]]), threads=args.threads,
+                     summary=summary, rows=records, machine_text=machine, gemm_peak_gflops=peak / 1e9)
     return 0
 
 

@@ -39,8 +39,8 @@ def cached_routes(monkeypatch):
     from dialeval.full import tree as full_tree
     from dialeval.judge import scorer as judge_scorer
 
-    monkeypatch.setattr(full_tree, "tree_route_fits", lambda lm, longest: False)
-    monkeypatch.setattr(judge_scorer, "tree_route_fits", lambda lm, longest: False)
+    monkeypatch.setattr(full_tree, "tree_route_fits", lambda lm, items, extra=0: False)
+    monkeypatch.setattr(judge_scorer, "tree_route_fits", lambda lm, items, extra=0: False)
 
 
 @pytest.fixture(scope="session")

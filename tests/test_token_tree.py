@@ -20,7 +20,7 @@ from dialeval.full.tree import tree_route_applies
 from dialeval.judge import scorer as judge_scorer
 from dialeval.judge.scorer import JudgeScorer
 from dialeval.meta.evaluation import load_rows, score_rows
-from dialeval.models.lm import load_lm
+from dialeval.models.lm import load_lm, tree_route_fits
 from dialeval.models.token_tree import SHARED_TOKENS, ancestor_mask, tree_passes, tree_rows
 from dialeval.testing.blenderbot import build_tiny_causal_lm
 
@@ -97,7 +97,12 @@ def test_the_tree_route_is_not_taken_where_it_would_change_what_runs():
     assert not tree_route_applies(lm("onnx-int8"), items, f_ids)  # int8 graphs stay on ONNX Runtime
     assert tree_route_applies(lm("torch", window=5), items, f_ids)
     assert not tree_route_applies(lm("torch", window=4), items, f_ids)  # 3 + 2 tokens reach past the window
-    assert not tree_route_applies(lm("torch"), [[1], []], f_ids)
+    assert not tree_route_applies(lm("torch"), [[1], []], f_ids)  # an empty history has no token to hang under
+    assert not tree_route_applies(lm("torch"), items, [])
+    # the judge: a 2-token rubric prefix before items of up to 3 tokens reaches 5 positions
+    assert tree_route_fits(lm("torch", window=5), [[1, 2], [3, 4, 5]], extra=2)
+    assert not tree_route_fits(lm("torch", window=4), [[1, 2], [3, 4, 5]], extra=2)
+    assert not tree_route_fits(lm("torch"), []) and not tree_route_fits(lm("torch"), [[]])
 
 
 @pytest.fixture(scope="module", params=["llama", "gpt2"])

@@ -115,8 +115,7 @@ class JudgeScorer:
         (:func:`dialeval.models.batching.least_padding_cuts`), ``None`` fills each batch in turn. With
         ``share_prefix``, ``nested`` and ``tree`` (the default), items that share tokens run as packed token trees
         after the prefix cache instead (:meth:`_score_tree`; not for int8 graphs)."""
-        if (share_prefix and nested and tree and prefix and items and min(len(i) for i in items) > 0
-                and tree_route_fits(self.lm, len(prefix) + max(len(i) for i in items))):
+        if share_prefix and nested and tree and prefix and tree_route_fits(self.lm, items, len(prefix)):
             logits = self._score_tree(prefix, items, batch_size, max_tokens, progress, call_cost)
             if logits is not None:
                 return expected_rating(logits, rating_ids)

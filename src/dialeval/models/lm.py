@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -402,10 +403,15 @@ def shared_history_pass(lm: Any, pack: list[tuple[int, list[int]]], items: list[
     return out.logits[:, -1], out.cache, attn.to(device)
 
 
-def tree_route_fits(lm: Any, longest: int) -> bool:
-    """Whether token-tree rows (:func:`tree_logits`) may run ``lm`` on sequences of up to ``longest`` tokens: the
-    torch model runs them, so not int8 ONNX graphs (kept on ONNX Runtime), nor sliding-window attention when a
-    sequence reaches past the window (a row's mask is given whole)."""
+def tree_route_fits(lm: Any, items: Sequence[Sequence[int]], extra: int = 0) -> bool:
+    """Whether token-tree rows (:func:`tree_logits`) may run ``lm`` on ``items`` (token ids), each with up to
+    ``extra`` more tokens before or after it: there are items and every one holds a token (a row hangs each
+    item's nodes under its tokens); the torch model runs the rows, so not int8 ONNX graphs (kept on ONNX
+    Runtime), nor sliding-window attention when a sequence reaches past the window (a row's mask is given
+    whole)."""
+    if not items or min(len(i) for i in items) == 0:
+        return False
+    longest = extra + max(len(i) for i in items)
     config = lm.model.config
     window = getattr(getattr(config, "text_config", config), "sliding_window", None)
     return getattr(lm, "backend", "torch") in ("torch", "onnx") and (window is None or longest <= window)
