@@ -12,7 +12,7 @@ and is timed: that is the unit's *other* time.
 
 The LM floor of a unit is the FLOPs of its *distinct* token prefixes, every common prefix of every prompt and
 history counted once (a token trie over the whole unit, far more sharing than any batch can use), at fp32
-(this CPU has AVX2 only: no bf16 or int8 matmul units) and at the best n×n GEMM rate any library here reaches
+(the precision of every exact route: bf16 or int8 matmuls change the scores) and at the best n×n GEMM rate any library here reaches
 (:func:`_common.matmul_peak`, measured at the start and the end of the run, the higher taken):
 
     FLOPs = Σ_nodes [2·P + 4·L·d_attn·(depth + 1)] + 2·d·V·(scored positions)

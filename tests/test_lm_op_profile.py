@@ -1,0 +1,36 @@
+"""benchmarks/lm_op_profile.py's split of profiled torch time into matrix products, attention and the rest."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import torch
+
+PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "lm_op_profile.py"
+
+
+def _profile_module():
+    sys.path.insert(0, str(PATH.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("lm_op_profile", PATH)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(PATH.parent))
+    return module
+
+
+def test_profiled_operators_fall_into_matmul_attention_and_the_rest():
+    split = _profile_module().op_seconds
+    a, q = torch.randn(96, 96), torch.randn(1, 2, 16, 8)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as only_mm:
+        torch.mm(a, a)
+    parts = split(only_mm)
+    assert parts["matmul"] > 0 and parts["attention"] == 0
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as mixed:
+        torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        torch.add(a, 1)
+    parts = split(mixed)
+    assert parts["matmul"] == 0 and parts["attention"] > 0 and parts["other torch ops"] > 0
+    total = sum(e.self_cpu_time_total for e in mixed.key_averages()) / 1e6
+    assert abs(sum(parts.values()) - total) < 1e-9  # every operator counted once
