@@ -292,3 +292,12 @@ def test_dress_weights_reader_refuses_repeated_keys_and_null_or_list_records(tmp
         gen.write_text(content, encoding="utf-8")
         with pytest.raises((MalformedDataError, ValueError), match=message.replace("(", r"\(")):
             read_texts(gen, "response")
+
+
+def test_sent_bert_diversity_of_equal_responses_is_zero_not_a_rounding_negative():
+    from dialeval.similarity.sent_bert import pairwise_diversity
+
+    v = np.random.default_rng(0).standard_normal((1, 384)).astype(np.float32)
+    # this vector's unit row has a float64 self-dot of 1 + 2.2e-16: the unclipped score was -2.2e-16
+    assert pairwise_diversity(np.repeat(v, 2, axis=0)) == 0.0
+    assert pairwise_diversity(np.concatenate([v, -v])) == 2.0  # opposite responses: cosine -1, the maximum

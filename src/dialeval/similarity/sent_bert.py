@@ -28,7 +28,7 @@ def pairwise_diversity(embeddings: np.ndarray) -> float:
     if n < 2:
         raise ValueError("Sent-BERT diversity needs at least 2 responses per set.")
     sims = z @ z.T
-    upper = sims[np.triu_indices(n, k=1)]
+    upper = np.clip(sims[np.triu_indices(n, k=1)], -1.0, 1.0)  # a cosine past ±1 is rounding: equal responses score 0
     return 1.0 - math.fsum(upper.tolist()) / len(upper)
 
 
