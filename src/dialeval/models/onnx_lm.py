@@ -63,7 +63,7 @@ def causal_modules(model: Any) -> tuple[Any, Any]:
 #: A pass whose rows each attend over more than this many cells (query tokens × (past + query) keys) runs on
 #: the torch model the graphs were exported from: ONNX Runtime's exported attention writes every score out,
 #: torch's fused attention does not, so long rows run faster there (``benchmarks/lm_attention_route.py``).
-TORCH_ATTENTION_CELLS = 32_768
+TORCH_ATTENTION_CELLS = 100_000
 
 
 class OnnxCausalLM:
