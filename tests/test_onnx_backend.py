@@ -309,3 +309,19 @@ def test_a_first_export_says_so_in_one_line(tiny_gpt2, capsys, monkeypatch):
     MODELS.clear()
     LastTokenEncoder(tiny_gpt2, backend="onnx")  # from the disk cache: silent
     assert "exporting" not in capsys.readouterr().err
+
+
+@pytest.mark.onnx
+def test_graphs_export_eager_attention_without_a_nan_guard_and_the_model_keeps_sdpa(tmp_path):
+    import onnx
+
+    from dialeval.models.lm import load_lm
+    from dialeval.testing.blenderbot import build_tiny_causal_lm
+
+    lm = load_lm(str(build_tiny_causal_lm(tmp_path / "llama")), backend="onnx")
+    graphs = sorted((tmp_path / "cache" / "onnx").glob("*/model.onnx"))
+    assert graphs  # the prefix and continuation graphs, exported on load
+    for path in graphs:
+        ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
+        assert "IsNaN" not in ops and "Softmax" in ops, path.parent.name  # SDPA's export guards with IsNaN
+    assert lm.model.config._attn_implementation == "sdpa"  # the torch route runs on SDPA still
