@@ -118,7 +118,7 @@ def main() -> int:
                 f"shared by all, items {min(map(len, encoded))}–{max(map(len, encoded))} tokens")
     print(f"\n{workload}; {machine}")
     print(table(list(records[0]), [list(r.values()) for r in records]))
-    worst = max(abs(a["max |Δ rating| vs dialeval"]) for a in agreement.values())
+    worst = max(a["max |Δ rating| vs dialeval"] for a in agreement.values())
     summary = (f"{workload}: each peer's time over dialeval default's: {peers_line(records)}; every route's expected "
                f"ratings within {worst:.1e} of dialeval default's")
     if args.result != "-":

@@ -422,7 +422,8 @@ def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, p
     (:class:`dialeval.models.token_tree.TreeRow`), row after row, in one pass of right-padded rows; each node
     attends to its ancestors only (and to all of ``past``, one row of per-layer keys and values when given: the
     LLM judge's rubric prompt, its positions before the rows'), always on the torch module, under the ONNX
-    backend too (a row attends over T² cells, past :data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`)."""
+    backend too: the exported graphs take no 4-D tree mask without a past, and a row attends over T² cells,
+    where torch's fused attention leads (:data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`)."""
     import torch
 
     from dialeval.models.token_tree import ancestor_mask
