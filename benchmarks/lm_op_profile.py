@@ -28,6 +28,7 @@ from leaderboard_floor import floor_of, model_shape  # noqa: E402
 
 from dialeval.datasets import DATA_FOLDERS  # noqa: E402
 from dialeval.meta.evaluation import load_rows, score_rows  # noqa: E402
+from dialeval.meta.leaderboard import plan  # noqa: E402
 
 #: the largest unit of each LM metric's kind: FULL on short turns, the judge, qVS's quality (the judge on many
 #: responses to one context)
@@ -88,9 +89,11 @@ def main() -> int:
     if not root.is_dir():
         ap.error(f"--data-dir {str(root)!r} is not a folder; give ../shared/data.")
     units = [tuple(u.split("/")) for u in args.unit or DEFAULT_UNITS]
+    known = set(plan()[0])  # every leaderboard unit
     for u in units:
-        if len(u) != 3 or u[1] not in DATA_FOLDERS:
-            ap.error(f"--unit {'/'.join(u)!r}: give metric/dataset/config, e.g. {DEFAULT_UNITS[0]}.")
+        if u not in known:
+            ap.error(f"--unit {'/'.join(u)!r} is not a leaderboard unit: give metric/dataset/config, e.g. "
+                     f"{DEFAULT_UNITS[0]}.")
     if args.threads < 1 or args.sample < 1:
         ap.error("--threads and --sample must be ≥ 1.")
     torch.set_num_threads(args.threads)
