@@ -160,7 +160,7 @@ def test_core_equals_the_module_on_the_declared_example(name):
     assert from_core == from_module
 
 
-FAMILIES = ("lexical", "semantic", "nli", "full", "dialstory", "similarity", "judge", "reference")
+FAMILIES = ("lexical", "semantic", "nli", "full", "dialstory", "similarity", "judge", "reference", "relevance")
 
 
 def test_no_file_outside_the_metric_cores_names_a_metric():

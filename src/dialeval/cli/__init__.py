@@ -17,7 +17,7 @@ from dialeval.models.runtime import Cancelled
 COMMANDS = ("dialeval.cli.score", "dialeval.cli.demo", "dialeval.semantic.cli_fit_space",
             "dialeval.semantic.cli_dress", "dialeval.cli.datasets", "dialeval.cli.meta_eval",
             "dialeval.dialstory.cli_coherence", "dialeval.dialstory.cli_baseline", "dialeval.cli.hub",
-            "dialeval.cli.leaderboard")
+            "dialeval.cli.leaderboard", "dialeval.relevance.cli_train")
 
 
 class OneLineParser(argparse.ArgumentParser):

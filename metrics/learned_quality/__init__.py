@@ -1,0 +1,37 @@
+"""Learned quality: USL-H's valid- and next-utterance signals (Phy et al. 2020) learned by tuning the top layers of
+all-MiniLM-L6-v2 on unlabelled DailyDialog; the score is p(valid) · p(next utterance)."""
+
+from dialeval.models.encoders import BATCH_SIZE
+from dialeval.registry import MAX_BATCH, Option, declare
+
+METRIC = declare(
+    __name__,
+    name="learned_quality",
+    title="Learned quality",
+    summary="p(valid utterance) × p(next utterance) from a MiniLM evaluator trained on unlabelled dialogue (USL-H)",
+    papers=("Phy et al. 2020", "Mehri & Eskenazi 2020", "Ghazarian et al. 2019"),
+    urls=("https://aclanthology.org/2020.coling-main.368/", "https://aclanthology.org/2020.acl-main.64/"),
+    inputs="dialogues",
+    module="dialeval.metrics.learned_quality.learned_quality:LearnedQuality",
+    core="dialeval.relevance.evaluator:compute_learned_quality",
+    configs=("turn", "dialog"),
+    ui_config="dialog",
+    options=(
+        Option("weights", None, "path", "an evaluator folder written by `dialeval train-evaluator` (None: the "
+               "shipped weights)"),
+        Option("batch_size", BATCH_SIZE, "int", "encoder batch size (1 to 4,096 texts)", minimum=1, maximum=MAX_BATCH),
+        Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
+        Option("device", None, "str", "cpu, cuda or None (auto)"),
+        Option("backend", None, "str", "None (ONNX Runtime on CPU when installed, else torch), torch, onnx or "
+               "onnx-int8", choices=(None, "torch", "onnx", "onnx-int8")),
+        Option("progress", None, "bool", "show progress bars"),
+    ),
+    example={"dialogues": [["Hi! How was your weekend?", "Great, I went hiking in the mountains.",
+                            "Oh nice, which trail did you take?", "The ridge trail, the views were amazing."]]},
+    emoji="🎓",
+    tags=("dialogue", "quality", "reference-free", "trained"),
+    order=73,
+    meta_levels=("turn", "dialog"),
+    meta_protocols=("rated",),
+    meta_adapter="dialeval.relevance.adapters:learned_quality_adapter",
+)

@@ -1,0 +1,136 @@
+"""The learned quality evaluator at scoring time: the shipped delta over all-MiniLM-L6-v2, made into a full
+sentence-transformers folder once (``$DIALEVAL_CACHE/learned_quality/<sha256 prefix>``), encoded through the
+same encoder route as every other metric (ONNX Runtime on CPU when installed), then the heads of
+:mod:`dialeval.relevance.model` in float64:
+
+    score(c, r) = p_V(r) · p_N(c, r)      (a response with no context: p_V(r) alone)
+
+with ``c`` the last context turn. Dialogue level: the mean over the replies (:func:`core.dialog_items`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dialeval.io.signature import make_signature
+from dialeval.models.encoders import BATCH_SIZE, SentenceTransformerEncoder, default_encoder_path
+from dialeval.models.runtime import cache_dir, cached_model
+from dialeval.relevance import core
+from dialeval.relevance.model import next_utterance_probability, valid_probability
+from dialeval.resources import resource_path
+
+DELTA_FILE = "evaluator.safetensors"
+DELTA_META = "evaluator.json"
+HEAD_PREFIX = "head."
+
+
+def default_weights() -> Path:
+    """The shipped evaluator folder (``evaluator.safetensors``, ``evaluator.json``, its model card)."""
+    return Path(resource_path("learned_quality"))
+
+
+def read_delta(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """``(tensors, metadata, sha256)`` of an evaluator folder, the checksum verified against its metadata."""
+    from safetensors.numpy import load_file
+
+    folder = Path(folder)
+    delta, meta_file = folder / DELTA_FILE, folder / DELTA_META
+    if not delta.is_file() or not meta_file.is_file():
+        raise FileNotFoundError(f"weights={str(folder)!r} holds no {DELTA_FILE} and {DELTA_META}; give a folder "
+                                "written by `dialeval train-evaluator`, or None for the shipped weights.")
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    digest = hashlib.sha256(delta.read_bytes()).hexdigest()
+    if meta.get("sha256") != digest:
+        raise ValueError(f"{delta}: sha256 {digest[:12]}… does not match {DELTA_META}'s {str(meta.get('sha256'))[:12]}…; "
+                         "the weights were changed or damaged; train again or reinstall.")
+    return load_file(str(delta)), meta, digest
+
+
+def _materialise(base: Path, tensors: dict[str, Any], target: Path) -> Path:
+    """Write base's files with its top layers replaced by the delta's into ``target`` (atomically)."""
+    from safetensors.numpy import load_file, save_file
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        shutil.copytree(base, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns("model.safetensors", "*.onnx"))
+        weights = load_file(str(base / "model.safetensors"))
+        layers = {k: v for k, v in tensors.items() if not k.startswith(HEAD_PREFIX)}
+        unknown = [k for k in layers if k not in weights]
+        if unknown:
+            raise ValueError(f"the evaluator's layers {unknown[:3]} are not in {base}; the delta was trained on "
+                             "another encoder.")
+        weights.update(layers)
+        save_file(weights, str(tmp / "model.safetensors"))
+        os.replace(tmp, target)
+    except OSError:
+        if target.is_dir():  # another process made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+            return target
+        raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def tuned_encoder_folder(tensors: dict[str, Any], digest: str) -> Path:
+    """The full tuned encoder folder for a delta, made on first use."""
+    target = cache_dir() / "learned_quality" / digest[:16]
+    if (target / "model.safetensors").is_file():
+        return target
+    return _materialise(default_encoder_path(), tensors, target)
+
+
+def load_evaluator(weights: Any = None, *, device: Any = None, dtype: Any = None, backend: Any = None
+                   ) -> tuple[Any, dict[str, np.ndarray], str]:
+    """``(encoder, head state, weights id)`` for the shipped weights (``None``) or a trained folder."""
+    folder = default_weights() if weights is None else Path(weights)
+    tensors, meta, digest = read_delta(folder)
+    heads = {k[len(HEAD_PREFIX):]: np.asarray(v) for k, v in tensors.items() if k.startswith(HEAD_PREFIX)}
+    path = tuned_encoder_folder(tensors, digest)
+    name = f"learned_quality@{digest[:12]}"
+
+    def load(p: str) -> Any:
+        return SentenceTransformerEncoder(p, device=device, dtype=dtype, backend=backend, name=name, revision=name)
+
+    encoder = cached_model("encoder:learned_quality", str(path), load, str(device), str(dtype), str(backend))
+    return encoder, heads, name
+
+
+def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
+                            speakers: Any = None, config: str = "turn", weights: Any = None,
+                            batch_size: int = BATCH_SIZE, dtype: Any = None, device: Any = None, backend: Any = None,
+                            progress: bool | None = None) -> dict[str, Any]:
+    """The learned evaluator per response (``turn``) or conversation (``dialog``): ``p_V·p_N``, its two parts
+    per response, their mean and a signature."""
+    core.check_options(1, "mean", config)
+    ctxs, resps, owner, n = core.check_inputs(config, contexts, predictions, dialogues, speakers)
+    encoder, heads, name = load_evaluator(weights, device=device, dtype=dtype, backend=backend)
+    last = [c[-1] if c else "" for c in ctxs]
+    lookup = core.embed_lookup(encoder, [t for t in last if t] + list(resps), batch_size, progress)
+    if resps:
+        r = np.stack([lookup[x] for x in resps])
+        valid = valid_probability(heads, r)
+        has = np.array([bool(t) for t in last])
+        c = np.stack([lookup[t] if t else lookup[resps[i]] for i, t in enumerate(last)])
+        nxt = np.where(has, next_utterance_probability(heads, c, r), np.nan)
+        item = valid * np.where(has, nxt, 1.0)
+    else:
+        valid = nxt = item = np.zeros(0)
+    scores = item.tolist() if owner is None else core.dialog_means(item, owner, n)
+    finite = [s for s in scores if not math.isnan(s)]
+    return {"learned_quality": math.fsum(finite) / len(finite) if finite else math.nan, "scores": scores,
+            "valid_utterance": valid.tolist(), "next_utterance": [None if math.isnan(x) else x for x in nxt.tolist()],
+            "signature": make_signature("learned_quality", level=config, weights=name,
+                                        dtype=encoder.dtype_name, backend=getattr(encoder, "backend", "torch"),
+                                        score="pV*pN")}

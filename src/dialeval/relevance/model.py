@@ -1,0 +1,72 @@
+"""The learned evaluator's trainable parts over a sentence encoder: its top transformer layers and two heads.
+
+Scores, for a context ``c`` (its last turn) and a response ``r``, with ``e(x)`` the encoder's normalised
+mean-pooled embedding (all-MiniLM-L6-v2 by default; the bottom layers are frozen, the top ``tuned_layers`` tuned):
+
+- next-utterance (USL-H's NUP, Phy et al. 2020): ``s = cos(W e(c) + b, e(r))`` and ``p_N = σ(a·s + a0)``;
+- valid utterance (USL-H's VUP): ``p_V = σ(MLP(e(r)))``, trained against perturbed utterances;
+- the score ``p_V · p_N``: the probability that the response is a valid utterance *and* follows the context
+  (USL-H's hierarchy: an invalid utterance scores low whatever its relevance).
+
+State is saved as safetensors (tensors) and JSON (everything else); never pickle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+HEAD_HIDDEN = 128
+
+
+def build_heads(dim: int) -> Any:
+    """The trainable heads (``context_map``, ``calibration`` ``[a, a0]``, ``valid`` MLP) as a torch module."""
+    import torch
+    from torch import nn
+
+    class Heads(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.context_map = nn.Linear(dim, dim)
+            nn.init.eye_(self.context_map.weight)
+            nn.init.zeros_(self.context_map.bias)
+            self.log_temperature = nn.Parameter(torch.tensor(float(np.log(20.0))))
+            self.calibration = nn.Parameter(torch.tensor([10.0, -5.0]))
+            self.valid = nn.Sequential(nn.Linear(dim, HEAD_HIDDEN), nn.GELU(), nn.Linear(HEAD_HIDDEN, 1))
+
+    return Heads()
+
+
+def _np(state: dict[str, Any], key: str) -> np.ndarray:
+    return np.asarray(state[key], dtype=np.float64)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # exact σ without overflow warnings
+
+
+def next_utterance_similarity(state: dict[str, Any], context: np.ndarray, response: np.ndarray) -> np.ndarray:
+    """``s = cos(W e(c) + b, e(r))`` per row, in float64."""
+    mapped = context.astype(np.float64) @ _np(state, "context_map.weight").T + _np(state, "context_map.bias")
+    r = response.astype(np.float64)
+    norms = np.linalg.norm(mapped, axis=1) * np.linalg.norm(r, axis=1)
+    return np.clip(np.einsum("ij,ij->i", mapped, r) / np.maximum(norms, 1e-12), -1.0, 1.0)
+
+
+def next_utterance_probability(state: dict[str, Any], context: np.ndarray, response: np.ndarray) -> np.ndarray:
+    """``p_N = σ(a·s + a0)``."""
+    a, a0 = _np(state, "calibration")
+    return _sigmoid(a * next_utterance_similarity(state, context, response) + a0)
+
+
+def valid_probability(state: dict[str, Any], response: np.ndarray) -> np.ndarray:
+    """``p_V = σ(w2·GELU(W1 e(r) + b1) + b2)``."""
+    hidden = _gelu(response.astype(np.float64) @ _np(state, "valid.0.weight").T + _np(state, "valid.0.bias"))
+    return _sigmoid(hidden @ _np(state, "valid.2.weight")[0] + _np(state, "valid.2.bias")[0])

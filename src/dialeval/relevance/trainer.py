@@ -1,0 +1,254 @@
+"""The training run of the learned evaluator: load, resume, train, check on the proxy, save the delta.
+
+The proxy is unlabelled DailyDialog *validation* dialogue: next-utterance accuracy (the true next utterance
+ranked first among it and nine utterances of other dialogues) and valid-utterance accuracy (an utterance against
+its perturbed copy). No human rating is read here.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dialeval.relevance import training as T
+from dialeval.relevance.corpus import DialogueCorpus, perturb
+from dialeval.relevance.model import build_heads
+
+CHECKPOINT = "checkpoint.safetensors"
+CHECKPOINT_STATE = "checkpoint.json"
+DELTA_FILE = "evaluator.safetensors"
+DELTA_META = "evaluator.json"
+PROXY_CANDIDATES = 10
+PROXY_PAIRS = 1000
+
+
+def _bar(total: int, desc: str, enabled: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled, unit="it", mininterval=2.0)
+
+
+def trainable_state(layers: Any, heads: Any, bottom: int) -> dict[str, Any]:
+    """The delta over the base encoder: the tuned layers under their encoder names, and the heads."""
+    state = {f"encoder.layer.{bottom + i}.{k}": v for i, layer in enumerate(layers) for k, v in layer.state_dict().items()}
+    state.update({f"head.{k}": v for k, v in heads.state_dict().items()})
+    return {k: v.detach().contiguous().clone() for k, v in state.items()}
+
+
+def _optimizer_tensors(optimizer: Any) -> dict[str, Any]:
+    out = {}
+    for index, state in optimizer.state_dict()["state"].items():
+        for name, value in state.items():
+            out[f"{index}.{name}"] = value.detach().reshape(-1) if value.ndim == 0 else value.detach()
+    return out
+
+
+def save_checkpoint(work: Path, step: int, layers: Any, heads: Any, optimizer: Any, bottom: int,
+                    config: T.TrainConfig, log: list[dict[str, Any]]) -> None:
+    """Tensors (tuned layers, heads, optimizer moments) as safetensors, the rest as JSON; both atomic."""
+    from safetensors.torch import save_file
+
+    tensors = {f"model.{k}": v for k, v in trainable_state(layers, heads, bottom).items()}
+    tensors.update({f"optimizer.{k}": v.contiguous() for k, v in _optimizer_tensors(optimizer).items()})
+    tmp = work / f".{CHECKPOINT}.tmp-{os.getpid()}"
+    save_file(tensors, str(tmp))
+    os.replace(tmp, work / CHECKPOINT)
+    T.save_json(work / CHECKPOINT_STATE, {"step": step, "config": T.config_dict(config), "log": log})
+
+
+def load_checkpoint(work: Path, layers: Any, heads: Any, optimizer: Any, bottom: int,
+                    config: T.TrainConfig) -> tuple[int, list[dict[str, Any]]]:
+    """Resume from ``work`` when it holds a checkpoint of the same config: ``(next step, log)``; else ``(0, [])``."""
+    import json
+
+    from safetensors.torch import load_file
+
+    state_file = work / CHECKPOINT_STATE
+    if not state_file.is_file() or not (work / CHECKPOINT).is_file():
+        return 0, []
+    saved = json.loads(state_file.read_text())
+    if saved.get("config") != T.config_dict(config):
+        raise ValueError(f"--work-dir {work} holds a checkpoint of another configuration ({saved.get('config')}); "
+                         "use another --work-dir, or the same options to resume.")
+    tensors = load_file(str(work / CHECKPOINT))
+    model = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+    for i, layer in enumerate(layers):
+        prefix = f"encoder.layer.{bottom + i}."
+        layer.load_state_dict({k[len(prefix):]: v for k, v in model.items() if k.startswith(prefix)})
+    heads.load_state_dict({k[len("head."):]: v for k, v in model.items() if k.startswith("head.")})
+    opt = optimizer.state_dict()
+    for key, value in tensors.items():
+        if key.startswith("optimizer."):
+            index, name = key[len("optimizer."):].split(".", 1)
+            opt["state"].setdefault(int(index), {})[name] = value.reshape(()) if name == "step" else value
+    optimizer.load_state_dict(opt)
+    return int(saved["step"]) + 1, list(saved.get("log", []))
+
+
+def proxy_texts(corpus: DialogueCorpus, seed: int) -> tuple[list[str], np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """The proxy's texts: for :data:`PROXY_PAIRS` validation (context, next utterance) pairs drawn from ``seed``,
+    each context's candidates ``(pairs, 10)`` (column 0 its true next utterance, then nine next utterances of
+    other dialogues' pairs), the contexts' indices, and ``(utterance, perturbed copy)`` index pairs."""
+    pairs = [(d, t) for d, dialogue in enumerate(corpus.validation) for t in range(1, len(dialogue))]
+    rng = np.random.default_rng((seed, 7))
+    chosen = [pairs[i] for i in rng.choice(len(pairs), size=min(PROXY_PAIRS, len(pairs)), replace=False)]
+    texts = [corpus.validation[d][t - 1] for d, t in chosen] + [corpus.validation[d][t] for d, t in chosen]
+    n = len(chosen)
+    owner = np.asarray([d for d, _ in chosen])
+    candidates = []
+    for p in range(n):
+        others = np.flatnonzero(owner != owner[p])
+        candidates.append([n + p, *(n + rng.choice(others, size=PROXY_CANDIDATES - 1, replace=False))])
+    bad = []
+    for i in range(n, 2 * n):
+        copy_ = perturb(texts[i], seed + 1, i)
+        if copy_ is not None:
+            bad.append((i, len(texts)))
+            texts.append(copy_)
+    return texts, np.arange(n), np.asarray(candidates), bad
+
+
+def proxy_scores(layers: Any, heads: Any, states: list[Any], contexts: np.ndarray, candidates: np.ndarray,
+                 bad: list[tuple[int, int]]) -> dict[str, float]:
+    """Next-utterance accuracy among :data:`PROXY_CANDIDATES` and valid-utterance accuracy on the proxy."""
+    import torch
+
+    with torch.inference_mode():
+        emb = T.top_embeddings(layers, states)
+        ctx = torch.nn.functional.normalize(heads.context_map(emb[torch.from_numpy(contexts)]), dim=-1)
+        cand = emb[torch.from_numpy(candidates)]
+        sims = torch.einsum("pd,pkd->pk", ctx, cand)
+        nup = float((sims.argmax(1) == 0).float().mean())
+        good = heads.valid(emb[[g for g, _ in bad]]).squeeze(-1)
+        wrong = heads.valid(emb[[b for _, b in bad]]).squeeze(-1)
+        vup = float(torch.cat([good > 0, wrong <= 0]).float().mean())
+    return {"next_utterance_accuracy": round(nup, 4), "valid_utterance_accuracy": round(vup, 4),
+            "chance_next_utterance": round(1 / PROXY_CANDIDATES, 4)}
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def top_layers(model: Any, tuned: int) -> Any:
+    """Trainable copies of the encoder's top ``tuned`` layers (dropout off)."""
+    layers = copy.deepcopy(model.encoder.layer[len(model.encoder.layer) - tuned:])
+    layers.train(False)
+    for p in layers.parameters():
+        p.requires_grad_(True)
+    return layers
+
+
+def new_optimizer(layers: Any, heads: Any, config: T.TrainConfig) -> Any:
+    import torch
+
+    return torch.optim.AdamW([{"params": list(layers.parameters()), "lr": config.lr_layers},
+                              {"params": list(heads.parameters()), "lr": config.lr_heads}], weight_decay=0.01)
+
+
+def seeded_heads(dim: int, seed: int) -> Any:
+    import torch
+
+    torch.manual_seed(seed)
+    return build_heads(dim)
+
+
+def now() -> float:
+    return time.perf_counter()
+
+
+def _step_batches(n_dialogues: int, config: T.TrainConfig) -> list[tuple[int, np.ndarray]]:
+    return [(epoch, b) for epoch in range(config.epochs) for b in T.batches(n_dialogues, config, epoch)]
+
+
+def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, data: T.TrainingData,
+                 config: T.TrainConfig, work: Path, start: int, log: list[dict[str, Any]], bar: Any,
+                 bottom: int) -> list[dict[str, Any]]:
+    """Run steps ``start..`` of the schedule, checkpointing into ``work``; returns the loss log."""
+    import torch
+
+    steps = _step_batches(len(data.dialogues), config)
+    params = [*layers.parameters(), *heads.parameters()]
+    bases = (config.lr_layers, config.lr_heads)
+    for step in range(start, len(steps)):
+        _epoch, batch = steps[step]
+        scale = T.learning_rate_scale(step, len(steps), config.warmup_steps)
+        for group, base in zip(optimizer.param_groups, bases):
+            group["lr"] = base * scale
+        loss, parts = T.step_loss(layers, heads, feats.states, [data.dialogues[i] for i in batch],
+                                  [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        log.append({"step": step, **{k: round(v, 4) for k, v in parts.items()}})
+        bar.update(1)
+        bar.set_postfix(nce=f"{parts['nce']:.3f}", valid=f"{parts['valid']:.3f}")
+        if (step + 1) % config.checkpoint_every == 0 or step == len(steps) - 1:
+            save_checkpoint(work, step, layers, heads, optimizer, bottom, config, log)
+    return log
+
+
+def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, config: T.TrainConfig | None = None,
+                    work_dir: str | os.PathLike | None = None, encoder_path: str | os.PathLike | None = None,
+                    progress: bool = True,
+                    echo: Any = print) -> dict[str, Any]:
+    """Train the evaluator on DailyDialog's training split under ``data_dir`` and write its delta to ``out``
+    (``evaluator.safetensors`` + ``evaluator.json``); resumes from ``work_dir`` (default ``OUT.work``)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from dialeval.io.files import atomic_directory
+    from dialeval.models.encoders import default_encoder_path
+    from dialeval.relevance.corpus import load_corpus
+
+    config = config or T.TrainConfig()
+    began = now()
+    base = Path(encoder_path) if encoder_path else default_encoder_path()
+    corpus = load_corpus(data_dir, max_dialogues=config.max_dialogues)
+    echo(f"train-evaluator: {len(corpus.train)} training dialogues ({corpus.left_out} left out: they overlap "
+         f"validation or test), {len(corpus.validation)} validation dialogues for the proxy")
+    torch.manual_seed(config.seed)
+    tokenizer, model = AutoTokenizer.from_pretrained(base), AutoModel.from_pretrained(base).eval()
+    bottom = len(model.encoder.layer) - config.tuned_layers
+    data = T.training_data(corpus, config)
+    vtexts, contexts, candidates, bad = proxy_texts(corpus, config.seed)
+    with _bar(len(data.texts) + len(vtexts), "frozen layers", progress) as bar:
+        feats = T.frozen_features(model, tokenizer, data.texts, config.tuned_layers, config.max_length, bar.update)
+        vfeats = T.frozen_features(model, tokenizer, vtexts, config.tuned_layers, config.max_length, bar.update)
+    layers, heads = top_layers(model, config.tuned_layers), seeded_heads(model.config.hidden_size, config.seed)
+    optimizer = new_optimizer(layers, heads, config)
+    work = Path(work_dir) if work_dir else Path(f"{out}.work")
+    work.mkdir(parents=True, exist_ok=True)
+    start, log = load_checkpoint(work, layers, heads, optimizer, bottom, config)
+    before = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad) if start == 0 else None
+    total = len(_step_batches(len(data.dialogues), config))
+    with _bar(total, "training steps", progress) as bar:
+        bar.update(start)
+        log = _train_steps(layers, heads, optimizer, feats, data, config, work, start, log, bar, bottom)
+    after = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad)
+    meta = {"config": T.config_dict(config), "base_encoder": str(base.name), "train_dialogues": len(corpus.train),
+            "left_out_dialogues": corpus.left_out, "train_texts": len(data.texts), "steps": total,
+            "proxy_before": before, "proxy": after, "train_seconds": T.elapsed(began),
+            "torch": torch.__version__, "final_loss": log[-1] if log else None}
+    from safetensors.torch import save_file
+
+    with atomic_directory(out, owned=lambda p: (p / DELTA_META).is_file()) as tmp:
+        save_file(trainable_state(layers, heads, bottom), str(tmp / DELTA_FILE))
+        meta["sha256"] = file_sha256(tmp / DELTA_FILE)
+        meta["bytes"] = (tmp / DELTA_FILE).stat().st_size
+        T.save_json(tmp / DELTA_META, meta)
+    echo(f"train-evaluator: next-utterance accuracy {after['next_utterance_accuracy']:.3f} (chance "
+         f"{after['chance_next_utterance']:.3f}), valid-utterance accuracy {after['valid_utterance_accuracy']:.3f}; "
+         f"{meta['bytes'] / 1e6:.1f} MB in {out} after {meta['train_seconds']:.0f} s")
+    return meta

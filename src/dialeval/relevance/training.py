@@ -1,0 +1,191 @@
+"""Training the learned evaluator on unlabelled dialogue (no human rating is read).
+
+One pass: the encoder's bottom layers run once over every utterance and perturbed utterance (frozen features);
+each step then runs the tuned top layers over a batch of whole dialogues and minimises
+``InfoNCE(next utterance) + BCE(calibration) + BCE(valid utterance)``: every utterance's previous one is its
+context, every other response in the batch a negative (those of the same dialogue are the hard ones). Batches,
+perturbations and initial weights derive from ``seed``; dropout is off, so a resumed run continues exactly. A
+checkpoint (safetensors + JSON) is written every ``checkpoint_every`` steps into ``work_dir``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dialeval.relevance.corpus import DialogueCorpus, perturb
+from dialeval.relevance.model import build_heads
+
+CHUNK_TOKENS = 4096  # padded tokens per forward chunk of the top layers
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """What a training run depends on (the output records it; a resumed run must match it)."""
+
+    seed: int = 0
+    max_dialogues: int | None = 4000
+    tuned_layers: int = 1
+    epochs: int = 1
+    batch_dialogues: int = 32
+    lr_layers: float = 3e-5
+    lr_heads: float = 1e-3
+    warmup_steps: int = 50
+    perturbed_share: float = 0.3
+    max_length: int = 64
+    checkpoint_every: int = 25
+
+
+@dataclass
+class Features:
+    """Frozen bottom-layer hidden states of each text (``(length, dim)`` float32 tensors)."""
+
+    states: list[Any]
+
+
+def frozen_features(model: Any, tokenizer: Any, texts: Sequence[str], tuned_layers: int, max_length: int,
+                    progress: Callable[[int], None] | None = None) -> Features:
+    """Hidden states after the encoder's bottom ``layers - tuned_layers`` layers, each text on its own length."""
+    import torch
+
+    ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    order = np.argsort([len(x) for x in ids], kind="stable")
+    states: list[Any] = [None] * len(ids)
+    bottom = len(model.encoder.layer) - tuned_layers
+    start = 0
+    with torch.inference_mode():
+        while start < len(order):
+            width = len(ids[order[min(start + 63, len(order) - 1)]])
+            stop = min(len(order), start + max(1, CHUNK_TOKENS // max(width, 1)))
+            rows = order[start:stop]
+            batch = tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")
+            out = model(**batch, output_hidden_states=True)
+            hidden = out.hidden_states[bottom]
+            for j, i in enumerate(rows):
+                states[i] = hidden[j, : len(ids[i])].clone()
+            if progress:
+                progress(len(rows))
+            start = stop
+    return Features(states)
+
+
+def top_embeddings(layers: Any, states: Sequence[Any]) -> Any:
+    """Normalised mean-pooled embeddings of ``states`` through ``layers`` (length-sorted padded chunks)."""
+    import torch
+
+    order = sorted(range(len(states)), key=lambda i: states[i].shape[0])
+    out: list[Any] = [None] * len(states)
+    start = 0
+    while start < len(order):
+        width = states[order[min(len(order) - 1, start + 31)]].shape[0]
+        stop = min(len(order), start + max(1, CHUNK_TOKENS // width))
+        rows = order[start:stop]
+        width = max(states[i].shape[0] for i in rows)
+        hidden = torch.nn.utils.rnn.pad_sequence([states[i] for i in rows], batch_first=True)
+        mask = torch.zeros(len(rows), width)
+        for j, i in enumerate(rows):
+            mask[j, : states[i].shape[0]] = 1
+        additive = (1.0 - mask[:, None, None, :]) * torch.finfo(torch.float32).min
+        for layer in layers:
+            hidden = layer(hidden, attention_mask=additive)
+            hidden = hidden[0] if isinstance(hidden, tuple) else hidden
+        pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+        pooled = torch.nn.functional.normalize(pooled, dim=-1)
+        for j, i in enumerate(rows):
+            out[i] = pooled[j]
+        start = stop
+    return torch.stack(out)
+
+
+@dataclass
+class TrainingData:
+    """Texts to encode and, per training dialogue, the indices of its utterances and of its perturbed ones."""
+
+    texts: list[str]
+    dialogues: list[list[int]]
+    perturbed: list[list[int]]
+
+
+def training_data(corpus: DialogueCorpus, config: TrainConfig) -> TrainingData:
+    """Every training utterance, plus a perturbed copy of a ``perturbed_share`` of them (drawn from ``seed``)."""
+    texts: list[str] = []
+    dialogues, perturbed = [], []
+    rng = np.random.default_rng(config.seed)
+    for dialogue in corpus.train:
+        first = len(texts)
+        texts.extend(dialogue)
+        dialogues.append(list(range(first, len(texts))))
+        extra = []
+        for i in range(first, first + len(dialogue)):
+            if rng.random() < config.perturbed_share:
+                bad = perturb(texts[i], config.seed, i)
+                if bad is not None:
+                    extra.append(bad)
+        perturbed.append(list(range(len(texts), len(texts) + len(extra))))
+        texts.extend(extra)
+    return TrainingData(texts, dialogues, perturbed)
+
+
+def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[int]], perturbed: list[list[int]],
+              rng: np.random.Generator) -> tuple[Any, dict[str, float]]:
+    """The loss of one batch of dialogues (indices into ``states``) and its parts."""
+    import torch
+    import torch.nn.functional as F
+
+    real = [i for d in dialogues for i in d]
+    bad = [i for p in perturbed for i in p]
+    emb = top_embeddings(layers, [states[i] for i in real + bad])
+    pos = {i: k for k, i in enumerate(real)}
+    ctx = torch.tensor([pos[d[t - 1]] for d in dialogues for t in range(1, len(d))])
+    rsp = torch.tensor([pos[d[t]] for d in dialogues for t in range(1, len(d))])
+    mapped = F.normalize(heads.context_map(emb[ctx]), dim=-1)
+    sim = mapped @ emb[: len(real)].T  # every real utterance but the context itself is a candidate response
+    sim = sim.masked_fill(torch.nn.functional.one_hot(ctx, len(real)).bool(), -2.0)
+    nce = F.cross_entropy(sim * heads.log_temperature.exp(), rsp)
+    diag = sim[torch.arange(len(rsp)), rsp].detach()
+    neg_cols = torch.from_numpy(rng.integers(0, len(real), size=len(rsp)))
+    neg_ok = neg_cols != rsp
+    negs = sim[torch.arange(len(rsp)), neg_cols].detach()[neg_ok]
+    a, a0 = heads.calibration
+    calib = F.binary_cross_entropy_with_logits(torch.cat([a * diag + a0, a * negs + a0]),
+                                               torch.cat([torch.ones_like(diag), torch.zeros_like(negs)]))
+    real_pick = torch.from_numpy(rng.choice(len(real), size=min(len(real), max(len(bad), 1)), replace=False))
+    logits = heads.valid(torch.cat([emb[real_pick], emb[len(real):]])).squeeze(-1)
+    valid = F.binary_cross_entropy_with_logits(
+        logits, torch.cat([torch.ones(len(real_pick)), torch.zeros(len(bad))]))
+    loss = nce + calib + valid
+    return loss, {"nce": nce.item(), "calibration": calib.item(), "valid": valid.item()}
+
+
+def batches(n_dialogues: int, config: TrainConfig, epoch: int) -> list[np.ndarray]:
+    """The dialogue batches of ``epoch`` (a permutation drawn from ``(seed, epoch)``)."""
+    order = np.random.default_rng((config.seed, epoch)).permutation(n_dialogues)
+    return [order[i:i + config.batch_dialogues] for i in range(0, n_dialogues, config.batch_dialogues)]
+
+
+def learning_rate_scale(step: int, total: int, warmup: int) -> float:
+    """Linear warm-up over ``warmup`` steps, then linear decay to 0 at ``total``."""
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def save_json(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` as JSON atomically."""
+    from dialeval.io.files import atomic_write_bytes
+
+    atomic_write_bytes(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
+
+
+def config_dict(config: TrainConfig) -> dict[str, Any]:
+    return asdict(config)
+
+
+def elapsed(since: float) -> float:
+    return round(time.perf_counter() - since, 1)

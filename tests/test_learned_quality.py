@@ -1,0 +1,151 @@
+"""The learned evaluator: a tiny training on a slice of DailyDialog learns and resumes exactly; the shipped
+weights are checked; scores equal the heads applied to a plain torch forward of the tuned encoder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import dialeval
+from dialeval.relevance import evaluator, trainer
+from dialeval.relevance import training as T
+
+pytestmark = pytest.mark.slow
+
+TINY = T.TrainConfig(max_dialogues=24, batch_dialogues=8, epochs=2, checkpoint_every=2, warmup_steps=2,
+                     lr_layers=1e-4, lr_heads=3e-3)
+
+
+@pytest.fixture(scope="module")
+def tiny(shared_data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny") / "evaluator"
+    meta = trainer.train_evaluator(shared_data / "dailydialog", out, config=TINY, progress=False, echo=lambda s: None)
+    return out, meta
+
+
+def test_a_tiny_training_learns_both_signals(tiny):
+    _out, meta = tiny
+    # chance is 1 in 10 for the next utterance and 1 in 2 for valid utterances (the untrained head's 0.5)
+    assert meta["proxy"]["next_utterance_accuracy"] >= 0.3
+    assert meta["proxy_before"]["valid_utterance_accuracy"] == pytest.approx(0.5, abs=0.1)
+    assert meta["proxy"]["valid_utterance_accuracy"] > meta["proxy_before"]["valid_utterance_accuracy"]
+    assert meta["train_dialogues"] == 24 and meta["steps"] == 6
+
+
+def test_a_killed_run_resumes_to_the_same_weights(tiny, shared_data, tmp_path, monkeypatch):
+    out, _meta = tiny
+    real = T.step_loss
+    calls = {"n": 0}
+
+    def dies_at_step_3(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(T, "step_loss", dies_at_step_3)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train_evaluator(shared_data / "dailydialog", tmp_path / "again", config=TINY, progress=False,
+                                echo=lambda s: None)
+    assert json.loads((tmp_path / "again.work" / trainer.CHECKPOINT_STATE).read_text())["step"] == 1
+    monkeypatch.setattr(T, "step_loss", real)
+    meta = trainer.train_evaluator(shared_data / "dailydialog", tmp_path / "again", config=TINY, progress=False,
+                                   echo=lambda s: None)
+    first = json.loads((out / trainer.DELTA_META).read_text())
+    assert meta["sha256"] == first["sha256"]  # bit for bit: batches, perturbations and heads come from the seed
+
+
+def test_a_checkpoint_of_another_configuration_is_refused(tiny, shared_data, tmp_path):
+    out, _ = tiny
+    work = tmp_path / "w"
+    shutil.copytree(out.parent / "evaluator.work", work)
+    other = T.TrainConfig(**{**T.config_dict(TINY), "seed": 1})
+    with pytest.raises(ValueError, match="holds a checkpoint of another configuration"):
+        trainer.train_evaluator(shared_data / "dailydialog", tmp_path / "o", config=other, work_dir=work,
+                                progress=False, echo=lambda s: None)
+
+
+def _torch_reference(folder, contexts, responses):
+    """p_V · p_N from a plain transformers forward of the merged encoder (mean pooling, L2 norm) and the heads
+    in numpy, written out here: independent of the encoder route the metric runs on."""
+    import torch
+    from safetensors.numpy import load_file
+    from transformers import AutoModel, AutoTokenizer
+
+    tensors = load_file(str(folder / evaluator.DELTA_FILE))
+    path = evaluator.tuned_encoder_folder(tensors, json.loads((folder / evaluator.DELTA_META).read_text())["sha256"])
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+
+    def embed(texts):
+        batch = tok(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = model(**batch).last_hidden_state
+        mask = batch["attention_mask"][..., None].float()
+        pooled = (hidden * mask).sum(1) / mask.sum(1)
+        return torch.nn.functional.normalize(pooled, dim=-1).double().numpy()
+
+    h = {k[5:]: v.astype(np.float64) for k, v in tensors.items() if k.startswith("head.")}
+    c, r = embed([x[-1] for x in contexts]), embed(responses)
+    mapped = c @ h["context_map.weight"].T + h["context_map.bias"]
+    cos = (mapped * r).sum(1) / np.linalg.norm(mapped, axis=1)
+    p_next = 1 / (1 + np.exp(-(h["calibration"][0] * cos + h["calibration"][1])))
+    z = r @ h["valid.0.weight"].T + h["valid.0.bias"]
+    from scipy.special import erf
+
+    gelu = 0.5 * z * (1 + erf(z / np.sqrt(2)))
+    p_valid = 1 / (1 + np.exp(-(gelu @ h["valid.2.weight"][0] + h["valid.2.bias"][0])))
+    return p_valid * p_next
+
+
+# fp32 encoders (ONNX Runtime against torch, either CPU kernel family): embeddings agree to ~1e-6 relative; the
+# heads (a 384x384 map, a sigmoid of slope |a| ≤ ~30) amplify that to at most ~1e-4 absolute on a probability.
+PROB_TOL = 2e-4
+
+
+def test_scores_equal_the_heads_on_a_plain_torch_forward(tiny):
+    out, _ = tiny
+    contexts = [["Do you like jazz?"], ["I lost my keys.", "Where did you see them last?"]]
+    responses = ["I love it, especially Coltrane.", "jazz jazz jazz the the"]
+    got = dialeval.load("learned_quality", weights=str(out)).compute(contexts=contexts, predictions=responses)
+    np.testing.assert_allclose(got["scores"], _torch_reference(out, contexts, responses), atol=PROB_TOL)
+    assert got["signature"].startswith("learned_quality|level:turn|weights:learned_quality@")
+    no_context = evaluator.compute_learned_quality([[]], ["Sure, why not?"], weights=out)
+    assert no_context["next_utterance"] == [None]
+    assert no_context["scores"] == pytest.approx(no_context["valid_utterance"], rel=1e-12)
+
+
+def test_changed_weights_are_refused_in_one_line(tiny, tmp_path):
+    out, _ = tiny
+    bad = tmp_path / "bad"
+    shutil.copytree(out, bad)
+    data = bytearray((bad / evaluator.DELTA_FILE).read_bytes())
+    data[-1] ^= 1
+    (bad / evaluator.DELTA_FILE).write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="does not match evaluator.json") as err:
+        evaluator.compute_learned_quality([["Hi"]], ["Hello"], weights=bad)
+    assert "\n" not in str(err.value)
+    with pytest.raises(FileNotFoundError, match="holds no evaluator.safetensors"):
+        evaluator.compute_learned_quality([["Hi"]], ["Hello"], weights=tmp_path)
+
+
+def test_the_shipped_weights_match_their_card_and_size():
+    folder = evaluator.default_weights()
+    _tensors, meta, digest = evaluator.read_delta(folder)
+    assert (folder / evaluator.DELTA_FILE).stat().st_size <= 25_000_000
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert digest in card and "CC BY-NC-SA 4.0" in card
+    assert meta["config"] == T.config_dict(T.TrainConfig())  # the documented command's defaults made them
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tuned-layers", "9"], "--tuned-layers 9"), (["--epochs", "0"], "--epochs 0"),
+    (["--batch-dialogues", "1"], "--batch-dialogues 1")])
+def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
+    from dialeval.cli import main
+
+    assert main(["train-evaluator", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
