@@ -408,10 +408,21 @@ def _declarations_in(module_name: str) -> list[MetricDeclaration]:
     return out
 
 
-def _plugin_modules() -> list[str]:
-    names = [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
-    names += [n.strip() for n in os.environ.get(PACKAGES_ENV, "").split(",") if n.strip()]
+def _plugin_modules() -> list[tuple[str, str]]:
+    """``(module, where it is named)`` of every plugin: the entry points, then ``$DIALEVAL_METRIC_PACKAGES``."""
+    names = [(ep.value, f"entry point {ep.name!r} of the {ENTRY_POINT_GROUP} group")
+             for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    names += [(n.strip(), PACKAGES_ENV) for n in os.environ.get(PACKAGES_ENV, "").split(",") if n.strip()]
     return names
+
+
+def _plugin_declarations(module_name: str, where: str) -> list[MetricDeclaration]:
+    """A plugin's declarations; a module that does not import is one line naming it and where it is named."""
+    try:
+        return _declarations_in(module_name)
+    except ImportError as exc:
+        raise ValueError(f"{where}: the metric package {module_name!r} does not import ({type(exc).__name__}: "
+                         f"{exc}); fix its name or install it.") from None
 
 
 def declarations() -> dict[str, MetricDeclaration]:
@@ -421,9 +432,13 @@ def declarations() -> dict[str, MetricDeclaration]:
     with _LOCK:
         if _CACHE is not None and _CACHE_KEY == key:
             return _CACHE
-        found: dict[str, MetricDeclaration] = {}
-        for module_name in ["dialeval.metrics", *_plugin_modules()]:
-            for decl in _declarations_in(module_name):
+        found = {d.name: d for d in _declarations_in("dialeval.metrics")}
+        builtin = set(found)
+        for module_name, where in _plugin_modules():
+            for decl in _plugin_declarations(module_name, where):
+                if decl.name in builtin:
+                    raise ValueError(f"{where}: the plugin metric {decl.name!r} ({decl.package}) has the name of a "
+                                     "built-in metric; rename the plugin's metric.")
                 if decl.name in found and found[decl.name] != decl:
                     raise ValueError(f"metric {decl.name!r} is declared twice ({found[decl.name].package} and "
                                      f"{decl.package}); rename one.")

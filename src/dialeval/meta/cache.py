@@ -20,7 +20,7 @@ from typing import Any
 from dialeval import registry
 from dialeval._version import __version__
 from dialeval.io.files import atomic_write_json
-from dialeval.meta import cache_key
+from dialeval.meta import cache_key, variants
 
 Log = Callable[[str], None]
 #: Why a key differs, per key field.
@@ -44,8 +44,8 @@ def metric_key(metric: str, options: dict[str, Any] | None = None) -> dict[str, 
     if found is None:
         return {"metric": metric, "options": fingerprint(dict(options or {})), "version": __version__,
                 "code": cache_key.code_digest([])}
-    decl, fixed = found
-    options = {**fixed, **(options or {})}
+    decl, _fixed = found
+    options = variants.row_options(metric, options)
     modules = [decl.package] + [t.partition(":")[0] for t in (decl.meta_adapter, decl.core, decl.module) if t]
     model = options.get(decl.model_option) if decl.model_option else None
     if decl.model_option and model is None and decl.models:

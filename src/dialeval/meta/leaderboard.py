@@ -31,7 +31,7 @@ from dialeval.io.files import atomic_write_json, atomic_write_text, check_output
 from dialeval.io.signature import make_signature
 from dialeval.io.validation import collected_notes
 from dialeval.meta import cache as score_cache
-from dialeval.meta import own_data, sources
+from dialeval.meta import own_data, sources, variants
 from dialeval.meta import quality as lq
 from dialeval.meta.evaluation import (
     STATISTICS,
@@ -272,6 +272,18 @@ def _check_settings(max_rows: dict[str, int] | None, known: list[str], n_resampl
                          f"{confidence} in (0, 1), --resamples {n_resamples} ≥ 1, --seed {seed} ≥ 0.")
 
 
+def _check_metric_args(metric_args: dict[str, dict[str, Any]] | None, tasks: list[tuple[str, str, str]]) -> None:
+    """Every ``--metric-arg`` names a metric this run scores and agrees with the row it names (a variant's fixed
+    options, :func:`dialeval.meta.variants.row_options`)."""
+    scored = list(dict.fromkeys(t[0] for t in tasks))
+    for metric, options in (metric_args or {}).items():
+        if metric not in scored:
+            first = next(iter(options or {"KEY": ""}))
+            raise ValueError(f"--metric-arg {metric}:{first}=…: {metric!r} is not scored in this run (scored: "
+                             f"{scored[:12]}); add --metric {metric}, or drop the option.")
+        variants.row_options(metric, options)
+
+
 def read_files(data: Sequence[str | os.PathLike] | None, *, fields: dict[str, str] | None = None,
                qualities: list[str] | None = None, overall: str | None = None,
                metrics: Sequence[str] | None = None) -> list[own_data.OwnData]:
@@ -327,12 +339,15 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
                                                        metrics=metrics)}
     if root is None and (datasets or not files):
         raise ValueError("give --data-dir DIR for the built-in datasets, or --data FILE for your own.")
+    for name in scores or {}:
+        own_data.check_scores_name(name)
     own_scores = {name: own_data.read_scores(Path(path)) for name, path in (scores or {}).items()}
     clash = sorted(set(own_scores) & set(registry.declarations()))
     if clash:
         raise ValueError(f"--scores {clash[0]!r} has the name of a metric; choose another name.")
     _check_settings(max_rows, [*sources.declarations(), *files], n_resamples, fraction, seed, confidence)
     tasks, skipped = plan(datasets, [m for m in metrics or ()] or None, [f.declaration for f in files.values()])
+    _check_metric_args(metric_args, tasks)
     decls = {**sources.declarations(), **{n: f.declaration for n, f in files.items()}}
     target_dir = prepare_out(out, [root, *(f.path for f in files.values())])
     score_cache.check_cache_folder(target_dir / "cache")

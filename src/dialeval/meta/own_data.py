@@ -336,8 +336,16 @@ def parse_scores_options(pairs: list[str] | None) -> dict[str, Path]:
             raise ValueError(f"--scores {pair!r} must look like NAME=FILE (a JSONL or CSV file with id and score).")
         if name in out:
             raise ValueError(f"--scores {name!r} is given twice; give each its own name.")
+        check_scores_name(name)
         out[name] = Path(file).expanduser()
     return out
+
+
+def check_scores_name(name: Any) -> None:
+    """A ``--scores`` name is one line of printable text without ``|`` (it names a row of the Markdown table)."""
+    if not isinstance(name, str) or not name.strip() or "|" in name or not name.isprintable():
+        raise ValueError(f"--scores name {name!r:.60} must be printable text on one line without '|' (it names a "
+                         "row of the report's table), e.g. my_metric.")
 
 
 def read_scores(path: Path) -> dict[str, float]:
