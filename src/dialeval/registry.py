@@ -213,7 +213,9 @@ class MetricDeclaration:
     rows' level (``turn``/``dialog``; a set dataset's config name), a factory with a ``quality`` parameter also
     gets the dataset's overall quality and one with a ``rubric`` parameter the rubric text the dataset declares
     for it; ``meta_variants`` are extra leaderboard rows of the metric with fixed options, e.g.
-    ``{"<name>_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
+    ``{"<name>_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets);
+    ``meta_whole_set`` are options that, when true, make a row's score depend on the other rows (BERTScore's ``idf``:
+    weights from every reference), so the leaderboard scores the whole set in one call, as meta-eval does. ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
     ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
     ``item_column`` names the per-item column it writes on Ray (default: the metric's name). ``core`` is
@@ -255,6 +257,7 @@ class MetricDeclaration:
     meta_adapter: str | None = None
     meta_datasets: tuple[str, ...] = ()  # replaced by meta_levels/meta_requires: refused with the fix
     meta_variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    meta_whole_set: tuple[str, ...] = ()
     scale_out: str | None = None
     core: str | None = None
     item_column: str | None = None

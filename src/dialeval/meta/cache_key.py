@@ -61,12 +61,14 @@ def tree_digest(root: str | os.PathLike) -> str:
 
 
 def package_root(module: str) -> Path | None:
-    """The folder (or file) of ``module``'s top-level package: what a change anywhere in it can reach."""
-    top = module.partition(".")[0]
-    if not top:
-        return None
+    """The folder (or file) of a module's top-level package: what a change anywhere in it can reach."""
+    return module_folder(module.partition(".")[0]) if module.partition(".")[0] else None
+
+
+def module_folder(module: str) -> Path | None:
+    """The folder of package ``module``, the file of a plain module, ``None`` when it cannot be found."""
     try:
-        spec = importlib.util.find_spec(top)
+        spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
     if spec is None:
@@ -79,8 +81,10 @@ def package_root(module: str) -> Path | None:
 
 def code_digest(modules: list[str]) -> str:
     """A fingerprint of the source of every top-level package among ``modules`` (always ``dialeval`` itself: a
-    metric's adapter calls the library's shared code)."""
-    roots = {str(r): r for r in (package_root(m) for m in ["dialeval", *modules]) if r is not None}
+    metric's adapter calls the library's shared code) and of each module's own folder or file (a subpackage that
+    lives outside its parent's folder, as the built-in metrics' folders do)."""
+    found = [package_root(m) for m in ["dialeval", *modules]] + [module_folder(m) for m in modules if m]
+    roots = {str(r): r for r in found if r is not None}
     h = hashlib.sha256()
     for name in sorted(roots):
         h.update(name.encode("utf-8", "surrogateescape") + b"\0" + tree_digest(roots[name]).encode() + b"\0")
