@@ -213,6 +213,10 @@ def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_res
     if not np.all(np.isfinite(s)):
         bad = int(np.flatnonzero(~np.isfinite(s))[0])
         raise ValueError(f"the metric gave a non-finite score ({s[bad]}) for row {bad}.")
+    if s.size and float(np.max(np.abs(s))) > 1e100:
+        bad = int(np.argmax(np.abs(s)))
+        raise ValueError(f"the metric gave a score of {s[bad]:g} for row {bad}, beyond ±1e100, where the products and "
+                         "sums of a correlation overflow; rescale its scores.")
     results = []
     for t in targets:
         y = np.asarray(t.values, dtype=float)
