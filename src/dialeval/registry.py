@@ -85,6 +85,7 @@ class Option:
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
+    per_item: bool = False  #: one entry per input item: a metric made before its inputs exist cannot take it
 
     def __post_init__(self) -> None:
         if self.type not in OPTION_TYPES:

@@ -129,6 +129,7 @@ def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
         raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of {usable} or column:NAME.")
     decl, _fixed = found
     options = variants.row_options(metric, options)  # a variant's fixed options with the user's (never against them)
+    registry.check_options(decl, options, strict=False)  # declared types and ranges, as every other route checks
     if not decl.meta_levels:
         what = ("is corpus-level (one score for a whole list of responses)" if decl.inputs == "responses"
                 else f"reads {registry.INPUT_KINDS[decl.inputs]}")
