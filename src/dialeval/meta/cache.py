@@ -50,10 +50,19 @@ def metric_key(metric: str, options: dict[str, Any] | None = None) -> dict[str, 
     model = options.get(decl.model_option) if decl.model_option else None
     if decl.model_option and model is None and decl.models:
         model = decl.models[0]
-    named = {**options, **({decl.model_option: model} if decl.model_option and model else {})}
+    named = {k: v for k, v in options.items() if _names_a_path(decl, k, v)}
+    if decl.model_option and model:
+        named[decl.model_option] = model
     return {"metric": metric, "options": fingerprint(options), "model": str(model) if model else None,
             "version": __version__, "code": cache_key.code_digest(modules),
             "files": fingerprint(cache_key.option_files(named))}
+
+
+def _names_a_path(decl: registry.MetricDeclaration, name: str, value: Any) -> bool:
+    """Whether option ``name`` may name a file or folder whose content the scores depend on: a declared path or
+    model option, or a value that is a path (holds a separator) whatever its type."""
+    kind = next((o.type for o in decl.options if o.name == name), "any")
+    return kind in ("path", "model") or name == decl.model_option or (isinstance(value, str) and os.sep in value)
 
 
 def scores_checksum(scores: list[float]) -> str:
