@@ -36,6 +36,17 @@ def _with_env(value: str, call: Callable[[], tuple[str, str]]) -> tuple[str, str
             os.environ["DIALEVAL_METRIC_PACKAGES"] = old
 
 
+def _out_dash(root: Path, cli: Classify, argv: list[str]) -> tuple[str, str]:
+    """``--out -`` run from ``root``: a folder named ``-`` made there is a silent result."""
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        kind, detail = cli(argv)
+    finally:
+        os.chdir(old)
+    return ("silent", "made a folder named '-'") if (root / "-").exists() else (kind, detail)
+
+
 def _shadow(root: Path, cli: Classify, argv: list[str]) -> tuple[str, str]:
     package = root / "shadow" / "shadowplug"
     package.mkdir(parents=True, exist_ok=True)
@@ -140,7 +151,7 @@ def option_attempts(root: Path, cli: Classify, lib: Classify) -> list[Attempt]:
                                                      *out])),
         (OPTIONS, "--metric-arg of a metric not scored", lambda: cli([*lb, "--metric", "bleu_2", "--metric-arg",
                                                                       "token_f1:lowercase=false", *out])),
-        (OPTIONS, "--out -", lambda: cli([*lb, "--metric", "bleu_2", "--out", "-"])),
+        (OPTIONS, "--out -", lambda: _out_dash(root, cli, [*lb, "--metric", "bleu_2", "--out", "-"])),
         (OPTIONS, "--scores a|b", lambda: cli([*lb, "--scores", f"a|b={scores}", *out])),
         (OPTIONS, "--scores name with a newline", lambda: cli([*lb, "--scores", f"a\nb={scores}", *out])),
         *[(OPTIONS, f"DIALEVAL_METRIC_PACKAGES typo: {cmd[0]}", lambda c=cmd: _with_env("dialeval_no_such", lambda: cli(c)))
