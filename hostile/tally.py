@@ -3,11 +3,13 @@ each classified as a one-line error, a crash (a traceback or an unexpected excep
 (exit 0 / no error where one is due); an input that may be accepted and was, with the right result, is ``accepted``.
 Besides the issue's own cases, two generated families: every metric × option × bad value in the library and the CLI
 (``option_values.py``), every command that reads a file × format × hostile content (``file_inputs.py``), and the
-categories of issues 36 and 33 (``numbers_and_outputs.py``: a real 1 MB tmpfs for the full-disk cases when run as root).
+categories of issues 36 and 33 (``numbers_and_outputs.py``: a real 1 MB tmpfs for the full-disk cases when run as root),
+and a fourth pass on own annotations, plugins, baselines and the score cache (``fourth_pass.py``; a call still running
+after its bound counts as a ``hang``).
 Inputs are written into a temporary folder; after each attempt their size and modification time are compared, and
 their SHA-256 at the end; a changed input counts as a destroyed one.
 
-    python hostile/tally.py [--data ../shared/data] [--verbose]
+    python hostile/tally.py [--data ../shared/data] [--verbose] [--only fourth]
 """
 
 from __future__ import annotations
@@ -214,12 +216,17 @@ def stamps(paths: list[Path]) -> dict[str, tuple[int, int]]:
     return out
 
 
-def attempts(tmp: Path, data: Path) -> list[tuple[str, str, Callable[[], tuple[str, str]]]]:
-    """The issue's cases, then the generated option values and file contents."""
+def attempts(tmp: Path, data: Path, only: str | None = None) -> list[tuple[str, str, Callable[[], tuple[str, str]]]]:
+    """The issue's cases, then the generated option values and file contents (``only``: the fourth pass alone)."""
     import file_inputs
+    import fourth_pass
     import newest_surfaces
     import numbers_and_outputs
     import option_values
+
+    fourth = fourth_pass.fourth_attempts(tmp / "fourth-inputs", cli, lib)
+    if only == "fourth":
+        return fourth
 
     issue = [("issue cases", name, run) for name, run in cases(tmp, data)]
     models = option_values.tiny_models(tmp / "models")
@@ -228,20 +235,21 @@ def attempts(tmp: Path, data: Path) -> list[tuple[str, str, Callable[[], tuple[s
     files = file_inputs.file_attempts(tmp / "file-inputs", data, models, run_cli)
     round3 = numbers_and_outputs.round3_attempts(tmp / "round3-inputs", data, models, cli, lib, run_cli)
     newest = newest_surfaces.newest_attempts(tmp / "newest-inputs", cli, lib)
-    return issue + options + files + round3 + newest
+    return issue + options + files + round3 + newest + fourth
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
     parser.add_argument("--verbose", action="store_true", help="print every attempt (default: all but one-line errors)")
+    parser.add_argument("--only", choices=["fourth"], default=None, help="run only the fourth pass's attempts")
     args = parser.parse_args()
     os.environ.update(ENV)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     tmp = Path(tempfile.mkdtemp(prefix="hostile-tally-"))
-    kinds = ("one-line", "accepted", "unverified", "crash", "silent", "destroyed")
+    kinds = ("one-line", "accepted", "unverified", "crash", "silent", "hang", "destroyed")
     try:
-        table = attempts(tmp, Path(args.data).resolve())
+        table = attempts(tmp, Path(args.data).resolve(), args.only)
         inputs = [p for p in sorted(tmp.rglob("*")) if p.is_file() and not p.is_symlink()]
         first, before = sums(tmp), stamps(inputs)
         totals = dict.fromkeys(kinds, 0)
@@ -261,10 +269,10 @@ def main() -> int:
         hashed = [k for k, v in first.items() if k in {str(p.relative_to(tmp)) for p in inputs} and last.get(k) != v]
         print(f"\n{'category':32} {'tried':>6} " + " ".join(f"{k:>9}" for k in kinds))
         for category, row in per.items():
-            print(f"{category:32} {sum(row[k] for k in kinds[:5]):6} " + " ".join(f"{row[k]:9}" for k in kinds))
+            print(f"{category:32} {sum(row[k] for k in kinds[:6]):6} " + " ".join(f"{row[k]:9}" for k in kinds))
         print(f"\nbad inputs tried: {len(table)}; one-line errors: {totals['one-line']}; accepted with the right "
               f"result: {totals['accepted']}; accepted, not compared: {totals['unverified']}; crashes: "
-              f"{totals['crash']}; silent results: {totals['silent']}; "
+              f"{totals['crash']}; silent results: {totals['silent']}; hangs: {totals['hang']}; "
               f"inputs changed: {totals['destroyed']} (SHA-256 of {len(inputs)} inputs before and after: "
               f"{len(hashed)} differ)")
     finally:

@@ -35,4 +35,5 @@ METRIC = declare(
     meta_levels=("turn",),
     meta_requires=("reference",),
     meta_adapter="dialeval.reference.bertscore:bertscore_adapter",
+    meta_whole_set=("idf",),
 )

@@ -16,9 +16,9 @@ METRIC = declare(
     core="dialeval.similarity.quality_vendi:compute_quality_vendi",
     options=(
         Option("contexts", None, "any", "one context per set (a string or a list of turns) the quality metric rates "
-               "each response after; None: each response rated alone"),
+               "each response after; None: each response rated alone", per_item=True),
         Option("qualities", None, "any", "your own per-response qualities, one list per set, each ≥ 0 (higher = "
-               "better); None: from quality_metric"),
+               "better); None: from quality_metric", per_item=True),
         Option("quality_metric", "llm_judge", "str", "llm_judge ((E[rating] − 1) / 4, in [0, 1]) or full_followup "
                "(FULL in nats, ≥ 0)", choices=("llm_judge", "full_followup"), widget=True),
         Option("quality_model", None, "model", "the quality metric's model (None: its offline default, "

@@ -98,10 +98,15 @@ def launch(port: int | None = None, host: str = "127.0.0.1", *, share: bool = Fa
 def launch_options(port: int | None = None, host: str = "127.0.0.1", limits: ui.Limits | None = None) -> dict[str, Any]:
     """``Blocks.launch`` keyword arguments shared by ``dialeval demo`` and the Space: system fonts, no
     server-side rendering process, errors shown, a hard upload cap of 5× the checked limit (files
-    between the two get dialeval's own message; larger ones are refused by Gradio before reading), and the MCP
-    server (``/gradio_api/mcp/``, the tools of :mod:`dialeval.ui.mcp`) when the ``mcp`` package is installed."""
+    between the two get dialeval's own message; larger ones are refused by Gradio before reading), the MCP
+    server (``/gradio_api/mcp/``, the tools of :mod:`dialeval.ui.mcp`) when the ``mcp`` package is installed, and a
+    bound on the nesting of JSON request bodies (:mod:`dialeval.ui.request_depth`)."""
+    from starlette.middleware import Middleware
+
     from dialeval.ui.mcp import mcp_available
+    from dialeval.ui.request_depth import DepthGuard
 
     limits = limits or ui.Limits.from_env()
     return {"server_name": host, "server_port": port, "show_error": True, "ssr_mode": False, "theme": _theme(),
-            "max_file_size": 5 * limits.max_upload_bytes, "footer_links": ["api"], "mcp_server": mcp_available()}
+            "max_file_size": 5 * limits.max_upload_bytes, "footer_links": ["api"], "mcp_server": mcp_available(),
+            "app_kwargs": {"middleware": [Middleware(DepthGuard)]}}

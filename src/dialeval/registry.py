@@ -85,6 +85,7 @@ class Option:
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
+    per_item: bool = False  #: one entry per input item: a metric made before its inputs exist cannot take it
 
     def __post_init__(self) -> None:
         if self.type not in OPTION_TYPES:
@@ -213,7 +214,9 @@ class MetricDeclaration:
     rows' level (``turn``/``dialog``; a set dataset's config name), a factory with a ``quality`` parameter also
     gets the dataset's overall quality and one with a ``rubric`` parameter the rubric text the dataset declares
     for it; ``meta_variants`` are extra leaderboard rows of the metric with fixed options, e.g.
-    ``{"<name>_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets). ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
+    ``{"<name>_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets);
+    ``meta_whole_set`` are options that, when true, make a row's score depend on the other rows (BERTScore's ``idf``:
+    weights from every reference), so the leaderboard scores the whole set in one call, as meta-eval does. ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
     ``{"kind": "items", ...}`` for per-item scores; see :mod:`dialeval.distributed`); ``None``: one process only.
     ``item_column`` names the per-item column it writes on Ray (default: the metric's name). ``core`` is
@@ -255,6 +258,7 @@ class MetricDeclaration:
     meta_adapter: str | None = None
     meta_datasets: tuple[str, ...] = ()  # replaced by meta_levels/meta_requires: refused with the fix
     meta_variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    meta_whole_set: tuple[str, ...] = ()
     scale_out: str | None = None
     core: str | None = None
     item_column: str | None = None
@@ -408,10 +412,21 @@ def _declarations_in(module_name: str) -> list[MetricDeclaration]:
     return out
 
 
-def _plugin_modules() -> list[str]:
-    names = [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
-    names += [n.strip() for n in os.environ.get(PACKAGES_ENV, "").split(",") if n.strip()]
+def _plugin_modules() -> list[tuple[str, str]]:
+    """``(module, where it is named)`` of every plugin: the entry points, then ``$DIALEVAL_METRIC_PACKAGES``."""
+    names = [(ep.value, f"entry point {ep.name!r} of the {ENTRY_POINT_GROUP} group")
+             for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    names += [(n.strip(), PACKAGES_ENV) for n in os.environ.get(PACKAGES_ENV, "").split(",") if n.strip()]
     return names
+
+
+def _plugin_declarations(module_name: str, where: str) -> list[MetricDeclaration]:
+    """A plugin's declarations; a module that does not import is one line naming it and where it is named."""
+    try:
+        return _declarations_in(module_name)
+    except ImportError as exc:
+        raise ValueError(f"{where}: the metric package {module_name!r} does not import ({type(exc).__name__}: "
+                         f"{exc}); fix its name or install it.") from None
 
 
 def declarations() -> dict[str, MetricDeclaration]:
@@ -421,9 +436,13 @@ def declarations() -> dict[str, MetricDeclaration]:
     with _LOCK:
         if _CACHE is not None and _CACHE_KEY == key:
             return _CACHE
-        found: dict[str, MetricDeclaration] = {}
-        for module_name in ["dialeval.metrics", *_plugin_modules()]:
-            for decl in _declarations_in(module_name):
+        found = {d.name: d for d in _declarations_in("dialeval.metrics")}
+        builtin = set(found)
+        for module_name, where in _plugin_modules():
+            for decl in _plugin_declarations(module_name, where):
+                if decl.name in builtin:
+                    raise ValueError(f"{where}: the plugin metric {decl.name!r} ({decl.package}) has the name of a "
+                                     "built-in metric; rename the plugin's metric.")
                 if decl.name in found and found[decl.name] != decl:
                     raise ValueError(f"metric {decl.name!r} is declared twice ({found[decl.name].package} and "
                                      f"{decl.package}); rename one.")

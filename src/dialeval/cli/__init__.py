@@ -90,7 +90,12 @@ def error_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # lists the metrics: a plugin that does not import or clashes fails here
+    except ValueError as exc:
+        command = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), "")
+        print(f"dialeval {command}: error: {error_line(exc)}".replace(" :", ":"), file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     remove_temporaries_on_sigterm()  # SIGTERM runs the cleanups (temporary outputs) that Ctrl-C runs
     try:

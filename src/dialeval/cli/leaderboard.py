@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dialeval.io.files import first_missing, remove_created, resolve_output
+from dialeval.io.files import first_missing, is_stdout, remove_created, resolve_output
 from dialeval.io.validation import MAX_RESAMPLES, check_resamples
 
 
@@ -108,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.meta.own_data import parse_mapping, parse_scores_options
 
     check_resamples(args.resamples)
+    if is_stdout(args.out) or not str(args.out).strip():
+        raise ValueError(f"--out {args.out!r}: the leaderboard writes a folder (leaderboard.json, .md, .png and its "
+                         "cache), not standard output; give a folder path, e.g. --out leaderboard/.")
     out = resolve_output(args.out)  # once: `missing/../keep` is `keep`, and no `missing` is made on the way
     created = first_missing(out)
     before = _files_in(out)

@@ -33,10 +33,11 @@ from typing import Any
 
 from dialeval.dialstory.coherence import CoherenceScorer
 from dialeval.io.signature import make_signature
-from dialeval.io.validation import check_list, check_texts
+from dialeval.io.validation import check_list, check_texts, is_int
 from dialeval.lexical import formulas as lexical
 from dialeval.models.onnx_backend import check_backend_name, resolve_backend
 from dialeval.models.runtime import check_device_type, resolve_device
+from dialeval.registry import MAX_BATCH
 
 TOKENIZATIONS = ("char", "jieba")
 QUOTES = ("keep", "strip")
@@ -252,6 +253,8 @@ def compute_dialgen(predictions: Any, references: Any, *, tokenization: str = "c
     P > 0.5) and coherence_mean, with a signature."""
     check_device_type(device)  # checked also when no coherence model uses them
     check_backend_name(backend)
+    if not is_int(batch_size) or not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"`batch_size`={batch_size!r:.40} must be an integer from 1 to {MAX_BATCH}.")
     coherence, ran, window = None, None, None
     if coherence_model is not None:
         if stories is None:

@@ -59,7 +59,12 @@ def get(name: Any, options: Mapping[str, Any] | None = None) -> Adapted:
     known = adapted()
     if not isinstance(name, str) or name not in known:
         raise ValueError(f"unknown dialeval metric {name!r}; choose one of: {', '.join(known)}.")
-    registry.check_options(known[name].decl, dict(options or {}))
+    decl = known[name].decl
+    registry.check_options(decl, dict(options or {}))
+    for key, value in (options or {}).items():
+        if value is not None and decl.option(key).per_item:
+            raise ValueError(f"{name}: `{key}`={value!r:.40} holds one entry per item of a call ({decl.option(key).help}), "
+                             "which a metric made before generation cannot align with its items; leave it out.")
     return known[name]
 
 

@@ -111,8 +111,9 @@ def compute_llm_judge(contexts: Any = None, predictions: Any = None, dialogues: 
                       batch_size: int = 8, max_tokens: int | None = 4096, dtype: Any = None, device: Any = None,
                       backend: str | None = None, progress: bool | None = None) -> dict[str, Any]:
     """Expected 1–5 rating of every item on ``quality`` (G-Eval weighting), their mean, the argmax ratings and the
-    rating mass, with a signature. Inputs are checked here, once."""
+    rating mass, with a signature. Inputs are checked here, once. ``None`` for an option is its default."""
     items = _checked_items(config, contexts, predictions, dialogues)
+    share_prefix = True if share_prefix is None else share_prefix
     label, text = resolve_rubric(config, quality, rubric)
     requested = _check_max_length(max_length)
     lm = load_lm(model, dtype=dtype, device=device, backend=backend)

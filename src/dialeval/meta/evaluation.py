@@ -31,6 +31,7 @@ an *adapter* ``rows -> per-row scores`` (:func:`make_adapter`).
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import os
@@ -42,7 +43,7 @@ import numpy as np
 from dialeval import registry
 from dialeval.io.signature import make_signature
 from dialeval.io.validation import collected_notes
-from dialeval.meta import sources
+from dialeval.meta import sources, variants
 from dialeval.meta.columns import HUMAN_FIELDS, column_adapter, column_names, self_targets  # noqa: F401 - re-exported
 from dialeval.meta.report import format_report, plot_report  # noqa: F401 - re-exported
 from dialeval.meta.rows import (  # noqa: F401 - re-exported
@@ -126,8 +127,9 @@ def make_adapter(metric: str, dataset: str | DatasetDeclaration, config: str,
     found = registry.meta_row(metric)
     if found is None:
         raise ValueError(f"unknown metric {metric!r} for meta-evaluation; use one of {usable} or column:NAME.")
-    decl, fixed = found
-    options = {**fixed, **options}  # a variant's fixed options, overridden by the user's
+    decl, _fixed = found
+    options = variants.row_options(metric, options)  # a variant's fixed options with the user's (never against them)
+    registry.check_options(decl, options, strict=False)  # declared types and ranges, as every other route checks
     if not decl.meta_levels:
         what = ("is corpus-level (one score for a whole list of responses)" if decl.inputs == "responses"
                 else f"reads {registry.INPUT_KINDS[decl.inputs]}")
@@ -212,6 +214,10 @@ def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_res
     if not np.all(np.isfinite(s)):
         bad = int(np.flatnonzero(~np.isfinite(s))[0])
         raise ValueError(f"the metric gave a non-finite score ({s[bad]}) for row {bad}.")
+    if s.size and float(np.max(np.abs(s))) > 1e100:
+        bad = int(np.argmax(np.abs(s)))
+        raise ValueError(f"the metric gave a score of {s[bad]:g} for row {bad}, beyond ±1e100, where the products and "
+                         "sums of a correlation overflow; rescale its scores.")
     results = []
     for t in targets:
         y = np.asarray(t.values, dtype=float)
@@ -239,16 +245,29 @@ def resolve_rounding(dataset: str | DatasetDeclaration, metric: str, round_decim
 
 def score_rows(metric: str, dataset: str | DatasetDeclaration, config: str, rows: list[dict[str, Any]],
                metric_args: dict[str, Any] | None = None, round_decimals: int | None | str = "auto") -> dict[str, Any]:
-    """``{"scores", "signature"}`` of ``metric`` on protocol rows, rounded as :func:`resolve_rounding` says."""
-    scored = make_adapter(metric, dataset, config, metric_args)(rows)
+    """``{"scores", "signature"}`` of ``metric`` on protocol rows, rounded as :func:`resolve_rounding` says. A
+    plugin's metric scores a copy of the rows (an adapter that edits them cannot change another metric's rows), and
+    what goes wrong in it is one line naming it."""
+    adapter = make_adapter(metric, dataset, config, metric_args)
+    found = registry.meta_row(metric)
+    plugin = found[0].package if found and not found[0].package.startswith("dialeval.") else None
+    who = f"{metric} (plugin {plugin})" if plugin else metric
+    if plugin is None:
+        scored = adapter(rows)
+    else:
+        try:
+            scored = adapter(copy.deepcopy(rows))
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure, named in one line
+            raise ValueError(f"{who} failed on {len(rows)} rows: {type(exc).__name__}: {exc}"[:400]) from None
     if not isinstance(scored, dict) or not isinstance(scored.get("scores"), (list, tuple, np.ndarray)):
-        raise TypeError(f"{metric}'s adapter returned {type(scored).__name__}, not {{'scores': [...], 'signature': str}}.")
+        raise TypeError(f"{who}'s adapter returned {type(scored).__name__}, not {{'scores': [...], 'signature': str}}.")
     try:
         scores = [float(x) for x in scored["scores"]]
     except (TypeError, ValueError):
-        raise TypeError(f"{metric}'s adapter returned a score that is not a number.") from None
+        raise TypeError(f"{who}'s adapter returned a score that is not a number.") from None
     if len(scores) != len(rows):
-        raise RuntimeError(f"{metric} returned {len(scores)} scores for {len(rows)} rows.")
+        raise ValueError(f"{who} returned {len(scores)} scores for {len(rows)} rows; its adapter must return one "
+                         "score per row, in order.")
     digits = resolve_rounding(dataset, metric, round_decimals)
     if digits is not None:
         scores = [round(x, digits) for x in scores]

@@ -31,7 +31,7 @@ from dialeval.io.files import atomic_write_json, atomic_write_text, check_output
 from dialeval.io.signature import make_signature
 from dialeval.io.validation import collected_notes
 from dialeval.meta import cache as score_cache
-from dialeval.meta import own_data, sources
+from dialeval.meta import own_data, sources, variants
 from dialeval.meta import quality as lq
 from dialeval.meta.evaluation import (
     STATISTICS,
@@ -45,11 +45,12 @@ from dialeval.meta.evaluation import (
     targets_for,
     williams_test,
 )
+from dialeval.meta.progress import Heartbeat
 from dialeval.meta.sources import DatasetDeclaration
 from dialeval.meta.tables import _json_safe, markdown, plot_png, write_outputs  # noqa: F401 - re-exported
 
 MARKER = ".dialeval-leaderboard"
-PROGRESS_EVERY = 10.0  #: seconds between progress lines of one unit's statistics
+PROGRESS_EVERY = 10.0  #: seconds between progress lines of a long step (:class:`dialeval.meta.progress.Heartbeat`)
 Log = Callable[[str], None]
 
 
@@ -120,12 +121,15 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
 def _chunked_scores(cache: Path, metric: str, decl: DatasetDeclaration, config: str, rows: list[dict[str, Any]],
                     log: Log, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Scores of ``metric`` on ``rows``, cached (per the dataset's ``chunk_rows`` when it declares them, so a
-    killed run resumes from its last complete chunk; the whole is cached as well). Stored columns are read from
+    killed run resumes from its last complete chunk, unless its options make a row's score depend on the other
+    rows, the declaration's ``meta_whole_set``; the whole is cached as well). Stored columns are read from
     the rows each time (nothing to cache)."""
     if metric.startswith("column:"):
         return score_rows(metric, decl, config, rows)
     key = score_cache.metric_key(metric, options)
-    step = decl.chunk_rows
+    found = registry.meta_row(metric)
+    whole_set = found is not None and any(variants.row_options(metric, options).get(o) for o in found[0].meta_whole_set)
+    step = None if whole_set else decl.chunk_rows  # a score that depends on the other rows is never cut in parts
     parts = ([(f"{config}.part{k}", rows[i:i + step]) for k, i in enumerate(range(0, len(rows), step))]
              if step and len(rows) > step else [])
 
@@ -190,39 +194,22 @@ def _pair_tests(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Any, bas
     return out
 
 
-class _Progress:
-    """A line now and then while one unit's statistics take long: every :data:`PROGRESS_EVERY` seconds, and at
-    the end when the unit took longer than that."""
-
-    def __init__(self, label: str, total: int, log: Log) -> None:
-        self.label, self.total, self.log, self.done = label, total, log, 0
-        self.started = self.last = time.perf_counter()
-
-    def step(self, what: str) -> None:
-        self.done += 1
-        now = time.perf_counter()
-        if now - self.last >= PROGRESS_EVERY:
-            self.last = now
-            self.log(f"{self.label}: statistics {self.done}/{self.total} ({what}), {now - self.started:.0f} s")
-
-    def end(self) -> None:
-        seconds = time.perf_counter() - self.started
-        if seconds >= PROGRESS_EVERY:
-            self.log(f"{self.label}: statistics done in {seconds:.0f} s")
-
-
 def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, Any]], scored: dict[str, dict[str, Any]],
                    acc: dict[str, Any], group: dict[str, Any], *, n_resamples: int, fraction: float, seed: int,
-                   confidence: float, log: Log = print) -> None:
+                   confidence: float, beat: Heartbeat | None = None) -> None:
     """Rows (item level, and system level where the data names enough systems), paired tests and the unit kept
-    for the summary, of one (dataset, config) whose metrics are ``scored``; appended to ``acc``."""
+    for the summary, of one (dataset, config) whose metrics are ``scored``; appended to ``acc``. ``beat`` is told
+    each step (its progress lines)."""
     rated = decl.protocol == "rated"
     targets = targets_for(decl, config, data, all_qualities=True)
     systems, notes = lq.system_coverage(data, decl.system_field) if rated else (None, [])
     group["notes"] += notes
     pairs = list(itertools.combinations(scored, 2))
-    progress = _Progress(f"{decl.name} / {config}", len(scored) + len(pairs), log)
-    for metric, res in scored.items():
+    total, label = len(scored) + len(pairs), f"{decl.name} / {config}: statistics"
+    started = time.perf_counter()
+    for k, (metric, res) in enumerate(scored.items(), 1):
+        if beat is not None:
+            beat.doing(f"{label} {k}/{total} ({metric})")
         found = evaluate_scores(res["scores"], targets, n_resamples=n_resamples, fraction=fraction, seed=seed,
                                 confidence=confidence)
         if rated:
@@ -232,11 +219,12 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
                                     confidence=confidence)
         acc["rows"] += [{"metric": metric, "dataset": decl.name, "config": config, **r, "signature": res["signature"],
                          "seconds": res.get("seconds")} for r in found]
-        progress.step(metric)
-    for a, b in pairs:
+    for k, (a, b) in enumerate(pairs, len(scored) + 1):
+        if beat is not None:
+            beat.doing(f"{label} {k}/{total} ({a} vs {b})")
         _pair_rows(decl, config, a, b, scored, targets, acc, n_resamples=n_resamples, seed=seed, confidence=confidence)
-        progress.step(f"{a} vs {b}")
-    progress.end()
+    if beat is not None and (seconds := time.perf_counter() - started) >= PROGRESS_EVERY:
+        beat.log(f"{label} done in {seconds:.0f} s")
     if rated:
         overall = decl.overall_target(config)
         y = np.asarray(next(t.values for t in targets if t.name == overall), dtype=float)
@@ -270,6 +258,18 @@ def _check_settings(max_rows: dict[str, int] | None, known: list[str], n_resampl
     if not 0 < fraction <= 1 or not 0 < confidence < 1 or n_resamples < 1 or seed < 0:
         raise ValueError(f"bootstrap settings out of range: --fraction {fraction} must be in (0, 1], confidence "
                          f"{confidence} in (0, 1), --resamples {n_resamples} ≥ 1, --seed {seed} ≥ 0.")
+
+
+def _check_metric_args(metric_args: dict[str, dict[str, Any]] | None, tasks: list[tuple[str, str, str]]) -> None:
+    """Every ``--metric-arg`` names a metric this run scores and agrees with the row it names (a variant's fixed
+    options, :func:`dialeval.meta.variants.row_options`)."""
+    scored = list(dict.fromkeys(t[0] for t in tasks))
+    for metric, options in (metric_args or {}).items():
+        if metric not in scored:
+            first = next(iter(options or {"KEY": ""}))
+            raise ValueError(f"--metric-arg {metric}:{first}=…: {metric!r} is not scored in this run (scored: "
+                             f"{scored[:12]}); add --metric {metric}, or drop the option.")
+        variants.row_options(metric, options)
 
 
 def read_files(data: Sequence[str | os.PathLike] | None, *, fields: dict[str, str] | None = None,
@@ -318,7 +318,21 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
     """Score, correlate, test and write ``OUT/leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``.
 
     ``data``: the user's files (:func:`dialeval.meta.own_data.read`, with ``fields``/``qualities``/``overall``);
-    ``scores``: ``{name: file}`` of per-item scores joined by ``id``; ``metric_args``: ``{metric: options}``."""
+    ``scores``: ``{name: file}`` of per-item scores joined by ``id``; ``metric_args``: ``{metric: options}``. While a
+    step runs longer than :data:`PROGRESS_EVERY` seconds, ``log`` gets a line saying which, that often."""
+    with Heartbeat(log, PROGRESS_EVERY) as beat:
+        beat.doing("reading the inputs")
+        return _build(data_dir, out, datasets=datasets, metrics=metrics, max_rows=max_rows, n_resamples=n_resamples,
+                      fraction=fraction, seed=seed, confidence=confidence, log=log, data=data, fields=fields,
+                      qualities=qualities, overall=overall, scores=scores, metric_args=metric_args, beat=beat)
+
+
+def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datasets: Sequence[str] | None,
+           metrics: Sequence[str] | None, max_rows: dict[str, int] | None, n_resamples: int, fraction: float,
+           seed: int, confidence: float, log: Log, data: Sequence[str | os.PathLike] | None,
+           fields: dict[str, str] | None, qualities: list[str] | None, overall: str | None,
+           scores: dict[str, str | os.PathLike] | None, metric_args: dict[str, dict[str, Any]] | None,
+           beat: Heartbeat) -> dict[str, Any]:
     root = Path(data_dir).expanduser() if data_dir is not None else None
     if root is not None and not root.is_dir():
         raise FileNotFoundError(f"--data-dir {str(root)!r} is not a folder; give the folder holding the datasets' "
@@ -327,12 +341,15 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
                                                        metrics=metrics)}
     if root is None and (datasets or not files):
         raise ValueError("give --data-dir DIR for the built-in datasets, or --data FILE for your own.")
+    for name in scores or {}:
+        own_data.check_scores_name(name)
     own_scores = {name: own_data.read_scores(Path(path)) for name, path in (scores or {}).items()}
     clash = sorted(set(own_scores) & set(registry.declarations()))
     if clash:
         raise ValueError(f"--scores {clash[0]!r} has the name of a metric; choose another name.")
     _check_settings(max_rows, [*sources.declarations(), *files], n_resamples, fraction, seed, confidence)
     tasks, skipped = plan(datasets, [m for m in metrics or ()] or None, [f.declaration for f in files.values()])
+    _check_metric_args(metric_args, tasks)
     decls = {**sources.declarations(), **{n: f.declaration for n, f in files.items()}}
     target_dir = prepare_out(out, [root, *(f.path for f in files.values())])
     score_cache.check_cache_folder(target_dir / "cache")
@@ -344,8 +361,10 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
         decl = decls[dataset]
         rows, info = _group_rows(decl, config, root, files, (max_rows or {}).get(dataset))
         targets_for(decl, config, rows, all_qualities=True)  # a missing overall quality fails before any scoring
-        scored = {m: _chunked_scores(target_dir / "cache", m, decl, config, rows, log, (metric_args or {}).get(m))
-                  for m, _, _ in group}
+        scored = {}
+        for m, _, _ in group:
+            beat.doing(f"{m} / {dataset} / {config}: scoring {len(rows)} rows")
+            scored[m] = _chunked_scores(target_dir / "cache", m, decl, config, rows, log, (metric_args or {}).get(m))
         for name, table in own_scores.items():
             joined = own_data.join_scores(table, rows, name, f"{dataset}/{config}")
             if joined is not None:
@@ -355,11 +374,12 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
         for note in info["notes"]:
             log(f"{dataset} / {config}: {note}")
         groups[(dataset, config)] = {**info, "metrics": list(scored)}
-        _analyse_group(decl, config, rows, scored, acc, groups[(dataset, config)], fraction=fraction, log=log,
+        _analyse_group(decl, config, rows, scored, acc, groups[(dataset, config)], fraction=fraction, beat=beat,
                        **settings)
     for name in own_scores:
         if not any(name in g["metrics"] for g in groups.values()):
             raise ValueError(f"--scores {name}: no id in it matches an item of the scored datasets.")
+    beat.doing("clusters, summary and the report")
     report = _report(acc, groups, decls, skipped, max_rows, n_resamples, fraction, seed, confidence, started)
     report["signature"] = make_signature(
         "leaderboard", configs=[f"{d}/{c}" for d, c in groups], metrics=sorted({t[0] for t in tasks} | set(own_scores)),

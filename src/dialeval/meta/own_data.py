@@ -42,6 +42,8 @@ from dialeval.meta.sources import DatasetDeclaration
 
 FIELDS = ("id", "context", "response", "reference", "system", "dialogue")
 CHUNK_ROWS = 200
+#: The largest magnitude of a rating or score: a correlation multiplies and sums them, which beyond this overflows.
+MAX_MAGNITUDE = 1e100
 SUFFIXES = (".jsonl", ".csv", ".parquet", ".json")
 
 
@@ -82,6 +84,15 @@ def _number(value: Any) -> float | None:
             return None
         return out if math.isfinite(out) else None
     return None
+
+
+def bounded(x: float, loc: str, what: str) -> float:
+    """``x`` when its magnitude is at most :data:`MAX_MAGNITUDE`; else one line naming where and what to do."""
+    if abs(x) > MAX_MAGNITUDE:
+        raise MalformedDataError(f"{loc}: {what} is {x:g}, beyond ±{MAX_MAGNITUDE:g}, where the products and sums of "
+                                 "a correlation overflow; rescale it (dividing a whole column by a constant changes "
+                                 "no correlation).")
+    return x
 
 
 def _missing(value: Any) -> bool:
@@ -189,7 +200,7 @@ def _row(rec: dict[str, Any], loc: str, m: dict[str, str], level: str, qualities
         got = [None] if _missing(value) else scores_of(value)
         if got is None:
             raise MalformedDataError(f"{loc}: quality {q!r} is {value!r:.40}, not a number or a list of numbers.")
-        ann[q] = got
+        ann[q] = [None if v is None else bounded(v, loc, f"quality {q!r}") for v in got]
     row: dict[str, Any] = {"id": str(rec[m["id"]]) if m["id"] in rec else str(index)}
     if level == "dialog":
         row["context"] = _turns(rec.get(m["dialogue"]), m["dialogue"], loc)
@@ -211,7 +222,7 @@ def _row(rec: dict[str, Any], loc: str, m: dict[str, str], level: str, qualities
         x = _number(rec.get(col))
         if x is None:
             raise MalformedDataError(f"{loc}: column {col!r} is {rec.get(col)!r:.40}, not a number (--metric column:{col}).")
-        row[col] = x
+        row[col] = bounded(x, loc, f"column {col!r}")
     return row
 
 
@@ -336,8 +347,16 @@ def parse_scores_options(pairs: list[str] | None) -> dict[str, Path]:
             raise ValueError(f"--scores {pair!r} must look like NAME=FILE (a JSONL or CSV file with id and score).")
         if name in out:
             raise ValueError(f"--scores {name!r} is given twice; give each its own name.")
+        check_scores_name(name)
         out[name] = Path(file).expanduser()
     return out
+
+
+def check_scores_name(name: Any) -> None:
+    """A ``--scores`` name is one line of printable text without ``|`` (it names a row of the Markdown table)."""
+    if not isinstance(name, str) or not name.strip() or "|" in name or not name.isprintable():
+        raise ValueError(f"--scores name {name!r:.60} must be printable text on one line without '|' (it names a "
+                         "row of the report's table), e.g. my_metric.")
 
 
 def read_scores(path: Path) -> dict[str, float]:
@@ -357,6 +376,7 @@ def read_scores(path: Path) -> dict[str, float]:
         x = _number(rec[column])
         if x is None:
             raise MalformedDataError(f"{loc}: score {rec[column]!r:.40} is not a finite number.")
+        bounded(x, loc, "score")
         key = str(rec["id"])
         if key in out:
             raise MalformedDataError(f"{loc}: id {key!r} is scored twice.")

@@ -42,7 +42,9 @@ REPORT_FIELDS = {"rows": (("metric", "dataset", "config"), ("target", "statistic
 
 def check_report(report: dict[str, Any], path: str | os.PathLike) -> None:
     """Refuse a ``leaderboard.json`` whose entries are not what ``dialeval leaderboard`` writes, before any name
-    read from it becomes a path: one line naming the entry and the field."""
+    read from it becomes a path: one line naming the entry and the field. Every entry's dataset/config is one of
+    the report's units (its ``datasets``, which every leaderboard writes)."""
+    units = report.get("datasets")
     for key, (names, strings, numbers) in REPORT_FIELDS.items():
         entries = report.get(key, [])
         if not isinstance(entries, list):
@@ -63,6 +65,13 @@ def check_report(report: dict[str, Any], path: str | os.PathLike) -> None:
                 v = entry.get(field)
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                     raise ValueError(f"{where_}.{field} is {v!r:.60}; expected a number or null.")
+            unit = f"{entry['dataset']}/{entry['config']}"
+            if units is not None and not isinstance(units, dict):
+                raise ValueError(f"{path}: 'datasets' (the units scored, DATASET/CONFIG) must be an object, got "
+                                 f"{type(units).__name__}; rerun `dialeval leaderboard`.")
+            if units is not None and unit not in units:
+                raise ValueError(f"{where_}: dataset/config {unit!r:.60} is not among the report's units "
+                                 f"{sorted(units)[:8]}; rerun `dialeval leaderboard`.")
 
 
 def eval_results_yaml(report: dict[str, Any], metric: str, org: str) -> str:

@@ -178,7 +178,13 @@ def declarations() -> dict[str, DatasetDeclaration]:
 
         found: dict[str, DatasetDeclaration] = {d.name: d for d in BUILTIN_DATASETS}
         for module_name in _plugin_modules():
-            for decl in _declarations_in(module_name):
+            try:
+                plugged = _declarations_in(module_name)
+            except ImportError as exc:
+                raise ValueError(f"{PACKAGES_ENV} or the {ENTRY_POINT_GROUP} entry points: the dataset package "
+                                 f"{module_name!r} does not import ({type(exc).__name__}: {exc}); fix its name or "
+                                 "install it.") from None
+            for decl in plugged:
                 if decl.name in found and found[decl.name] != decl:
                     raise ValueError(f"dataset {decl.name!r} is declared twice (built-in or {module_name}); rename one.")
                 found[decl.name] = decl

@@ -65,6 +65,38 @@ def layer_count(source: str) -> int:
     return int(AutoConfig.from_pretrained(source).num_hidden_layers)
 
 
+def hidden_layers(source: str) -> int | None:
+    """The number of layers of the model at ``source`` (``num_hidden_layers`` of its configuration), or ``None``
+    when its configuration names none."""
+    config = Path(source) / "config.json"
+    if config.is_file():
+        found = json.loads(config.read_text(encoding="utf-8")).get("num_hidden_layers")
+    else:
+        from transformers import AutoConfig
+
+        found = getattr(AutoConfig.from_pretrained(source), "num_hidden_layers", None)
+    return int(found) if is_int(found) else None
+
+
+def _check_layers(model: str, num_layers: int | None) -> None:
+    """``num_layers`` within the model's own layers (bert-score asserts it deep inside otherwise)."""
+    if num_layers is None:
+        return
+    count = hidden_layers(model_source(model))
+    if count is not None and num_layers > count:
+        raise ValueError(f"`num_layers`={num_layers} is more than the {count} layers of model {model.strip()!r}; give "
+                         f"1 to {count}, or leave it out (bert-score's layer for the model, else its last).")
+
+
+def idf_weights(tokenizer: Any, references: list[str]) -> Any:
+    """bert-score's idf weights over ``references`` (its ``get_idf_dict``: log((M + 1) / (df + 1)) per token id,
+    log(M + 1) for a token no reference holds), computed in this process: bert-score's own call starts a forked
+    pool of 4, which can deadlock a process that already runs threads."""
+    from bert_score.utils import get_idf_dict
+
+    return get_idf_dict(references, tokenizer, nthreads=0)
+
+
 def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any = None,
                    num_layers: int | None = None) -> Any:
     """bert-score's scorer for ``model`` on ``device`` in ``dtype``, from the process-wide model cache (the
@@ -99,6 +131,7 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
     if not is_int(batch_size) or not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"`batch_size`={batch_size!r:.40} must be an integer from 1 to {MAX_BATCH}.")
     preds, refs = check_references(predictions, references)
+    _check_layers(model, num_layers)
     # an empty text has no tokens to match: its score is 0 (bert-score itself fails on it), as for every other
     # reference-based metric; an empty reference of several is left out of the best-of
     refs = [[r for r in group if r.strip()] for group in refs]
@@ -113,7 +146,7 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
         warnings.simplefilter("ignore", UserWarning)  # "Overwriting the previous importance weights"
         scorer._idf = idf  # bert-score reads the flag per call; it has no setter
         if idf:
-            scorer.compute_idf([r for group in refs_in for r in group])
+            scorer._idf_dict = idf_weights(scorer._tokenizer, [r for group in refs_in for r in group])
         precision, recall, f1 = scorer.score(preds_in, refs_in, batch_size=int(batch_size))
     full = {name: [0.0] * len(preds) for name in ("precision", "recall", "scores")}
     for j, i in enumerate(scored):

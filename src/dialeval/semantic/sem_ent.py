@@ -14,7 +14,7 @@ from dialeval.io.signature import make_signature
 from dialeval.io.validation import inputs_checked
 from dialeval.models.encoders import BATCH_SIZE, DEFAULT_ENCODER, check_responses, encoder_name
 from dialeval.models.runtime import ModelCache
-from dialeval.registry import Adapter
+from dialeval.registry import MAX_BATCH, Adapter
 from dialeval.resources import semantic_space_dir
 from dialeval.semantic.clustering import cluster_distribution
 from dialeval.semantic.space import (
@@ -93,8 +93,8 @@ def compute_sem_ent(predictions: Any, space: Any = None, reference_responses: An
     if restarts is not None and reference_responses is None:
         raise ValueError("`seeds` needs `reference_responses` (k-means is refitted per seed); a saved `space` has "
                          "one fixed clustering.")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}.")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"`batch_size`={batch_size!r:.40} must be an integer from 1 to {MAX_BATCH}.")
     if isinstance(examples_per_cluster, bool) or not isinstance(examples_per_cluster, int) or examples_per_cluster < 0:
         raise ValueError(f"`examples_per_cluster` must be an int ≥ 0, got {examples_per_cluster!r}.")
     if space is not None and reference_responses is not None:

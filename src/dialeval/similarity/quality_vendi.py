@@ -103,14 +103,29 @@ def metric_qualities(sets: list[list[str]], contexts: list[list[str]] | None, qu
 def quality_metric_options(quality_metric: Any, quality_model: Any, extra: Any, device: Any,
                            progress: bool | None) -> dict[str, Any]:
     """The quality metric's options: its model option = ``quality_model``, ``device`` and ``progress`` shared,
-    then ``extra`` (a dict of its other options, e.g. ``{"quality": "fluency"}`` for the judge)."""
+    then ``extra`` (a dict of its other options, e.g. ``{"quality": "fluency"}`` for the judge), each checked
+    against the quality metric's declaration (a message names ``quality_options``, the value and what it takes)."""
     if quality_metric not in QUALITY_TERMS:
         raise ValueError(f"quality_metric={quality_metric!r}: use one of {sorted(QUALITY_TERMS)}, or pass your own "
                          "per-response qualities= (≥ 0).")
-    if extra is not None and not isinstance(extra, dict):
-        raise TypeError(f"quality_options={extra!r:.60}: give a dict of the quality metric's options, e.g. "
-                        "{'batch_size': 16}, or None.")
     decl = get_declaration(quality_metric)
+    shared = {"device": "device", "progress": "progress",
+              **({decl.model_option: "quality_model"} if decl.model_option else {})}
+    takes = sorted(o.name for o in decl.options if o.name not in shared)
+    if extra is not None and not isinstance(extra, dict):
+        raise TypeError(f"quality_options={extra!r:.60} is {type(extra).__name__}; give a dict of {quality_metric}'s "
+                        f"options (any of {takes}), e.g. {{'batch_size': 16}}, or None.")
+    for key, value in (extra or {}).items():
+        if key in shared:
+            raise ValueError(f"quality_options[{key!r}]={value!r:.40}: give it as quality_vendi's {shared[key]}=, "
+                             f"not inside quality_options (which takes {quality_metric}'s {takes}).")
+        if key not in takes:
+            raise ValueError(f"quality_options[{key!r}]={value!r:.40}: {quality_metric} has no option {key!r}; "
+                             f"quality_options takes {takes}.")
+        try:
+            decl.option(key).check(value, quality_metric)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"quality_options[{key!r}]: {exc}") from None
     opts: dict[str, Any] = {"device": device, "progress": progress}
     if decl.model_option:
         opts[decl.model_option] = quality_model

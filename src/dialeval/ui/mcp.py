@@ -66,6 +66,13 @@ def metric_tool(decl: MetricDeclaration, score: Callable[..., Any]) -> Callable[
 
     async def tool(*args: Any) -> str:
         request, *values = args
+        names = [*boxes, *(["model"] if decl.needs_model else [])]
+        for name, value in zip(names, values):  # the HTTP API route reaches here without the MCP schema's check
+            if value is not None and not isinstance(value, str):
+                what = f"text ({BOXES[name][1]})" if name in BOXES else "a model name (text), or empty"
+                raise gr.Error(f"{TOOL_PREFIX}{decl.name}: `{name}` must be {what}, got {type(value).__name__}.",
+                               print_exception=False)
+        values = ["" if v is None else v for v in values]
         texts = dict(zip(boxes, values))
         model = (values[len(boxes)] or None) if decl.needs_model else None
         data = await score(None, request, texts, {decl.name: model})
