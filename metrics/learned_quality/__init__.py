@@ -14,7 +14,7 @@ METRIC = declare(
     inputs="dialogues",
     module="dialeval.metrics.learned_quality.learned_quality:LearnedQuality",
     core="dialeval.relevance.evaluator:compute_learned_quality",
-    configs=("turn", "dialog"),
+    configs=("dialog", "turn"),  # the declared example is a conversation
     ui_config="dialog",
     options=(
         Option("weights", None, "path", "an evaluator folder written by `dialeval train-evaluator` (None: the "

@@ -36,12 +36,12 @@ class LearnedQuality(evaluate_module.DialevalMetric):
     DECLARATION = METRIC
 
     def _info(self) -> evaluate.MetricInfo:
-        level = self.config_name if self.config_name in CONFIGS else "turn"
+        level = self.config_name if self.config_name in CONFIGS else "dialog"
         return self.metric_info(_FEATURES[level], _INPUTS, _DESCRIPTION)
 
     def _compute(self, weights: Any, batch_size: int, dtype: Any, device: Any, backend: Any, progress: Any,
                  contexts: Any = None, predictions: Any = None, dialogues: Any = None) -> dict[str, Any]:
-        config = self.config_name if self.config_name in CONFIGS else "turn"
+        config = self.config_name if self.config_name in CONFIGS else "dialog"
         return compute_learned_quality(contexts, predictions, dialogues, config=config, weights=weights,
                                        batch_size=batch_size, dtype=dtype, device=device, backend=backend,
                                        progress=progress)

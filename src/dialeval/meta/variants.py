@@ -1,4 +1,4 @@
-"""A leaderboard row's options: a metric's variant rows (``bleu_2``: ``bleu`` with ``max_order=2``) run with their
+"""A leaderboard row's options: a metric's variant rows (``NAME_2``: ``NAME`` with ``max_order=2``) run with their
 fixed options and the user's ``--metric-arg`` ones, which may add to them but never contradict them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dialeval import registry
 
 def row_options(name: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The options a metric row ``name`` runs with: a variant's fixed options with the user's (``--metric-arg``);
-    a user option that contradicts a variant's fixed one (``bleu_2`` with ``max_order=4``) is refused in one line,
+    a user option that contradicts a variant's fixed one (``NAME_2`` with ``max_order=4``) is refused in one line,
     since the row's name would then say something its numbers are not."""
     options = dict(options or {})
     found = registry.meta_row(name)

@@ -30,6 +30,11 @@ CONFIGS = ("turn", "dialog")
 POOLINGS = ("mean", "decay", "concat")
 
 
+def resolve_config(config: Any, dialogues: Any) -> Any:
+    """``config`` as given, or for ``None`` the level the inputs are at."""
+    return ("dialog" if dialogues is not None else "turn") if config is None else config
+
+
 def check_options(turns: Any, pooling: Any, config: Any) -> None:
     """One line per bad option, before any model loads."""
     if config not in CONFIGS:
@@ -142,10 +147,12 @@ def embed_lookup(encoder: Any, texts: Sequence[str], batch_size: int, progress: 
 
 
 def compute_context_relevance(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
-                              speakers: Any = None, config: str = "turn", turns: int = 1, pooling: str = "mean",
+                              speakers: Any = None, config: str | None = None, turns: int = 1, pooling: str = "mean",
                               encoder: Any = None, batch_size: int = BATCH_SIZE, dtype: Any = None,
                               device: Any = None, backend: Any = None, progress: bool | None = None) -> dict[str, Any]:
-    """Context relevance per response (``turn``) or per conversation (``dialog``), their mean and a signature."""
+    """Context relevance per response (``turn``) or per conversation (``dialog``; ``config=None``: ``dialog`` when
+    ``dialogues`` are given), their mean and a signature."""
+    config = resolve_config(config, dialogues)
     check_options(turns, pooling, config)
     ctxs, resps, owner, n = check_inputs(config, contexts, predictions, dialogues, speakers)
     enc = get_encoder(encoder, device=device, dtype=dtype, backend=backend)

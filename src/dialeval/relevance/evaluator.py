@@ -108,11 +108,12 @@ def load_evaluator(weights: Any = None, *, device: Any = None, dtype: Any = None
 
 
 def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
-                            speakers: Any = None, config: str = "turn", weights: Any = None,
+                            speakers: Any = None, config: str | None = None, weights: Any = None,
                             batch_size: int = BATCH_SIZE, dtype: Any = None, device: Any = None, backend: Any = None,
                             progress: bool | None = None) -> dict[str, Any]:
     """The learned evaluator per response (``turn``) or conversation (``dialog``): ``p_V·p_N``, its two parts
-    per response, their mean and a signature."""
+    per response, their mean and a signature (``config=None``: ``dialog`` when ``dialogues`` are given)."""
+    config = core.resolve_config(config, dialogues)
     core.check_options(1, "mean", config)
     ctxs, resps, owner, n = core.check_inputs(config, contexts, predictions, dialogues, speakers)
     encoder, heads, name = load_evaluator(weights, device=device, dtype=dtype, backend=backend)
