@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.io.files import first_missing, remove_created, resolve_output
-from dialeval.io.validation import MAX_RESAMPLES, check_resamples
+from dialeval.io.validation import MAX_RESAMPLES, MIN_RESAMPLES, check_fraction, check_resamples
 
 
 def add_data_options(p: argparse.ArgumentParser, *, several: bool = True) -> None:
@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
     p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",
                    help="score only the first N source rows of DATASET (e.g. dailydialog_plusplus=200 contexts)")
     p.add_argument("--resamples", type=int, default=1000,
-                   help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
+                   help=f"bootstrap resamples (default 1000, from {MIN_RESAMPLES} to {MAX_RESAMPLES:,})")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each interval resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(func=run)
@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.meta.own_data import parse_mapping, parse_scores_options
 
     check_resamples(args.resamples)
+    check_fraction(args.fraction)
     out = resolve_output(args.out)  # once: `missing/../keep` is `keep`, and no `missing` is made on the way
     created = first_missing(out)
     before = _files_in(out)

@@ -9,7 +9,7 @@ from typing import Any
 from dialeval import registry
 from dialeval.cli.leaderboard import add_data_options, metric_args
 from dialeval.io.files import atomic_write_json, check_output_path, is_stdout
-from dialeval.io.validation import MAX_RESAMPLES, check_resamples
+from dialeval.io.validation import MAX_RESAMPLES, MIN_RESAMPLES, check_fraction, check_resamples
 from dialeval.meta.evaluation import format_report, meta_evaluate, parse_metric_args, plot_report
 
 
@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
                         "as the leaderboard takes it (METRIC: the --metric scored); fed follows the FULL paper's "
                         "protocol (speaker tags stripped), speaker_prefix=true restores 'User: '/'System: '")
     p.add_argument("--resamples", type=int, default=1000,
-                   help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
+                   help=f"bootstrap resamples (default 1000, from {MIN_RESAMPLES} to {MAX_RESAMPLES:,})")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--round", default="auto",
@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir, *(args.data or [])],
                                    option=f"--{option}") if getattr(args, option) else None for option in ("out", "plot"))
     check_resamples(args.resamples)
+    check_fraction(args.fraction)
     config: Any = args.config
     if config and len(config) == 1:
         config = config[0]

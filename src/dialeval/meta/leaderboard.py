@@ -29,7 +29,7 @@ import numpy as np
 from dialeval import registry
 from dialeval.io.files import atomic_write_json, atomic_write_text, check_output_path
 from dialeval.io.signature import make_signature
-from dialeval.io.validation import collected_notes
+from dialeval.io.validation import check_fraction, check_resamples, collected_notes
 from dialeval.meta import cache as score_cache
 from dialeval.meta import own_data, sources
 from dialeval.meta import quality as lq
@@ -241,7 +241,8 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
         overall = decl.overall_target(config)
         y = np.asarray(next(t.values for t in targets if t.name == overall), dtype=float)
         acc["units"][(decl.name, config)] = {"overall": overall, "targets": {overall: y}, "scores": {
-            m: res["scores"] for m, res in scored.items() if not np.array_equal(np.asarray(res["scores"], dtype=float), y)}}
+            m: res["scores"] for m, res in scored.items() if lq.quality_copy(np.asarray(res["scores"], dtype=float),
+                                                                      targets) is None}}
 
 
 def _pair_rows(decl: DatasetDeclaration, config: str, a: str, b: str, scored: dict[str, dict[str, Any]],
@@ -267,9 +268,10 @@ def _check_settings(max_rows: dict[str, int] | None, known: list[str], n_resampl
     for d, n in (max_rows or {}).items():
         if d not in known or isinstance(n, bool) or not isinstance(n, int) or n < 10:
             raise ValueError(f"--max-rows {d}={n!r}: give a dataset of {sorted(known)} and at least 10 rows.")
-    if not 0 < fraction <= 1 or not 0 < confidence < 1 or n_resamples < 1 or seed < 0:
-        raise ValueError(f"bootstrap settings out of range: --fraction {fraction} must be in (0, 1], confidence "
-                         f"{confidence} in (0, 1), --resamples {n_resamples} ≥ 1, --seed {seed} ≥ 0.")
+    check_resamples(n_resamples)
+    check_fraction(fraction)
+    if not 0 < confidence < 1 or seed < 0:
+        raise ValueError(f"bootstrap settings out of range: confidence {confidence} must be in (0, 1), --seed {seed} ≥ 0.")
 
 
 def read_files(data: Sequence[str | os.PathLike] | None, *, fields: dict[str, str] | None = None,
@@ -386,7 +388,10 @@ def _report(acc: dict[str, Any], groups: dict[tuple[str, str], dict[str, Any]], 
                       "paired": "with replacement, same rows for both metrics",
                       "clusters": f"paired permutation test over items, {n_resamples} resamples, one-sided p ≤ {lq.ALPHA} "
                                   "(mt-metrics-eval's rank assignment)",
-                      "system_level": "items drawn with replacement within each system, system means recomputed",
+                      "system_level": "systems drawn with replacement, then each drawn system's items with replacement "
+                                      "(two-level bootstrap), system means recomputed",
+                      "item_level": f"subsamples of {fraction:g} of the items drawn without replacement, "
+                                    "percentile interval",
                       "summary": "units (dataset/config) with replacement, then items with replacement"},
         "published": published, "wall_seconds": round(time.perf_counter() - started, 1),
     }
