@@ -134,11 +134,14 @@ def markdown(result: dict[str, Any]) -> str:
     lines = ["The paper's Table 5 and 6 have their Spearman and Pearson columns swapped: its \"Spearman\" numbers are "
              "Pearson r and its \"Pearson\" numbers Spearman ρ. Below, each of the paper's numbers stands under the "
              f"statistic it is. With nlg-eval's scorers (`implementation=nlg-eval`), {hits} of {total} rows match both "
-             f"numbers within {REPRODUCED:g} ({2 * hits} of {2 * total} numbers; largest difference {worst:.1e}).", "",
+             f"numbers within {REPRODUCED:g} ({2 * hits} of {2 * total} numbers; largest difference {worst:.1e}). "
+             "The rows of dialeval's default BLEU (sacrebleu) are in the result file.", "",
              "| dataset | metric | ρ (dialeval) | ρ (paper) | r (dialeval) | r (paper) | differs by > 0.03 because |",
              "|---|---|---:|---:|---:|---:|---|"]
     for name, data in result["datasets"].items():
         for r in data["rows"]:
+            if r["metric"] == "bleu" and not _nlg(r):
+                continue  # sacrebleu's rows: in the result file (their gap is the scorer, as METEOR's and ROUGE-L's)
             label = r["row"] + (" (implementation=nlg-eval)" if _nlg(r) else "")
             rho, pr = _published(r)
             lines.append(f"| {name} (n={data['n']}) | {label} | {_cell(r['spearman'], r['spearman_ci'])} | "
