@@ -65,14 +65,14 @@ def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None, list[
     metric = args.metric[0] if args.metric else None
     columns = [metric[len("column:"):]] if metric and metric.startswith("column:") else []
     own = read(args.data[0], fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
-               columns=columns)
+               columns=columns, copies=args.reference_copies)
     return own.declaration, {own.config: own.rows}, [f"{own.declaration.name}: {n}" for n in own.notes]
 
 
 def _metric(args: argparse.Namespace) -> tuple[str, dict[str, float] | None]:
     from dialeval.meta.own_data import parse_scores_options, read_scores
 
-    metrics = args.metric or []
+    metrics = [m for m in args.metric or [] if m != "none"]  # --metric none: only your --scores (as the leaderboard)
     if len(metrics) > 1:
         raise ValueError(f"meta-eval scores one metric, got --metric {' --metric '.join(metrics)}; give one (the "
                          "leaderboard scores several: dialeval leaderboard --metric A --metric B).")

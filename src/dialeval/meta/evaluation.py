@@ -300,7 +300,10 @@ def _scored(metric: str, decl: DatasetDeclaration, cfg: str, rows: list[dict[str
 
     joined = join_scores(own_scores, rows, metric, f"{decl.name}/{cfg}")
     if joined is None:
-        raise ValueError(f"--scores {metric}: no id in it matches an item of {decl.name}/{cfg}.")
+        from dialeval.meta.own_data import id_hint
+
+        raise ValueError(f"--scores {metric}: no id in it matches an item of {decl.name}/{cfg} "
+                         f"({id_hint(own_scores, rows)}).")
     return {"scores": joined, "signature": f"scores:{metric}"}, []
 
 

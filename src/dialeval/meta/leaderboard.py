@@ -117,6 +117,26 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
     return tasks, skipped
 
 
+def plan_units(datasets: Sequence[str] | None, metrics: Sequence[str] | None, files: Sequence[DatasetDeclaration],
+               own_scores: bool) -> tuple[list[tuple[str, str, str]], list[dict[str, str]], list[tuple[str, str]]]:
+    """``(tasks, skipped, units)``: :func:`plan`'s, and the (dataset, config) units in order. ``--metric none``
+    scores no metric: only the asked ``column:`` metrics and the ``--scores`` files, on every config of the
+    selected datasets (a unit no file scores is then left out)."""
+    asked = list(metrics or ())
+    if "none" not in asked:
+        tasks, skipped = plan(datasets, asked or None, files)
+        return tasks, skipped, list(dict.fromkeys(sorted((d, c) for _, d, c in tasks)))
+    others = [m for m in asked if m != "none"]
+    if any(not m.startswith("column:") for m in others):
+        raise ValueError(f"--metric none scores no metric, only your --scores and column:NAME; drop --metric "
+                         f"{next(m for m in others if not m.startswith('column:'))}.")
+    if not own_scores and not others:
+        raise ValueError("--metric none scores only your own scores: give --scores NAME=FILE or --metric column:NAME.")
+    tasks = plan(datasets, others, files)[0] if others else []
+    units = [(d.name, c) for d in _selected(datasets, files) for c in d.configs] if own_scores else []
+    return tasks, [], list(dict.fromkeys(sorted({*units, *((d, c) for _, d, c in tasks)})))
+
+
 def _chunked_scores(cache: Path, metric: str, decl: DatasetDeclaration, config: str, rows: list[dict[str, Any]],
                     log: Log, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Scores of ``metric`` on ``rows``, cached (per the dataset's ``chunk_rows`` when it declares them, so a
@@ -276,8 +296,9 @@ def _check_settings(max_rows: dict[str, int] | None, known: list[str], n_resampl
 
 def read_files(data: Sequence[str | os.PathLike] | None, *, fields: dict[str, str] | None = None,
                qualities: list[str] | None = None, overall: str | None = None,
-               metrics: Sequence[str] | None = None) -> list[own_data.OwnData]:
-    """The user's ``--data`` files as datasets (distinct names: a repeated stem gets ``-2``, ``-3`` …)."""
+               metrics: Sequence[str] | None = None, copies: str = "keep") -> list[own_data.OwnData]:
+    """The user's ``--data`` files as datasets (distinct names: a repeated stem gets ``-2``, ``-3`` …); items whose
+    response equals their reference kept or left out (``copies``, :func:`dialeval.meta.own_data.reference_copies`)."""
     columns = [m[len("column:"):] for m in metrics or () if m.startswith("column:")]
     out: list[own_data.OwnData] = []
     taken = set(sources.declarations())
@@ -285,7 +306,7 @@ def read_files(data: Sequence[str | os.PathLike] | None, *, fields: dict[str, st
         base = own_data.dataset_name(Path(path))
         name = next(n for k in itertools.count(1) if (n := base if k == 1 else f"{base}-{k}") not in taken)
         taken.add(name)
-        found = own_data.read(path, fields=fields, qualities=qualities, overall=overall, name=name,
+        found = own_data.read(path, fields=fields, qualities=qualities, overall=overall, name=name, copies=copies,
                               columns=[c for c in columns if c])
         out.append(found)
     return out
@@ -316,17 +337,18 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
           data: Sequence[str | os.PathLike] | None = None, fields: dict[str, str] | None = None,
           qualities: list[str] | None = None, overall: str | None = None,
           scores: dict[str, str | os.PathLike] | None = None,
-          metric_args: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+          metric_args: dict[str, dict[str, Any]] | None = None, reference_copies: str = "keep") -> dict[str, Any]:
     """Score, correlate, test and write ``OUT/leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``.
 
     ``data``: the user's files (:func:`dialeval.meta.own_data.read`, with ``fields``/``qualities``/``overall``);
-    ``scores``: ``{name: file}`` of per-item scores joined by ``id``; ``metric_args``: ``{metric: options}``."""
+    ``scores``: ``{name: file}`` of per-item scores joined by ``id``; ``metric_args``: ``{metric: options}``;
+    ``reference_copies``: ``"keep"`` or ``"leave-out"`` the items of ``data`` whose response is their reference."""
     root = Path(data_dir).expanduser() if data_dir is not None else None
     if root is not None and not root.is_dir():
         raise FileNotFoundError(f"--data-dir {str(root)!r} is not a folder; give the folder holding the datasets' "
                                 "folders (as in ../shared/data).")
     files = {f.declaration.name: f for f in read_files(data, fields=fields, qualities=qualities, overall=overall,
-                                                       metrics=metrics)}
+                                                       metrics=metrics, copies=reference_copies)}
     if root is None and (datasets or not files):
         raise ValueError("give --data-dir DIR for the built-in datasets, or --data FILE for your own.")
     own_scores = {name: own_data.read_scores(Path(path)) for name, path in (scores or {}).items()}
@@ -334,7 +356,7 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
     if clash:
         raise ValueError(f"--scores {clash[0]!r} has the name of a metric; choose another name.")
     _check_settings(max_rows, [*sources.declarations(), *files], n_resamples, fraction, seed, confidence)
-    tasks, skipped = plan(datasets, [m for m in metrics or ()] or None, [f.declaration for f in files.values()])
+    tasks, skipped, units = plan_units(datasets, metrics, [f.declaration for f in files.values()], bool(own_scores))
     decls = {**sources.declarations(), **{n: f.declaration for n, f in files.items()}}
     target_dir = prepare_out(out, [root, *(f.path for f in files.values())])
     score_cache.check_cache_folder(target_dir / "cache")
@@ -342,16 +364,20 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
     acc: dict[str, Any] = {"rows": [], "pairs": [], "left_out": [], "units": {}}
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     settings = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-    for (dataset, config), group in itertools.groupby(sorted(tasks, key=lambda t: (t[1], t[2])), key=lambda t: (t[1], t[2])):
+    seen: list[dict[str, Any]] = []  # a few items of each unit, for the "no id matches" error
+    for dataset, config in units:
         decl = decls[dataset]
         rows, info = _group_rows(decl, config, root, files, (max_rows or {}).get(dataset))
         targets_for(decl, config, rows, all_qualities=True)  # a missing overall quality fails before any scoring
         scored = {m: _chunked_scores(target_dir / "cache", m, decl, config, rows, log, (metric_args or {}).get(m))
-                  for m, _, _ in group}
+                  for m, d, c in tasks if (d, c) == (dataset, config)}
+        seen += rows[:2]
         for name, table in own_scores.items():
             joined = own_data.join_scores(table, rows, name, f"{dataset}/{config}")
             if joined is not None:
                 scored[name] = {"scores": joined, "signature": f"scores:{Path(scores[name]).name}"}  # type: ignore[index]
+        if not scored:
+            continue  # --metric none: a unit none of the --scores files scores
         for reason, count in info["left_out"].items():
             log(f"{dataset} / {config}: {count} row(s) left out ({reason})")
         for note in info["notes"]:
@@ -361,12 +387,14 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
                        **settings)
     for name in own_scores:
         if not any(name in g["metrics"] for g in groups.values()):
-            raise ValueError(f"--scores {name}: no id in it matches an item of the scored datasets.")
+            raise ValueError(f"--scores {name}: no id in it matches an item of the scored datasets "
+                             f"({own_data.id_hint(own_scores[name], seen)}).")
     report = _report(acc, groups, decls, skipped, max_rows, n_resamples, fraction, seed, confidence, started)
     report["signature"] = make_signature(
         "leaderboard", configs=[f"{d}/{c}" for d, c in groups], metrics=sorted({t[0] for t in tasks} | set(own_scores)),
         boot=n_resamples, frac=fraction, seed=seed, conf=confidence,
-        max_rows=",".join(f"{k}={v}" for k, v in sorted((max_rows or {}).items())) or None)
+        max_rows=",".join(f"{k}={v}" for k, v in sorted((max_rows or {}).items())) or None,
+        ref_copies=None if reference_copies == "keep" else reference_copies)
     write_outputs(target_dir, report)
     return report
 
