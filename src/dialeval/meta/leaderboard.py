@@ -137,6 +137,17 @@ def plan_units(datasets: Sequence[str] | None, metrics: Sequence[str] | None, fi
     return tasks, [], list(dict.fromkeys(sorted({*units, *((d, c) for _, d, c in tasks)})))
 
 
+def _joined_scores(own_scores: dict[str, dict[str, float]], files: dict[str, Any], rows: list[dict[str, Any]],
+                   where: str) -> dict[str, dict[str, Any]]:
+    """Each ``--scores`` file's scores of ``rows`` joined by id (a file that scores none of them is left out)."""
+    out = {}
+    for name, table in own_scores.items():
+        joined = own_data.join_scores(table, rows, name, where)
+        if joined is not None:
+            out[name] = {"scores": joined, "signature": f"scores:{Path(files[name]).name}"}
+    return out
+
+
 def _chunked_scores(cache: Path, metric: str, decl: DatasetDeclaration, config: str, rows: list[dict[str, Any]],
                     log: Log, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Scores of ``metric`` on ``rows``, cached (per the dataset's ``chunk_rows`` when it declares them, so a
@@ -372,16 +383,11 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
         scored = {m: _chunked_scores(target_dir / "cache", m, decl, config, rows, log, (metric_args or {}).get(m))
                   for m, d, c in tasks if (d, c) == (dataset, config)}
         seen += rows[:2]
-        for name, table in own_scores.items():
-            joined = own_data.join_scores(table, rows, name, f"{dataset}/{config}")
-            if joined is not None:
-                scored[name] = {"scores": joined, "signature": f"scores:{Path(scores[name]).name}"}  # type: ignore[index]
+        scored.update(_joined_scores(own_scores, scores or {}, rows, f"{dataset}/{config}"))
         if not scored:
             continue  # --metric none: a unit none of the --scores files scores
-        for reason, count in info["left_out"].items():
-            log(f"{dataset} / {config}: {count} row(s) left out ({reason})")
-        for note in info["notes"]:
-            log(f"{dataset} / {config}: {note}")
+        for line in [f"{count} row(s) left out ({reason})" for reason, count in info["left_out"].items()] + info["notes"]:
+            log(f"{dataset} / {config}: {line}")
         groups[(dataset, config)] = {**info, "metrics": list(scored)}
         _analyse_group(decl, config, rows, scored, acc, groups[(dataset, config)], fraction=fraction, log=log,
                        **settings)
