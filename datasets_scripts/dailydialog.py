@@ -12,8 +12,15 @@ its ``response`` (with its emotion and dialogue act); Sem-Ent fits its clusters 
 0 ordinary_life … 9 finance (ParlAI's ``culture_and_educastion`` is read as ``culture_and_education``). A
 missing label is -1, an unknown one is an error.
 
+Splits: ``validation`` and ``test`` from ParlAI's ``validation.json``/``test.json``; ``train`` from ParlAI's
+``train.json`` or, when it is absent, the original release's ``train/`` folder (``dialogues_train.txt``, one dialogue
+a line, utterances separated by ``__eou__``, with ``dialogues_act_train.txt`` and ``dialogues_emotion_train.txt``:
+11,118 dialogues, 76,053 pairs; the release has no topics there, ``topic`` is -1; one dialogue, 0-based 7851, has
+12 utterances but 11 act and emotion labels: its last turn's are -1). Sem-Ent fits its clusters on the training
+responses (Han et al. 2022).
+
 Known repeats (:data:`KNOWN_REPEATS`): the release repeats three dialogues exactly (validation 962 = 709; test
-203 = 64 and 991 = 769). :func:`dialeval.datasets.load` refuses them unless ``allow_duplicates=True`` (a score
+203 = 64 and 991 = 769), and 569 of its training dialogues repeat an earlier one exactly (``"train": "exact"``). :func:`dialeval.datasets.load` refuses them unless ``allow_duplicates=True`` (a score
 would count them twice); ``dialeval hub build`` publishes them as released, like the Hub's ``daily_dialog``,
 when the repeats it finds are exactly these.
 """
@@ -57,8 +64,10 @@ DIALOGUE_FEATURES = datasets.Features({
     "emotion": datasets.Sequence(datasets.ClassLabel(names=list(EMOTIONS))),
 })
 #: ``{split: {dialogue_id of the repeat: dialogue_id of the first}}`` in the release (ParlAI's JSON).
-KNOWN_REPEATS = {"validation": {962: 709}, "test": {203: 64, 991: 769}}
-SPLIT_FILES = {"train": ["train.json"], "validation": ["validation.json", "valid.json"], "test": ["test.json"]}
+KNOWN_REPEATS: dict[str, Any] = {"validation": {962: 709}, "test": {203: 64, 991: 769}, "train": "exact"}
+SPLIT_FILES = {"train": ["train.json", "train/dialogues_train.txt"], "validation": ["validation.json", "valid.json"],
+               "test": ["test.json"]}
+RELEASE_SEPARATOR = "__eou__"
 
 
 def label(value: Any, names: tuple[str, ...], field: str, loc: str) -> int:
@@ -88,6 +97,28 @@ def dialogue_texts(dialog: Any, loc: str) -> list[str]:
         require_keys(turn, ("text",), tloc)
         texts.append(require_str(turn["text"], "text", tloc))
     return texts
+
+
+def release_dialogues(path: Path) -> list[dict[str, Any]]:
+    """The original release's ``dialogues_train.txt`` (and the act and emotion files beside it) as ParlAI-style
+    records ``{"topic": None, "dialogue": [{"text", "act", "emotion"}, ...]}``; a turn without a label gets none."""
+    def lines(name: str) -> list[str]:
+        found = path.parent / name
+        return found.read_text(encoding="utf-8").splitlines() if found.is_file() else []
+
+    texts = path.read_text(encoding="utf-8").splitlines()
+    acts, emotions = lines("dialogues_act_train.txt"), lines("dialogues_emotion_train.txt")
+    out = []
+    for d, line in enumerate(texts):
+        turns = [u.strip() for u in line.split(RELEASE_SEPARATOR)]
+        turns = turns[:-1] if turns and not turns[-1] else turns
+        a = acts[d].split() if d < len(acts) else []
+        e = emotions[d].split() if d < len(emotions) else []
+        out.append({"topic": None, "dialogue": [
+            {"text": text, "act": ACTS[int(a[t])] if t < len(a) and a[t].isdigit() and 0 < int(a[t]) < len(ACTS) else None,
+             "emotion": EMOTIONS[int(e[t])] if t < len(e) and e[t].isdigit() and int(e[t]) < len(EMOTIONS) else None}
+            for t, text in enumerate(turns)]})
+    return out
 
 
 def dialogue_pairs(dialogues: Any, path: str | Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -135,7 +166,7 @@ class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
     ParlAI's ``train/validation/test.json`` (splits whose file is missing are left out; at least one must
     exist)."""
 
-    VERSION = datasets.Version("1.2.0")  # 1.2: the Hub's daily_dialog act/emotion ids; config dialogues
+    VERSION = datasets.Version("1.3.0")  # 1.3: the train split (the release's train/ folder); 1.2: Hub ids, dialogues
     BUILDER_CONFIGS = [
         datasets.BuilderConfig(name="pairs", version=VERSION, description="context/response pairs"),
         datasets.BuilderConfig(name="dialogues", version=VERSION,
@@ -164,7 +195,7 @@ class DailyDialogBuilder(datasets.GeneratorBasedBuilder):
         return [datasets.SplitGenerator(name=split, gen_kwargs={"path": path}) for split, path in found.items()]
 
     def _generate_examples(self, path: Path) -> Any:
-        dialogues = read_json(path)
+        dialogues = release_dialogues(path) if path.suffix == ".txt" else read_json(path)
         if self.config.name == "dialogues":
             yield from enumerate(dialogue_rows(dialogues, path))
             return

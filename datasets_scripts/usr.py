@@ -38,9 +38,11 @@ LEFT_OUT = "the reference of every row; the paper does not evaluate on its ratin
 
 
 def baselines_line(baselines: dict[str, tuple[float, float]], table: str) -> str:
-    """The paper's baseline Spearman ρs as one published-numbers line of the leaderboard."""
-    return "baselines: " + ", ".join(f"{name} {rho:.3f}" for name, (rho, _) in baselines.items()) + (
-        f" (Mehri & Eskenazi 2020, {table}; without the ground-truth rows)")
+    """The paper's baseline Spearman ρs as one published-numbers line of the leaderboard: its "Pearson" column, as
+    the table's Spearman and Pearson columns are swapped (nlg-eval's scorers reproduce all 24 numbers that way)."""
+    return "baselines: " + ", ".join(f"{name} {rho:.3f}" for name, (_, rho) in baselines.items()) + (
+        f" (Mehri & Eskenazi 2020, {table}, its Pearson column, which holds Spearman ρ: the columns are swapped; "
+        "without the ground-truth rows)")
 
 
 def usr_records(data: Any, path: Path) -> list[dict[str, Any]]:
@@ -87,7 +89,8 @@ class UsrTopicalChatBuilder(_UsrBuilder):
                'inherited from HF transformers code). Data license: unknown.')
     FILES = {"turn": ("tc_usr_data.json",)}
     DESCRIPTION = "USR TopicalChat: 360 responses, 6 qualities, 3 annotators each."
-    #: The paper's baselines (Table 5): metric → (Spearman ρ, Pearson r) with Overall Quality.
+    #: The paper's baselines (Table 5) as printed: metric → ("Spearman", "Pearson") with Overall Quality; the two
+    #: columns are swapped (the first is Pearson r, the second Spearman ρ: scripts/reproduce_usr_baselines.py).
     PUBLISHED_BASELINES = {
         "token_f1": (0.1645, 0.1690), "bleu_1": (0.2728, 0.2876), "bleu_2": (0.2862, 0.3012),
         "bleu_3": (0.2569, 0.3006), "bleu_4": (0.2160, 0.2956), "meteor": (0.3365, 0.3908),
@@ -102,7 +105,7 @@ class UsrPersonaChatBuilder(_UsrBuilder):
                'unknown.')
     FILES = {"turn": ("pc_usr_data.json",)}
     DESCRIPTION = "USR PersonaChat: 300 responses, 6 qualities, 3 annotators each."
-    #: The paper's baselines (Table 6): metric → (Spearman ρ, Pearson r) with Overall Quality.
+    #: The paper's baselines (Table 6) as printed, its two columns swapped as in Table 5.
     PUBLISHED_BASELINES = {
         "token_f1": (0.1422, 0.1241), "bleu_1": (0.0434, 0.0469), "bleu_2": (0.1122, 0.0943),
         "bleu_3": (0.1202, 0.0924), "bleu_4": (0.1353, 0.0899), "meteor": (0.2527, 0.2713),

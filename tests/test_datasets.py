@@ -124,12 +124,21 @@ def test_fed_turn_and_dialog(shared_data, cache):
     assert "response" not in dialog.features
 
 
+def features_act(ds, row):
+    return ds["train"].features["act"].int2str(row["act"])
+
+
 def test_dailydialog_pairs(shared_data, cache):
     with pytest.raises(MalformedDataError, match=r"dialogue_id 203 repeats dialogue_id 64.*--allow-duplicates"):
         load("dailydialog", data_dir=shared_data / "dailydialog", cache_dir=cache)  # the release repeats 3 dialogues
     ds = load("dailydialog", data_dir=shared_data / "dailydialog", cache_dir=cache, allow_duplicates=True)
-    # 7,740 test turns in 1,000 dialogues → 6,740 pairs; 8,069 validation turns → 7,069
-    assert {k: v.num_rows for k, v in ds.items()} == {"validation": 7069, "test": 6740}
+    # 7,740 test turns in 1,000 dialogues → 6,740 pairs; 8,069 validation turns → 7,069; the release's train/ folder:
+    # 87,171 utterances (`__eou__`-separated) in 11,118 dialogues → 76,053
+    assert {k: v.num_rows for k, v in ds.items()} == {"train": 76053, "validation": 7069, "test": 6740}
+    first = ds["train"][0]
+    assert first["context"] == ["Say , Jim , how about going for a few beers after dinner ?"]
+    assert first["response"] == "You know that is tempting but is really not good for our fitness ."
+    assert (first["topic"], features_act(ds, first)) == (-1, "commissive")  # the release's act 4; no topics there
     row = ds["test"][0]
     assert row["context"] == ["Hey man , you wanna buy some weed ?"]
     assert row["response"] == "Some what ?"
@@ -144,7 +153,9 @@ def test_dailydialog_pairs(shared_data, cache):
 def test_dailydialog_dialogues_config(shared_data, cache):
     ds = load("dailydialog", "dialogues", data_dir=shared_data / "dailydialog", cache_dir=cache,
               allow_duplicates=True)  # the release repeats dialogues (issue 21)
-    assert {k: v.num_rows for k, v in ds.items()} == {"validation": 1000, "test": 1000}
+    assert {k: v.num_rows for k, v in ds.items()} == {"train": 11118, "validation": 1000, "test": 1000}
+    short = ds["train"][7851]  # 12 utterances, 11 labels in the release: the last turn's are missing (-1)
+    assert len(short["dialog"]) == 12 and short["act"][-1] == -1 and short["emotion"][-1] == -1
     first = ds["test"][0]
     assert first["dialog"][:2] == ["Hey man , you wanna buy some weed ?", "Some what ?"]
     assert len(first["act"]) == len(first["emotion"]) == len(first["dialog"])

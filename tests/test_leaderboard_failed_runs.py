@@ -22,7 +22,7 @@ def _data(tmp_path, n=30):
 
 
 def _run(tmp_path, out, *extra):
-    return main(["leaderboard", "--data", str(_data(tmp_path)), "--metric", "column:mine", "--resamples", "10",
+    return main(["leaderboard", "--data", str(_data(tmp_path)), "--metric", "column:mine", "--resamples", "100",
                  "--out", str(out), *extra])
 
 
@@ -74,7 +74,7 @@ def test_cached_scores_of_a_failed_run_stay_for_the_rerun(tmp_path, monkeypatch)
 
     monkeypatch.setattr(leaderboard, "offline_reason", lambda decl: None)
     monkeypatch.setattr(leaderboard, "score_rows", fake)
-    args = ["leaderboard", "--data", str(path), "--metric", "token_f1", "--resamples", "10", "--out", str(out)]
+    args = ["leaderboard", "--data", str(path), "--metric", "token_f1", "--resamples", "100", "--out", str(out)]
     monkeypatch.setattr(leaderboard, "write_outputs", lambda *a: (_ for _ in ()).throw(RuntimeError("late")))
     with pytest.raises(RuntimeError, match="late"):
         main(args)

@@ -117,7 +117,7 @@ def test_an_interrupted_run_resumes_without_rescoring(shared_data, tmp_path, mon
     monkeypatch.setattr(leaderboard, "offline_reason", lambda decl: None)
     calls: list[int] = []
     out = tmp_path / "lb"
-    kw = {"datasets": ["usr_topicalchat"], "metrics": ["full_followup"], "n_resamples": 20, "log": lambda _: None}
+    kw = {"datasets": ["usr_topicalchat"], "metrics": ["full_followup"], "n_resamples": 100, "log": lambda _: None}
     monkeypatch.setattr(leaderboard, "score_rows", lambda *a: _fake_scores(*a, calls, fail_at=2))
     with pytest.raises(KeyboardInterrupt):
         leaderboard.build(shared_data, out, **kw)
@@ -156,7 +156,7 @@ def test_hub_folder_has_configs_heatmap_and_both_eval_results_formats(shared_dat
 
     cols = [f"column:metrics.{c}" for c in ("Ruber_Unref_Score", "CTX_Unref_Score", "Eng_Score_MeanPooling")]
     board = tmp_path / "board"
-    report = leaderboard.build(shared_data, board, datasets=["predictive_engagement"], metrics=cols, n_resamples=30,
+    report = leaderboard.build(shared_data, board, datasets=["predictive_engagement"], metrics=cols, n_resamples=100,
                                log=lambda _: None)
     assert len(report["clusters"]) == 9 and len(report["summary"]) == 3  # 3 metrics x 3 statistics; one row each
     hub.build("acme", tmp_path / "hub", from_index=True, only=[], leaderboard=board)

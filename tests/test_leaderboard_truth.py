@@ -116,7 +116,7 @@ def test_empty_responses_are_counted_and_logged(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     logs: list[str] = []
-    report = leaderboard.build(None, tmp_path / "lb", data=[path], metrics=["column:mine"], n_resamples=10,
+    report = leaderboard.build(None, tmp_path / "lb", data=[path], metrics=["column:mine"], n_resamples=100,
                                log=logs.append)
     assert report["datasets"]["d/turn"]["left_out"] == {"empty response": 3}
     assert "d / turn: 3 row(s) left out (empty response)" in logs

@@ -124,7 +124,7 @@ def contest_rows(shared_data, tmp_path_factory):
     ("AveragedCosineSimilarity", 0.327), ("abs_hds_mean", 0.631), ("metric_abs_hds_mean", 0.631),
 ])
 def test_stored_columns_reproduce_tevet(contest_rows, column, published):
-    report = meta_evaluate("contest", f"column:{column}", rows=contest_rows, n_resamples=50)
+    report = meta_evaluate("contest", f"column:{column}", rows=contest_rows, n_resamples=100)
     by_target = {(r["target"], r["statistic"]): r for r in report["configs"]["con_test_200_resp_gen"]["results"]}
     assert round(by_target[("label_value", "spearman")]["value"], 3) == published
     assert set(by_target) == {("label_value", "spearman"), ("label_value", "oca"), ("human_score_mean", "spearman")}
@@ -132,7 +132,7 @@ def test_stored_columns_reproduce_tevet(contest_rows, column, published):
 
 def test_a_stored_target_is_not_correlated_with_itself(contest_rows):
     rows = contest_rows["con_test_200_resp_gen"]
-    report = meta_evaluate("contest", "column:human_score_mean", rows=contest_rows, n_resamples=20)
+    report = meta_evaluate("contest", "column:human_score_mean", rows=contest_rows, n_resamples=100)
     results = report["configs"]["con_test_200_resp_gen"]["results"]
     assert [(r["target"], r["statistic"]) for r in results] == [("label_value", "spearman"), ("label_value", "oca")]
     expected = spearmanr([r["human_score_mean"] for r in rows], [r["label_value"] for r in rows]).statistic
@@ -170,7 +170,7 @@ def test_our_distinct_n_reproduces_tevet(contest_rows):
 ])
 def test_dectest_and_oca_from_stored_columns(shared_data, tmp_path_factory, config, column, rho, oca):
     report = meta_evaluate("contest", f"column:{column}", config=config, data_dir=shared_data / "diversity_eval",
-                           cache_dir=tmp_path_factory.mktemp("c"), n_resamples=20)
+                           cache_dir=tmp_path_factory.mktemp("c"), n_resamples=100)
     res = {(r["target"], r["statistic"]): r["value"] for r in report["configs"][config]["results"]}
     assert round(res[("label_value", "spearman")], 3) == rho
     assert round(res[("label_value", "oca")], 3) == oca if oca else ("label_value", "oca") not in res
@@ -206,7 +206,7 @@ def _fed_rows(overall, extra):
 
 def test_fed_protocol_on_hand_rows():
     rows = {"turn": _fed_rows([1.0, 2.0, 3.0, 4.0, 5.0], [5.0, 4.0, 3.0, 2.0, 1.0])}
-    report = meta_evaluate("fed", "column:annotation_means.Engaging", rows=rows, n_resamples=20)
+    report = meta_evaluate("fed", "column:annotation_means.Engaging", rows=rows, n_resamples=100)
     [res] = report["configs"]["turn"]["results"]
     assert (res["target"], res["statistic"], res["value"]) == ("annotation_means.Overall", "spearman", -1.0)
     assert report["round_decimals"] is None
@@ -221,7 +221,7 @@ def test_fed_turn_and_dialog_real(shared_data, tmp_path, config, column, rows):
     means = {q: [np.mean([v for v in e["annotations"][q] if isinstance(v, int)]) for e in entries]
              for q in (column, "Overall")}
     report = meta_evaluate("fed", f"column:annotation_means.{column}", config=config, data_dir=shared_data / "fed",
-                           cache_dir=tmp_path, n_resamples=20)
+                           cache_dir=tmp_path, n_resamples=100)
     res = report["configs"][config]
     assert res["num_rows"] == len(entries) == rows
     assert res["results"][0]["value"] == pytest.approx(spearmanr(means[column], means["Overall"]).statistic, abs=1e-12)
@@ -271,8 +271,8 @@ def test_model_adapters_pass_options_and_inputs(monkeypatch):
     make_adapter("full_followup", "fed", "turn", {"speaker_prefix": True})(rows)
     assert cores[-1] == ([["User: hi 0", "System: r0"], ["User: hi 1", "System: r1"]], "turn", {})
     fed_rows = {"dialog": rows}
-    assert "|speakers:stripped|" in meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=5)["signature"]
-    report = meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=5, metric_args={"speaker_prefix": True})
+    assert "|speakers:stripped|" in meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=100)["signature"]
+    report = meta_evaluate("fed", "full_followup", rows=fed_rows, n_resamples=100, metric_args={"speaker_prefix": True})
     assert "|speakers:prefixed|" in report["signature"] and cores[-1][0] == [["User: hi 0"], ["User: hi 1"]]
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['modle'\]"):
         make_adapter("full_followup", "fed", "turn", {"modle": "/f"})

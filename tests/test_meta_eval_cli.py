@@ -60,7 +60,7 @@ def test_fed_another_quality_against_overall_item_and_system_level(shared_data, 
     entries, mean = _fed(shared_data, config)
     x, y = [mean(e, other) for e in entries], [mean(e, "Overall") for e in entries]
     report = meta_evaluate("fed", f"column:annotation_means.{other}", config=config, data_dir=shared_data / "fed",
-                           cache_dir=tmp_path, n_resamples=20)
+                           cache_dir=tmp_path, n_resamples=100)
     item, system = report["configs"][config]["results"]
     assert (item["target"], item["statistic"], item["level"], item["n"]) == (
         "annotation_means.Overall", "spearman", "item", len(entries))
@@ -77,7 +77,7 @@ def test_fed_another_quality_against_overall_item_and_system_level(shared_data, 
 def test_fed_overall_against_itself_is_refused_in_one_line(shared_data, tmp_path, capsys, column):
     with pytest.raises(ValueError, match=rf"column:{column} is the human quality 'Overall' of fed/turn itself") as err:
         meta_evaluate("fed", f"column:{column}", data_dir=shared_data / "fed", cache_dir=tmp_path / "c",
-                      n_resamples=5)
+                      n_resamples=100)
     assert "\n" not in str(err.value)
     line = _one_error(capsys, main(["meta-eval", "fed", "--metric", f"column:{column}", "--data-dir",
                                     str(shared_data / "fed"), "--cache-dir", str(tmp_path / "c"), "--out",
@@ -91,7 +91,7 @@ def test_own_quality_as_column_leaves_its_cells_out_and_says_so(tmp_path, capsys
     path = _write_jsonl(tmp_path / "d.jsonl", rows)
     mine = own_data.read(path, qualities=["relevance", "fluency"])
     report = meta_evaluate(mine.declaration, "column:annotation_means.relevance", rows={mine.config: mine.rows},
-                           n_resamples=20)
+                           n_resamples=100)
     results = report["configs"]["turn"]["results"]
     assert {r["target"] for r in results} == {"annotation_means.fluency"} and len(results) == 6  # 3 item, 3 system
     spearman = next(r for r in results if r["statistic"] == "spearman" and r["level"] == "item")
@@ -100,7 +100,7 @@ def test_own_quality_as_column_leaves_its_cells_out_and_says_so(tmp_path, capsys
     assert report["notes"] == ["turn: 6 cell(s) left out: column:annotation_means.relevance is the human quality "
                                "'relevance' itself (ρ = 1 by construction, not a metric's result)"]
     assert main(["meta-eval", "--data", str(path), "--metric", "column:annotation_means.relevance",
-                 "--resamples", "20"]) == 0
+                 "--resamples", "100"]) == 0
     out = capsys.readouterr().out
     assert "turn: 6 cell(s) left out" in out and "annotation_means.relevance  spearman" not in out
     assert f"{expected:.3f}" in out
@@ -118,14 +118,14 @@ def test_default_qualities_are_named_in_the_notes(tmp_path, capsys):
     assert note in own_data.read(path, columns=["mine"]).notes
     assert not any(n.startswith("qualities:") for n in own_data.read(path, qualities=["relevance"]).notes)
     assert "'mine'" in next(n for n in own_data.read(path).notes if n.startswith("qualities:"))
-    assert main(["meta-eval", "--data", str(path), "--metric", "column:mine", "--resamples", "10"]) == 0
+    assert main(["meta-eval", "--data", str(path), "--metric", "column:mine", "--resamples", "100"]) == 0
     assert f"d: {note}" in capsys.readouterr().out.splitlines()
 
 
 def test_system_level_rows_of_an_own_file_equal_scipy_on_system_means(tmp_path, capsys):
     rows = _items(40, systems=4)
     mine = own_data.read(_write_jsonl(tmp_path / "d.jsonl", rows), columns=["mine"])
-    report = meta_evaluate(mine.declaration, "column:mine", rows={mine.config: mine.rows}, n_resamples=30)
+    report = meta_evaluate(mine.declaration, "column:mine", rows={mine.config: mine.rows}, n_resamples=100)
     system = {(r["target"], r["statistic"]): r for r in report["configs"]["turn"]["results"] if r["level"] == "system"}
     names = sorted({r["system"] for r in rows})
     score = np.array([r["mine"] for r in rows])
@@ -136,7 +136,7 @@ def test_system_level_rows_of_an_own_file_equal_scipy_on_system_means(tmp_path, 
         for statistic, fn in (("spearman", sps.spearmanr), ("pearson", sps.pearsonr), ("kendall", sps.kendalltau)):
             row = system[(f"annotation_means.{quality}", statistic)]
             assert row["n"] == 4 and row["value"] == pytest.approx(fn(ms, mh).statistic, abs=1e-12)
-    text = main(["meta-eval", "--data", str(tmp_path / "d.jsonl"), "--metric", "column:mine", "--resamples", "10"])
+    text = main(["meta-eval", "--data", str(tmp_path / "d.jsonl"), "--metric", "column:mine", "--resamples", "100"])
     assert text == 0 and "spearman (system)" in capsys.readouterr().out
 
 
@@ -147,7 +147,7 @@ def test_system_level_rows_of_an_own_file_equal_scipy_on_system_means(tmp_path, 
 ])
 def test_no_system_level_says_why(tmp_path, edit, note):
     mine = own_data.read(_write_jsonl(tmp_path / "d.jsonl", edit(_items(20, systems=2))), columns=["mine"])
-    report = meta_evaluate(mine.declaration, "column:mine", rows={mine.config: mine.rows}, n_resamples=10)
+    report = meta_evaluate(mine.declaration, "column:mine", rows={mine.config: mine.rows}, n_resamples=100)
     assert note in report["notes"]
     assert all(r["level"] == "item" for r in report["configs"]["turn"]["results"])
 
@@ -157,7 +157,7 @@ def test_the_leaderboard_says_why_a_unit_has_no_system_level(tmp_path, capsys):
     rows = [{**r, "system": None} if k < 3 else r for k, r in enumerate(rows)]  # 3 items name no system
     out = tmp_path / "lb"
     assert main(["leaderboard", "--data", str(_write_jsonl(tmp_path / "d.jsonl", rows)), "--out", str(out),
-                 "--metric", "column:mine", "--resamples", "10"]) == 0
+                 "--metric", "column:mine", "--resamples", "100"]) == 0
     capsys.readouterr()
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     text = json.dumps(board)
@@ -182,7 +182,7 @@ def test_metric_arg_takes_the_leaderboard_form_for_the_scored_metric(tmp_path, c
     for arg in ("max_order=2", "bleu:max_order=2"):
         out = tmp_path / f"{arg.replace(':', '_')}.json"
         assert main(["meta-eval", "--data", str(path), "--metric", "bleu", "--metric-arg", arg, "--quality",
-                     "relevance", "--resamples", "20", "--out", str(out)]) == 0
+                     "relevance", "--resamples", "100", "--out", str(out)]) == 0
         outs.append(json.loads(out.read_text(encoding="utf-8")))
     assert outs[0] == outs[1] and "options:max_order=2" in outs[0]["signature"]
     assert outs[0]["configs"]["turn"]["results"][0]["value"] == pytest.approx(expected, abs=1e-12)

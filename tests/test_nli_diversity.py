@@ -312,7 +312,7 @@ def test_meta_eval_contest_end_to_end_with_tiny_model(tiny_models, shared_data, 
     ds = dd.load("contest", config, data_dir=shared_data / "diversity_eval", cache_dir=str(tmp_path / "cache"))
     rows = ds["test"].to_list()
     few = [r for r in rows if r["label_value"] == 0.0][:3] + [r for r in rows if r["label_value"] == 1.0][:3]
-    report = meta_evaluate("contest", "nli_diversity", rows={config: few}, n_resamples=20,
+    report = meta_evaluate("contest", "nli_diversity", rows={config: few}, n_resamples=100,
                            metric_args={"model": str(tiny_models["cne"]), "variant": "confidence",
                                         "progress": False})
     result = report["configs"][config]

@@ -39,7 +39,7 @@ def test_dstc10_slice_counts_what_is_left_out(shared_data, tmp_path, plugin):
     scores = _write_jsonl(tmp_path / "len.jsonl", [{"id": f"{d['dialogue_id']}:{i}", "score": len(d["response"])}
                                                     for i, d in enumerate(data)])
     report = leaderboard.build(None, tmp_path / "lb", data=[path], metrics=["lenplug"], scores={"length": scores},
-                               n_resamples=50, log=lambda _: None)
+                               n_resamples=100, log=lambda _: None)
     unit = report["datasets"]["esl_slice/turn"]
     assert unit["rows"] == 58 and unit["overall"] == "annotation_means.appropriateness"
     assert "2 of 60 items have no annotations; left out." in unit["notes"]
@@ -61,7 +61,7 @@ def test_jsonl_schema_column_and_scores_are_rows_pairs_and_cluster_members(tmp_p
     noisy = np.random.default_rng(1).normal(size=60) + _means(rows, "relevance")
     scores = _write_jsonl(tmp_path / "s.jsonl", [{"id": r["id"], "score": float(x)} for r, x in zip(rows, noisy)])
     report = leaderboard.build(None, tmp_path / "lb", data=[path], metrics=["column:mine"], scores={"noisy": scores},
-                               overall="relevance", n_resamples=40, log=lambda _: None)
+                               overall="relevance", n_resamples=100, log=lambda _: None)
     items = [r for r in report["rows"] if r.get("level") == "item"]
     assert {(r["metric"], r["target"]) for r in items} == {
         (m, f"annotation_means.{q}") for m in ("column:mine", "noisy") for q in ("relevance", "fluency")}
@@ -124,7 +124,7 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path, capsys):
         (["--metric", "column:nope"], "no selected dataset has that stored column"),
     ):
         out = tmp_path / "lb"
-        rc = main(["leaderboard", "--data", str(path), "--out", str(out), "--resamples", "10",
+        rc = main(["leaderboard", "--data", str(path), "--out", str(out), "--resamples", "100",
                    *(["--metric", "column:mine"] if "--metric" not in args else []), *args])
         err = capsys.readouterr().err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and message in err[0], err
@@ -134,7 +134,7 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path, capsys):
 def test_meta_eval_on_a_file(tmp_path, capsys):
     rows = _items(30)
     path = _write_jsonl(tmp_path / "d.jsonl", rows)
-    assert main(["meta-eval", "--data", str(path), "--metric", "column:mine", "--resamples", "20"]) == 0
+    assert main(["meta-eval", "--data", str(path), "--metric", "column:mine", "--resamples", "100"]) == 0
     table = capsys.readouterr().out
     expected = sps.spearmanr([r["mine"] for r in rows], _means(rows, "relevance")).statistic
     assert f"{expected:.3f}" in table and "annotation_means.fluency" in table
@@ -177,7 +177,7 @@ def test_cache_reuses_only_what_matches(plugin, tmp_path):
 
     def run(**kw):
         logs.clear()
-        return leaderboard.build(None, out, data=[path], metrics=["lenplug", "column:mine"], n_resamples=20,
+        return leaderboard.build(None, out, data=[path], metrics=["lenplug", "column:mine"], n_resamples=100,
                                  log=logs.append, **kw)
 
     first = run()
@@ -221,7 +221,7 @@ def test_a_cache_path_that_is_a_file_fails_before_scoring(plugin, tmp_path, monk
     (out / "cache").write_text("not a folder", encoding="utf-8")
     monkeypatch.setattr(leaderboard, "score_rows", lambda *a, **k: pytest.fail("scored before the cache check"))
     with pytest.raises(ValueError, match="cache is a file, not the cache folder"):
-        leaderboard.build(None, out, data=[path], metrics=["lenplug"], n_resamples=10, log=lambda _: None)
+        leaderboard.build(None, out, data=[path], metrics=["lenplug"], n_resamples=100, log=lambda _: None)
 
 
 def test_a_turn_record_without_its_response_or_context_field_is_refused(tmp_path):

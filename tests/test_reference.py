@@ -126,3 +126,47 @@ def test_bertscore_scores_an_empty_text_zero_like_the_other_metrics():
     assert out["scores"][2] == pytest.approx(1.0, abs=1e-6)  # the empty reference of two is left out
     assert compute_bertscore([""], [""])["scores"] == [0.0]
     assert core.compute_token_f1([""], ["hi"])["scores"] == [0.0]
+
+
+# ------------------------------------------------------------------ nlg-eval's scorers, by hand
+def test_nlg_eval_bleu_and_rouge_l_equal_their_formulas_by_hand():
+    import math
+
+    pred, ref = "the cat sat on a mat", "the cat is on the mat"
+    # whitespace tokens; clipped matches: 1-grams the cat on mat (4 of 6); 2-grams "the cat" (1 of 5)
+    p1, p2 = (4 + 1e-15) / (6 + 1e-9), (1 + 1e-15) / (5 + 1e-9)
+    got = core.compute_bleu([pred], [[ref]], max_order=2, implementation="nlg-eval")
+    bp = math.exp(1 - (6 + 1e-9) / (6 + 1e-15))  # equal lengths still pay pycocoevalcap's (tiny) brevity penalty
+    assert got["scores"][0] == pytest.approx(math.sqrt(p1 * p2) * bp, abs=1e-13)
+    assert got["signature"].startswith("bleu|n:2|impl:nlg-eval|pycocoevalcap:")
+    short = core.compute_bleu(["the cat"], [[ref]], max_order=1, implementation="nlg-eval")["scores"][0]
+    assert short == pytest.approx((2 + 1e-15) / (2 + 1e-9) * math.exp(1 - (6 + 1e-9) / (2 + 1e-15)), abs=1e-13)
+    # LCS "the cat on mat" = 4: P = R = 4/6, F_β with β = 1.2 equals 4/6 as P = R
+    rouge = core.compute_rouge_l([pred], [[ref]], implementation="nlg-eval")["scores"][0]
+    assert rouge == pytest.approx(4 / 6, abs=1e-13)
+    p, r, b = 2 / 2, 2 / 6, 1.2  # "the cat" against the reference: P = 1, R = 1/3
+    assert core.compute_rouge_l(["the cat"], [[ref]], implementation="nlg-eval")["scores"][0] == pytest.approx(
+        (1 + b * b) * p * r / (r + b * b * p), abs=1e-13)
+
+
+def test_nlg_eval_options_are_refused_where_they_mean_nothing():
+    with pytest.raises(ValueError, match="`smooth` has no meaning with implementation='nlg-eval'"):
+        core.compute_bleu(["a b"], [["a b"]], smooth="none", implementation="nlg-eval")
+    with pytest.raises(ValueError, match=r"`implementation`='sacrebleu' is not one of \['default', 'nlg-eval'\]"):
+        core.compute_rouge_l(["a b"], [["a b"]], implementation="sacrebleu")
+
+
+def test_nlg_eval_meteor_without_java_names_what_to_install(monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(ValueError, match="apt-get install -y default-jre-headless") as err:
+        core.compute_meteor(["a b"], [["a b"]], implementation="nlg-eval")
+    assert "\n" not in str(err.value)
+
+
+def test_nlg_eval_meteor_runs_meteor_1_5_on_java():
+    # Java is a declared system package of the reference extra (install.sh); identical → 1, nothing shared → 0
+    got = core.compute_meteor(["the cat sat on the mat", "a b"], [["the cat sat on the mat"], ["c d"]],
+                              implementation="nlg-eval")
+    assert got["scores"] == [1.0, 0.0] and got["signature"].startswith("meteor|impl:nlg-eval|meteor:1.5|")

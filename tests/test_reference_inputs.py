@@ -104,7 +104,7 @@ def test_rouge_l_note_reaches_the_meta_eval_report(tmp_path):
     path = tmp_path / "zh.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     mine = own_data.read(path)
-    report = meta_evaluate(mine.declaration, "rouge_l", rows={mine.config: mine.rows}, n_resamples=10)
+    report = meta_evaluate(mine.declaration, "rouge_l", rows={mine.config: mine.rows}, n_resamples=100)
     assert report["configs"]["turn"]["scores"] == [0.0] * 12
     assert ("turn: rouge_l: 12 of 12 predictions and 12 of 12 references have letters but no token under "
             "rouge-score's tokenizer") in " ".join(report["notes"])

@@ -47,7 +47,7 @@ def test_package_first_then_browser_retried_while_apt_is_locked(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert lines[:3] == [f"install.sh: apt is busy (another process holds its lock), try {i} of 3; waiting 7 s"
                          for i in (1, 2, 3)]
-    assert lines[3].startswith("install.sh: the package is installed; Chromium and WordNet (the browser test, METEOR) "
+    assert lines[3].startswith("install.sh: the package is installed; Chromium, WordNet and Java (the browser test, METEOR) "
                                "were not: E: Could not get lock /var/lib/dpkg/lock-frontend")
     assert lines[3].endswith("Rerun: bash install.sh --browser") and len(lines) == 4
 

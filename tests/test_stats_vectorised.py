@@ -125,20 +125,28 @@ def test_permutation_test_equals_scipys(block, name, seed, n, share):
     assert _close(got["p_one_sided"], min(1.0, (int(hits.sum()) + 1) / (len(null) + 1)))
 
 
-def _system_loop(name: str, s: np.ndarray, h: np.ndarray, systems: list[str], n_resamples: int, seed: int) -> list[float]:
-    names = sorted(set(systems))
+def _mean_pair(s: np.ndarray, h: np.ndarray) -> tuple[float, float]:
+    keep = ~np.isnan(h)
+    return (s[keep].mean(), h[keep].mean()) if keep.any() else (math.nan, math.nan)
+
+
+def _system_loop(name: str, s: np.ndarray, h: np.ndarray, systems: list[str], n_resamples: int, seed: int,
+                 items: bool = True) -> list[float]:
+    """Systems drawn with replacement, then (``items``) each drawn slot's items drawn within its system: the picks
+    matrix first, then per system (sorted) one item row per slot that picked it, slots in row-major order."""
     g = np.array(systems)
-    strata = [np.flatnonzero(g == k) for k in names]
+    strata = [np.flatnonzero(g == k) for k in sorted(set(systems))]
     rng = np.random.default_rng(seed)
-    idx = np.concatenate([r[rng.integers(0, len(r), size=(n_resamples, len(r)))] for r in strata], axis=1)
+    pick = rng.integers(0, len(strata), size=(n_resamples, len(strata)))
+    means = {}
+    for j, rows in enumerate(strata):
+        for b, k in zip(*np.nonzero(pick == j)):
+            drawn = rows[rng.integers(0, len(rows), size=len(rows))] if items else rows
+            means[(b, k)] = _mean_pair(s[drawn], h[drawn])
     out = []
-    for row in idx:
-        ms, mh = [], []
-        for k in names:
-            keep = (g[row] == k) & ~np.isnan(h[row])
-            ms.append(s[row][keep].mean() if keep.any() else math.nan)
-            mh.append(h[row][keep].mean() if keep.any() else math.nan)
-        ms, mh = np.array(ms), np.array(mh)
+    for b in range(n_resamples):
+        ms = np.array([means[(b, k)][0] for k in range(len(strata))])
+        mh = np.array([means[(b, k)][1] for k in range(len(strata))])
         keep = ~(np.isnan(ms) | np.isnan(mh))
         out.append(_complete(name, ms[keep], mh[keep]) if keep.sum() >= 3 else math.nan)
     return out
@@ -146,11 +154,12 @@ def _system_loop(name: str, s: np.ndarray, h: np.ndarray, systems: list[str], n_
 
 @pytest.mark.parametrize("name", ["spearman", "pearson", "kendall"])
 @pytest.mark.parametrize(("seed", "n_systems", "share"), [(0, 3, 0.0), (1, 4, 0.5), (2, 7, 0.2)])
-def test_system_level_interval_equals_a_loop(block, name, seed, n_systems, share):
+@pytest.mark.parametrize("resample", ["systems and items", "systems"])
+def test_system_level_interval_equals_a_loop(block, name, seed, n_systems, share, resample):
     a, _, y = _data(seed, 40, share)
     systems = [f"sys{k % n_systems}" for k in range(40)]
-    got = system_level_interval(STATISTICS[name], a, y, systems, n_resamples=80, seed=seed)
-    low, high, undefined = _interval(_system_loop(name, a, y, systems, 80, seed))
+    got = system_level_interval(STATISTICS[name], a, y, systems, n_resamples=80, seed=seed, resample=resample)
+    low, high, undefined = _interval(_system_loop(name, a, y, systems, 80, seed, items=resample != "systems"))
     assert _close(got["low"], low) and _close(got["high"], high) and got["undefined"] == undefined
 
 

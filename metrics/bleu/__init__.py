@@ -17,6 +17,8 @@ METRIC = declare(
         Option("smooth", "exp", "str", "sacrebleu smoothing", choices=("exp", "floor", "add-k", "none")),
         Option("tokenize", "13a", "str", "sacrebleu tokenizer", choices=("13a", "intl", "char", "none")),
         Option("lowercase", False, "bool", "lower-case before matching"),
+        Option("implementation", "default", "str", "scorer: 'default' (the library named above) or 'nlg-eval' (pycocoevalcap 1.2 as nlg-eval runs it, smoothing 1e-15/1e-9)",
+               choices=("default", "nlg-eval")),
     ),
     example={"predictions": ["I went hiking in the mountains this weekend .", "No idea ."],
              "references": [["I spent the weekend hiking in the mountains ."], ["I don't know .", "No idea , sorry ."]]},

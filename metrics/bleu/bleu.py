@@ -20,5 +20,7 @@ class Bleu(evaluate_module.DialevalMetric):
     def _info(self) -> evaluate.MetricInfo:
         return self.reference_info()
 
-    def _compute(self, predictions: Any, references: Any, max_order: int, smooth: str, tokenize: str, lowercase: bool) -> dict[str, Any]:
-        return compute_bleu(predictions, references, max_order=max_order, smooth=smooth, tokenize=tokenize, lowercase=lowercase)
+    def _compute(self, predictions: Any, references: Any, max_order: int, smooth: str, tokenize: str, lowercase: bool,
+                 implementation: str) -> dict[str, Any]:
+        return compute_bleu(predictions, references, max_order=max_order, smooth=smooth, tokenize=tokenize, lowercase=lowercase,
+                           implementation=implementation)

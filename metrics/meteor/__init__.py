@@ -16,6 +16,8 @@ METRIC = declare(
         Option("alpha", 0.9, "float", "precision weight α of F_mean", minimum=0, maximum=1),
         Option("beta", 3.0, "float", "fragmentation penalty exponent β", minimum=0, maximum=100),
         Option("gamma", 0.5, "float", "fragmentation penalty weight γ", minimum=0, maximum=1),
+        Option("implementation", "default", "str", "scorer: 'default' (the library named above) or 'nlg-eval' (pycocoevalcap 1.2 as nlg-eval runs it: METEOR 1.5 on Java)",
+               choices=("default", "nlg-eval")),
     ),
     example={"predictions": ["I went hiking in the mountains this weekend .", "No idea ."],
              "references": [["I spent the weekend hiking in the mountains ."], ["I don't know .", "No idea , sorry ."]]},

@@ -20,5 +20,6 @@ class Meteor(evaluate_module.DialevalMetric):
     def _info(self) -> evaluate.MetricInfo:
         return self.reference_info()
 
-    def _compute(self, predictions: Any, references: Any, alpha: float, beta: float, gamma: float) -> dict[str, Any]:
-        return compute_meteor(predictions, references, alpha=alpha, beta=beta, gamma=gamma)
+    def _compute(self, predictions: Any, references: Any, alpha: float, beta: float, gamma: float,
+                 implementation: str) -> dict[str, Any]:
+        return compute_meteor(predictions, references, alpha=alpha, beta=beta, gamma=gamma, implementation=implementation)

@@ -14,6 +14,8 @@ METRIC = declare(
     core="dialeval.reference.core:compute_rouge_l",
     options=(
         Option("use_stemmer", False, "bool", "Porter-stem tokens before matching", widget=True),
+        Option("implementation", "default", "str", "scorer: 'default' (the library named above) or 'nlg-eval' (pycocoevalcap 1.2 as nlg-eval runs it, β = 1.2)",
+               choices=("default", "nlg-eval")),
     ),
     example={"predictions": ["I went hiking in the mountains this weekend .", "No idea ."],
              "references": [["I spent the weekend hiking in the mountains ."], ["I don't know .", "No idea , sorry ."]]},

@@ -20,5 +20,5 @@ class RougeL(evaluate_module.DialevalMetric):
     def _info(self) -> evaluate.MetricInfo:
         return self.reference_info()
 
-    def _compute(self, predictions: Any, references: Any, use_stemmer: bool) -> dict[str, Any]:
-        return compute_rouge_l(predictions, references, use_stemmer=use_stemmer)
+    def _compute(self, predictions: Any, references: Any, use_stemmer: bool, implementation: str) -> dict[str, Any]:
+        return compute_rouge_l(predictions, references, use_stemmer=use_stemmer, implementation=implementation)

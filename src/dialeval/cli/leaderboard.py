@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.io.files import first_missing, is_stdout, remove_created, resolve_output
-from dialeval.io.validation import MAX_RESAMPLES, check_resamples
+from dialeval.io.validation import MAX_RESAMPLES, MIN_RESAMPLES, check_fraction, check_resamples
 
 
 def add_data_options(p: argparse.ArgumentParser, *, several: bool = True) -> None:
@@ -27,8 +27,12 @@ def add_data_options(p: argparse.ArgumentParser, *, several: bool = True) -> Non
                         "listed in the report's notes)")
     p.add_argument("--overall", default=None, metavar="COL", help="the quality the summary row uses")
     p.add_argument("--scores", action="append", default=[], metavar="NAME=FILE",
-                   help="your own metric: per-item scores (JSONL/CSV with id and score), joined by id"
-                        + (" (repeatable)" if several else " (one file, in place of --metric)"))
+                   help="your own metric: per-item scores (JSONL/CSV with id and score), joined by id (DSTC10 JSON "
+                        "items have id DIALOGUE_ID:POSITION)" + (" (repeatable)" if several else
+                                                                  " (one file, in place of --metric)"))
+    p.add_argument("--reference-copies", choices=("keep", "leave-out"), default="keep",
+                   help="items of --data whose response equals their reference (e.g. a ground-truth system): keep "
+                        "them (default; counted in the notes) or leave them out")
 
 
 def register(sub: Any) -> None:
@@ -38,7 +42,8 @@ def register(sub: Any) -> None:
     p.add_argument("--dataset", action="append", default=None,
                    help="built-in or plugin dataset (repeatable; default: every one, or none when --data is given)")
     p.add_argument("--metric", action="append", default=None,
-                   help="metric or column:NAME (repeatable; default: every metric that fits a dataset and loads here)")
+                   help="metric or column:NAME (repeatable; default: every metric that fits a dataset and loads here); "
+                        "none: no metric, only your --scores and column:NAME")
     p.add_argument("--metric-arg", action="append", default=[], metavar="METRIC:KEY=VALUE",
                    help="an option of one metric (repeatable), e.g. METRIC:n=[1,2]; METRIC names the metric, as "
                         "several run here (meta-eval, scoring one, also takes plain KEY=VALUE)")
@@ -47,7 +52,7 @@ def register(sub: Any) -> None:
     p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",
                    help="score only the first N source rows of DATASET (e.g. dailydialog_plusplus=200 contexts)")
     p.add_argument("--resamples", type=int, default=1000,
-                   help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
+                   help=f"bootstrap resamples (default 1000, from {MIN_RESAMPLES} to {MAX_RESAMPLES:,})")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each interval resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(func=run)
@@ -108,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from dialeval.meta.own_data import parse_mapping, parse_scores_options
 
     check_resamples(args.resamples)
+    check_fraction(args.fraction)
     if is_stdout(args.out) or not str(args.out).strip():
         raise ValueError(f"--out {args.out!r}: the leaderboard writes a folder (leaderboard.json, .md, .png and its "
                          "cache), not standard output; give a folder path, e.g. --out leaderboard/.")
@@ -119,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                        max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
                        seed=args.seed, log=lambda line: print(line, file=sys.stderr), data=args.data,
                        fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
-                       scores=parse_scores_options(args.scores), metric_args=metric_args(args.metric_arg))
+                       scores=parse_scores_options(args.scores), metric_args=metric_args(args.metric_arg),
+                       reference_copies=args.reference_copies)
     except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
         remove_created(created)  # only the folder this run made, by its resolved path
         _remove_new(out, before)

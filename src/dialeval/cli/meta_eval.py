@@ -9,7 +9,7 @@ from typing import Any
 from dialeval import registry
 from dialeval.cli.leaderboard import add_data_options, metric_args
 from dialeval.io.files import atomic_write_json, check_output_path, is_stdout
-from dialeval.io.validation import MAX_RESAMPLES, check_resamples
+from dialeval.io.validation import MAX_RESAMPLES, MIN_RESAMPLES, check_fraction, check_resamples
 from dialeval.meta.evaluation import format_report, meta_evaluate, parse_metric_args, plot_report
 
 
@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
                         "as the leaderboard takes it (METRIC: the --metric scored); fed follows the FULL paper's "
                         "protocol (speaker tags stripped), speaker_prefix=true restores 'User: '/'System: '")
     p.add_argument("--resamples", type=int, default=1000,
-                   help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
+                   help=f"bootstrap resamples (default 1000, from {MIN_RESAMPLES} to {MAX_RESAMPLES:,})")
     p.add_argument("--fraction", type=float, default=0.5, help="share of rows in each resample (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--round", default="auto",
@@ -65,14 +65,14 @@ def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None, list[
     metric = args.metric[0] if args.metric else None
     columns = [metric[len("column:"):]] if metric and metric.startswith("column:") else []
     own = read(args.data[0], fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
-               columns=columns)
+               columns=columns, copies=args.reference_copies)
     return own.declaration, {own.config: own.rows}, [f"{own.declaration.name}: {n}" for n in own.notes]
 
 
 def _metric(args: argparse.Namespace) -> tuple[str, dict[str, float] | None]:
     from dialeval.meta.own_data import parse_scores_options, read_scores
 
-    metrics = args.metric or []
+    metrics = [m for m in args.metric or [] if m != "none"]  # --metric none: only your --scores (as the leaderboard)
     if len(metrics) > 1:
         raise ValueError(f"meta-eval scores one metric, got --metric {' --metric '.join(metrics)}; give one (the "
                          "leaderboard scores several: dialeval leaderboard --metric A --metric B).")
@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     out, plot = (check_output_path(getattr(args, option), inputs=[args.data_dir, args.cache_dir, *(args.data or [])],
                                    option=f"--{option}") if getattr(args, option) else None for option in ("out", "plot"))
     check_resamples(args.resamples)
+    check_fraction(args.fraction)
     config: Any = args.config
     if config and len(config) == 1:
         config = config[0]

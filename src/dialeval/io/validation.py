@@ -219,8 +219,21 @@ def check_valid_unicode(values: Any, field: str) -> None:
 MAX_RESAMPLES = 100_000
 
 
+MIN_RESAMPLES = 100  #: fewer resamples leave a 95% percentile interval's tails to 2 or 3 values
+
+
 def check_resamples(value: Any, option: str = "--resamples") -> int:
-    """A bootstrap resample count: an int from 1 to :data:`MAX_RESAMPLES`."""
-    if not is_int(value) or not 1 <= value <= MAX_RESAMPLES:
-        raise ValueError(f"{option} must be an integer from 1 to {MAX_RESAMPLES:,}, got {value!r}.")
+    """A bootstrap resample count: an int from :data:`MIN_RESAMPLES` to :data:`MAX_RESAMPLES`."""
+    if not is_int(value) or not MIN_RESAMPLES <= value <= MAX_RESAMPLES:
+        raise ValueError(f"{option} must be an integer from {MIN_RESAMPLES} to {MAX_RESAMPLES:,} (fewer resamples give "
+                         f"an interval whose ends are one or two draws), got {value!r}.")
     return int(value)
+
+
+def check_fraction(value: Any, option: str = "--fraction") -> float:
+    """The share of rows in each subsample of an interval: a number in (0, 1); 1 would draw every row in every
+    subsample (a zero-width interval)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError(f"{option} must be a number above 0 and below 1 (1 puts every row in every subsample, a "
+                         f"zero-width interval; the default is 0.5), got {value!r}.")
+    return float(value)

@@ -42,7 +42,7 @@ import numpy as np
 
 from dialeval import registry
 from dialeval.io.signature import make_signature
-from dialeval.io.validation import collected_notes
+from dialeval.io.validation import check_fraction, check_resamples, collected_notes
 from dialeval.meta import sources, variants
 from dialeval.meta.columns import HUMAN_FIELDS, column_adapter, column_names, self_targets  # noqa: F401 - re-exported
 from dialeval.meta.report import format_report, plot_report  # noqa: F401 - re-exported
@@ -72,6 +72,9 @@ from dialeval.meta.targets import (  # noqa: F401 - re-exported
     QUALITY_STATISTICS,
     STATISTICS,
     Target,
+    copy_state,
+    interval_note,
+    quality_copy,
     row_state,
 )
 from dialeval.models import loading
@@ -209,7 +212,9 @@ def undefined_reason(scores: np.ndarray, target: np.ndarray) -> str:
 def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_resamples: int = 1000,
                     fraction: float = 0.5, seed: int = 0, confidence: float = 0.95) -> list[dict[str, Any]]:
     """Each target's statistic of ``scores`` with its bootstrap interval and state (:func:`row_state`); ``n`` is
-    the number of items with a human score (pure: no I/O). An undefined statistic has no interval."""
+    the number of items with a human score (pure: no I/O). An undefined statistic has no interval. An interval that
+    says nothing (zero width, or leaving out its own value) gets an ``interval_note``; scores that are a monotone
+    function of a human quality (:func:`dialeval.meta.targets.quality_copy`) mark every correlation row ``copies``."""
     s = np.asarray(scores, dtype=float)
     if not np.all(np.isfinite(s)):
         bad = int(np.flatnonzero(~np.isfinite(s))[0])
@@ -219,6 +224,7 @@ def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_res
         raise ValueError(f"the metric gave a score of {s[bad]:g} for row {bad}, beyond ±1e100, where the products and "
                          "sums of a correlation overflow; rescale its scores.")
     results = []
+    copied = quality_copy(s, list(targets))
     for t in targets:
         y = np.asarray(t.values, dtype=float)
         fn = STATISTICS[t.statistic]
@@ -231,8 +237,11 @@ def evaluate_scores(scores: Sequence[float], targets: Sequence[Target], *, n_res
             row.update(ci_low=ci["low"], ci_high=ci["high"], undefined_resamples=ci["undefined"])
         else:
             row["undefined"] = undefined_reason(s, y)
-        row["state"] = row_state(t.statistic, value, row["ci_low"], row["ci_high"])
-        results.append(row)
+        size = max(2, int(fraction * len(s)))  # the subsample size of bootstrap_interval
+        row["state"] = row_state(t.statistic, value, row["ci_low"], row["ci_high"], size)
+        if (note := interval_note(value, row["ci_low"], row["ci_high"], size)) and t.statistic in CORRELATIONS:
+            row["interval_note"] = note
+        results.append(copy_state(row, copied))
     return results
 
 
@@ -310,7 +319,10 @@ def _scored(metric: str, decl: DatasetDeclaration, cfg: str, rows: list[dict[str
 
     joined = join_scores(own_scores, rows, metric, f"{decl.name}/{cfg}")
     if joined is None:
-        raise ValueError(f"--scores {metric}: no id in it matches an item of {decl.name}/{cfg}.")
+        from dialeval.meta.own_data import id_hint
+
+        raise ValueError(f"--scores {metric}: no id in it matches an item of {decl.name}/{cfg} "
+                         f"({id_hint(own_scores, rows)}).")
     return {"scores": joined, "signature": f"scores:{metric}"}, []
 
 
@@ -356,6 +368,8 @@ def meta_evaluate(dataset: str | DatasetDeclaration, metric: str, *, config: str
     (``"level": "system"``, ``n`` = systems). A ``column:`` of a human quality is not correlated with that quality
     itself: those cells are left out and counted in ``notes`` (refused when no other quality is left).
     """
+    check_resamples(n_resamples, "n_resamples")
+    check_fraction(fraction, "fraction")
     decl = sources.get(dataset)
     configs = _configs(decl, config, rows)
     round_decimals = resolve_rounding(decl, metric, round_decimals)

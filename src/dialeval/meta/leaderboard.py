@@ -29,7 +29,7 @@ import numpy as np
 from dialeval import registry
 from dialeval.io.files import atomic_write_json, atomic_write_text, check_output_path
 from dialeval.io.signature import make_signature
-from dialeval.io.validation import collected_notes
+from dialeval.io.validation import check_fraction, check_resamples, collected_notes
 from dialeval.meta import cache as score_cache
 from dialeval.meta import own_data, sources, variants
 from dialeval.meta import quality as lq
@@ -116,6 +116,37 @@ def plan(datasets: Sequence[str] | None = None, metrics: Sequence[str] | None = 
         raise ValueError("nothing to score: no requested metric runs here on the requested datasets"
                          + (f" (skipped: {'; '.join(s['metric'] + ': ' + s['reason'] for s in skipped)})" if skipped else "."))
     return tasks, skipped
+
+
+def plan_units(datasets: Sequence[str] | None, metrics: Sequence[str] | None, files: Sequence[DatasetDeclaration],
+               own_scores: bool) -> tuple[list[tuple[str, str, str]], list[dict[str, str]], list[tuple[str, str]]]:
+    """``(tasks, skipped, units)``: :func:`plan`'s, and the (dataset, config) units in order. ``--metric none``
+    scores no metric: only the asked ``column:`` metrics and the ``--scores`` files, on every config of the
+    selected datasets (a unit no file scores is then left out)."""
+    asked = list(metrics or ())
+    if "none" not in asked:
+        tasks, skipped = plan(datasets, asked or None, files)
+        return tasks, skipped, list(dict.fromkeys(sorted((d, c) for _, d, c in tasks)))
+    others = [m for m in asked if m != "none"]
+    if any(not m.startswith("column:") for m in others):
+        raise ValueError(f"--metric none scores no metric, only your --scores and column:NAME; drop --metric "
+                         f"{next(m for m in others if not m.startswith('column:'))}.")
+    if not own_scores and not others:
+        raise ValueError("--metric none scores only your own scores: give --scores NAME=FILE or --metric column:NAME.")
+    tasks = plan(datasets, others, files)[0] if others else []
+    units = [(d.name, c) for d in _selected(datasets, files) for c in d.configs] if own_scores else []
+    return tasks, [], list(dict.fromkeys(sorted({*units, *((d, c) for _, d, c in tasks)})))
+
+
+def _joined_scores(own_scores: dict[str, dict[str, float]], files: dict[str, Any], rows: list[dict[str, Any]],
+                   where: str) -> dict[str, dict[str, Any]]:
+    """Each ``--scores`` file's scores of ``rows`` joined by id (a file that scores none of them is left out)."""
+    out = {}
+    for name, table in own_scores.items():
+        joined = own_data.join_scores(table, rows, name, where)
+        if joined is not None:
+            out[name] = {"scores": joined, "signature": f"scores:{Path(files[name]).name}"}
+    return out
 
 
 def _chunked_scores(cache: Path, metric: str, decl: DatasetDeclaration, config: str, rows: list[dict[str, Any]],
@@ -229,7 +260,8 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
         overall = decl.overall_target(config)
         y = np.asarray(next(t.values for t in targets if t.name == overall), dtype=float)
         acc["units"][(decl.name, config)] = {"overall": overall, "targets": {overall: y}, "scores": {
-            m: res["scores"] for m, res in scored.items() if not np.array_equal(np.asarray(res["scores"], dtype=float), y)}}
+            m: res["scores"] for m, res in scored.items() if lq.quality_copy(np.asarray(res["scores"], dtype=float),
+                                                                      targets) is None}}
 
 
 def _pair_rows(decl: DatasetDeclaration, config: str, a: str, b: str, scored: dict[str, dict[str, Any]],
@@ -255,9 +287,10 @@ def _check_settings(max_rows: dict[str, int] | None, known: list[str], n_resampl
     for d, n in (max_rows or {}).items():
         if d not in known or isinstance(n, bool) or not isinstance(n, int) or n < 10:
             raise ValueError(f"--max-rows {d}={n!r}: give a dataset of {sorted(known)} and at least 10 rows.")
-    if not 0 < fraction <= 1 or not 0 < confidence < 1 or n_resamples < 1 or seed < 0:
-        raise ValueError(f"bootstrap settings out of range: --fraction {fraction} must be in (0, 1], confidence "
-                         f"{confidence} in (0, 1), --resamples {n_resamples} ≥ 1, --seed {seed} ≥ 0.")
+    check_resamples(n_resamples)
+    check_fraction(fraction)
+    if not 0 < confidence < 1 or seed < 0:
+        raise ValueError(f"bootstrap settings out of range: confidence {confidence} must be in (0, 1), --seed {seed} ≥ 0.")
 
 
 def _check_metric_args(metric_args: dict[str, dict[str, Any]] | None, tasks: list[tuple[str, str, str]]) -> None:
@@ -274,8 +307,9 @@ def _check_metric_args(metric_args: dict[str, dict[str, Any]] | None, tasks: lis
 
 def read_files(data: Sequence[str | os.PathLike] | None, *, fields: dict[str, str] | None = None,
                qualities: list[str] | None = None, overall: str | None = None,
-               metrics: Sequence[str] | None = None) -> list[own_data.OwnData]:
-    """The user's ``--data`` files as datasets (distinct names: a repeated stem gets ``-2``, ``-3`` …)."""
+               metrics: Sequence[str] | None = None, copies: str = "keep") -> list[own_data.OwnData]:
+    """The user's ``--data`` files as datasets (distinct names: a repeated stem gets ``-2``, ``-3`` …); items whose
+    response equals their reference kept or left out (``copies``, :func:`dialeval.meta.own_data.reference_copies`)."""
     columns = [m[len("column:"):] for m in metrics or () if m.startswith("column:")]
     out: list[own_data.OwnData] = []
     taken = set(sources.declarations())
@@ -283,7 +317,7 @@ def read_files(data: Sequence[str | os.PathLike] | None, *, fields: dict[str, st
         base = own_data.dataset_name(Path(path))
         name = next(n for k in itertools.count(1) if (n := base if k == 1 else f"{base}-{k}") not in taken)
         taken.add(name)
-        found = own_data.read(path, fields=fields, qualities=qualities, overall=overall, name=name,
+        found = own_data.read(path, fields=fields, qualities=qualities, overall=overall, name=name, copies=copies,
                               columns=[c for c in columns if c])
         out.append(found)
     return out
@@ -314,17 +348,19 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
           data: Sequence[str | os.PathLike] | None = None, fields: dict[str, str] | None = None,
           qualities: list[str] | None = None, overall: str | None = None,
           scores: dict[str, str | os.PathLike] | None = None,
-          metric_args: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+          metric_args: dict[str, dict[str, Any]] | None = None, reference_copies: str = "keep") -> dict[str, Any]:
     """Score, correlate, test and write ``OUT/leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``.
 
     ``data``: the user's files (:func:`dialeval.meta.own_data.read`, with ``fields``/``qualities``/``overall``);
-    ``scores``: ``{name: file}`` of per-item scores joined by ``id``; ``metric_args``: ``{metric: options}``. While a
-    step runs longer than :data:`PROGRESS_EVERY` seconds, ``log`` gets a line saying which, that often."""
+    ``scores``: ``{name: file}`` of per-item scores joined by ``id``; ``metric_args``: ``{metric: options}``;
+    ``reference_copies``: ``"keep"`` or ``"leave-out"`` the items of ``data`` whose response is their reference.
+    While a step runs longer than :data:`PROGRESS_EVERY` seconds, ``log`` gets a line saying which, that often."""
     with Heartbeat(log, PROGRESS_EVERY) as beat:
         beat.doing("reading the inputs")
         return _build(data_dir, out, datasets=datasets, metrics=metrics, max_rows=max_rows, n_resamples=n_resamples,
                       fraction=fraction, seed=seed, confidence=confidence, log=log, data=data, fields=fields,
-                      qualities=qualities, overall=overall, scores=scores, metric_args=metric_args, beat=beat)
+                      qualities=qualities, overall=overall, scores=scores, metric_args=metric_args, beat=beat,
+                      reference_copies=reference_copies)
 
 
 def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datasets: Sequence[str] | None,
@@ -332,13 +368,13 @@ def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datase
            seed: int, confidence: float, log: Log, data: Sequence[str | os.PathLike] | None,
            fields: dict[str, str] | None, qualities: list[str] | None, overall: str | None,
            scores: dict[str, str | os.PathLike] | None, metric_args: dict[str, dict[str, Any]] | None,
-           beat: Heartbeat) -> dict[str, Any]:
+           beat: Heartbeat, reference_copies: str) -> dict[str, Any]:
     root = Path(data_dir).expanduser() if data_dir is not None else None
     if root is not None and not root.is_dir():
         raise FileNotFoundError(f"--data-dir {str(root)!r} is not a folder; give the folder holding the datasets' "
                                 "folders (as in ../shared/data).")
     files = {f.declaration.name: f for f in read_files(data, fields=fields, qualities=qualities, overall=overall,
-                                                       metrics=metrics)}
+                                                       metrics=metrics, copies=reference_copies)}
     if root is None and (datasets or not files):
         raise ValueError("give --data-dir DIR for the built-in datasets, or --data FILE for your own.")
     for name in scores or {}:
@@ -348,7 +384,7 @@ def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datase
     if clash:
         raise ValueError(f"--scores {clash[0]!r} has the name of a metric; choose another name.")
     _check_settings(max_rows, [*sources.declarations(), *files], n_resamples, fraction, seed, confidence)
-    tasks, skipped = plan(datasets, [m for m in metrics or ()] or None, [f.declaration for f in files.values()])
+    tasks, skipped, units = plan_units(datasets, metrics, [f.declaration for f in files.values()], bool(own_scores))
     _check_metric_args(metric_args, tasks)
     decls = {**sources.declarations(), **{n: f.declaration for n, f in files.items()}}
     target_dir = prepare_out(out, [root, *(f.path for f in files.values())])
@@ -357,34 +393,36 @@ def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datase
     acc: dict[str, Any] = {"rows": [], "pairs": [], "left_out": [], "units": {}}
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     settings = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-    for (dataset, config), group in itertools.groupby(sorted(tasks, key=lambda t: (t[1], t[2])), key=lambda t: (t[1], t[2])):
+    seen: list[dict[str, Any]] = []  # a few items of each unit, for the "no id matches" error
+    for dataset, config in units:
         decl = decls[dataset]
         rows, info = _group_rows(decl, config, root, files, (max_rows or {}).get(dataset))
         targets_for(decl, config, rows, all_qualities=True)  # a missing overall quality fails before any scoring
         scored = {}
-        for m, _, _ in group:
-            beat.doing(f"{m} / {dataset} / {config}: scoring {len(rows)} rows")
-            scored[m] = _chunked_scores(target_dir / "cache", m, decl, config, rows, log, (metric_args or {}).get(m))
-        for name, table in own_scores.items():
-            joined = own_data.join_scores(table, rows, name, f"{dataset}/{config}")
-            if joined is not None:
-                scored[name] = {"scores": joined, "signature": f"scores:{Path(scores[name]).name}"}  # type: ignore[index]
-        for reason, count in info["left_out"].items():
-            log(f"{dataset} / {config}: {count} row(s) left out ({reason})")
-        for note in info["notes"]:
-            log(f"{dataset} / {config}: {note}")
+        for m, d, c in tasks:
+            if (d, c) == (dataset, config):
+                beat.doing(f"{m} / {dataset} / {config}: scoring {len(rows)} rows")
+                scored[m] = _chunked_scores(target_dir / "cache", m, decl, config, rows, log, (metric_args or {}).get(m))
+        seen += rows[:2]
+        scored.update(_joined_scores(own_scores, scores or {}, rows, f"{dataset}/{config}"))
+        if not scored:
+            continue  # --metric none: a unit none of the --scores files scores
+        for line in [f"{count} row(s) left out ({reason})" for reason, count in info["left_out"].items()] + info["notes"]:
+            log(f"{dataset} / {config}: {line}")
         groups[(dataset, config)] = {**info, "metrics": list(scored)}
         _analyse_group(decl, config, rows, scored, acc, groups[(dataset, config)], fraction=fraction, beat=beat,
                        **settings)
     for name in own_scores:
         if not any(name in g["metrics"] for g in groups.values()):
-            raise ValueError(f"--scores {name}: no id in it matches an item of the scored datasets.")
+            raise ValueError(f"--scores {name}: no id in it matches an item of the scored datasets "
+                             f"({own_data.id_hint(own_scores[name], seen)}).")
     beat.doing("clusters, summary and the report")
     report = _report(acc, groups, decls, skipped, max_rows, n_resamples, fraction, seed, confidence, started)
     report["signature"] = make_signature(
         "leaderboard", configs=[f"{d}/{c}" for d, c in groups], metrics=sorted({t[0] for t in tasks} | set(own_scores)),
         boot=n_resamples, frac=fraction, seed=seed, conf=confidence,
-        max_rows=",".join(f"{k}={v}" for k, v in sorted((max_rows or {}).items())) or None)
+        max_rows=",".join(f"{k}={v}" for k, v in sorted((max_rows or {}).items())) or None,
+        ref_copies=None if reference_copies == "keep" else reference_copies)
     write_outputs(target_dir, report)
     return report
 
@@ -406,7 +444,10 @@ def _report(acc: dict[str, Any], groups: dict[tuple[str, str], dict[str, Any]], 
                       "paired": "with replacement, same rows for both metrics",
                       "clusters": f"paired permutation test over items, {n_resamples} resamples, one-sided p ≤ {lq.ALPHA} "
                                   "(mt-metrics-eval's rank assignment)",
-                      "system_level": "items drawn with replacement within each system, system means recomputed",
+                      "system_level": "systems drawn with replacement, then each drawn system's items with replacement "
+                                      "(two-level bootstrap), system means recomputed",
+                      "item_level": f"subsamples of {fraction:g} of the items drawn without replacement, "
+                                    "percentile interval",
                       "summary": "units (dataset/config) with replacement, then items with replacement"},
         "published": published, "wall_seconds": round(time.perf_counter() - started, 1),
     }

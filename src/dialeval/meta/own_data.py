@@ -16,8 +16,12 @@ every column not otherwise used whose values are numbers or lists of numbers, na
 one the summary row uses (default: a quality named ``overall``, any case, else the first).
 
 **DSTC10 Track 5 JSON** (a JSON array of ``{dialogue_id, model, context, response, reference, annotations}``):
-any qualities; an item without annotations is left out and counted, and an annotation key whose values are not
-numeric is ignored and named.
+any qualities; an item's id is ``<dialogue_id>:<position>`` (its 0-based position in the array, e.g.
+``persona_17:512``), which a ``--scores`` file must use; an item without annotations is left out and counted, and
+an annotation key whose values are not numeric is ignored and named.
+
+**Responses equal to their reference** (e.g. DSTC10's ground-truth "system"): counted and named by system in the
+notes, kept by default, left out with ``copies="leave-out"`` (``--reference-copies leave-out``).
 
 Nothing is dropped silently: :attr:`OwnData.notes` says what was left out or ignored, and why.
 """
@@ -294,11 +298,44 @@ def _fill_missing_qualities(records: list[tuple[str, dict[str, Any]]], qualities
             notes.append(f"quality {q!r}: {absent} of {len(records)} items have no score; left out of its statistics.")
 
 
+REFERENCE_COPIES = ("keep", "leave-out")  #: what ``read`` does with items whose response is their reference
+
+
+def _same_text(a: Any, b: Any) -> bool:
+    return isinstance(a, str) and isinstance(b, str) and " ".join(a.split()) == " ".join(b.split())
+
+
+def reference_copies(rows: list[dict[str, Any]], choice: str, where: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """``(rows, notes)``: the items whose response equals one of their references (whitespace aside; typically a
+    ground-truth "system"), counted and named by system in a note, and left out when ``choice`` is ``"leave-out"``.
+    Such an item scores the reference against itself: overlap metrics give it their maximum, which inflates their
+    correlation (USR's and DSTC10's ground-truth rows)."""
+    if choice not in REFERENCE_COPIES:
+        raise ValueError(f"--reference-copies {choice!r}: use one of {list(REFERENCE_COPIES)}.")
+    copies = [r for r in rows if r.get("response") and any(
+        _same_text(r["response"], ref) for ref in ([r["reference"]] if isinstance(r.get("reference"), str)
+                                                   else r.get("reference") or []))]
+    if not copies:
+        return rows, []
+    by_system: dict[str, int] = {}
+    for r in copies:
+        by_system[str(r.get("system"))] = by_system.get(str(r.get("system")), 0) + 1
+    named = ", ".join(f"{s!r} {k}" for s, k in sorted(by_system.items(), key=lambda x: -x[1])[:5])
+    kept = choice == "keep"
+    note = (f"{len(copies)} of {len(rows)} items of {where} have a response equal to their reference (by system: "
+            f"{named}; e.g. id {copies[0]['id']!r}): " + ("kept, so reference-based metrics score the reference "
+            "against itself there; --reference-copies leave-out leaves them out" if kept else
+            "left out (--reference-copies leave-out)"))
+    return (rows if kept else [r for r in rows if not any(r is c for c in copies)]), [note]
+
+
 def read(path: str | Path, *, fields: dict[str, str] | None = None, qualities: list[str] | None = None,
-         overall: str | None = None, columns: list[str] | None = None, name: str | None = None) -> OwnData:
+         overall: str | None = None, columns: list[str] | None = None, name: str | None = None,
+         copies: str = "keep") -> OwnData:
     """Read a user's file (record schema or DSTC10 JSON, see the module docstring) as a rated dataset named
     ``name`` (default: the file's stem). ``columns`` are stored metric columns (``--metric column:NAME``): read as
-    numbers and kept out of the qualities."""
+    numbers and kept out of the qualities. Items whose response equals their reference are counted in the notes
+    and kept, or left out with ``copies="leave-out"`` (:func:`reference_copies`)."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"--data {str(path)!r} is not a file.")
@@ -322,6 +359,8 @@ def read(path: str | Path, *, fields: dict[str, str] | None = None, qualities: l
         seen: set[str] = set()
         dup = next(i for i in ids if i in seen or seen.add(i))
         raise MalformedDataError(f"{path}: id {dup!r} appears more than once; give each item its own id.")
+    rows, said = reference_copies(rows, copies, path.name)
+    notes += said
     decl = DatasetDeclaration(
         name=name or dataset_name(path), protocol="rated", levels={level: level}, overall={level: summary},
         description=f"your file {path.name}", system_field="system" if any(r["system"] for r in rows) else None,
@@ -384,6 +423,15 @@ def read_scores(path: Path) -> dict[str, float]:
     if not out:
         raise ValueError(f"--scores file {str(path)!r} holds no scores.")
     return out
+
+
+def id_hint(scores: dict[str, float], rows: list[dict[str, Any]]) -> str:
+    """What the ids of ``rows`` look like beside those of a ``--scores`` file, for the "no id matches" error."""
+    theirs = ", ".join(repr(str(r.get("id"))) for r in rows[:2]) or "none"
+    mine = ", ".join(repr(k) for k in list(scores)[:2])
+    form = (" (items of a DSTC10 JSON file: DIALOGUE_ID:POSITION, the 0-based position in its array)"
+            if rows and all(re.fullmatch(r".+:\d+", str(r.get("id"))) for r in rows[:20]) else "")
+    return f"its ids are like {mine}; the items' ids are like {theirs}{form}"
 
 
 def join_scores(scores: dict[str, float], rows: list[dict[str, Any]], name: str, where: str) -> list[float] | None:

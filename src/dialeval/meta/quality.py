@@ -5,15 +5,18 @@ declaration (the report's ``datasets`` entry), never from a dataset name here.
 
 - **System level** (where at least :data:`MIN_SYSTEMS` systems have :data:`MIN_SYSTEM_ITEMS` items or more;
   the items of smaller systems are left out and counted): the statistic of the per-system mean metric score
-  against the per-system mean human score, with a percentile interval over items resampled with replacement
-  within each system (every resample keeps every system).
+  against the per-system mean human score, with a percentile interval over resamples of the systems (drawn with
+  replacement) and of each drawn system's items (:data:`SYSTEM_RESAMPLE`), so that its state speaks of other
+  systems, not only of other items of the same systems.
 - **Significance clusters** per (dataset, config, target, statistic), as mt-metrics-eval assigns ranks: metrics
   with a defined value sorted best first; one joins the current cluster unless a member of it beats it in the
   seeded paired permutation test over items, one-sided (the better-valued metric better), at p ≤ :data:`ALPHA`
   (:func:`dialeval.meta.stats.significance_ranks`). An undefined value has no rank and no cluster; a metric
   alone on a unit is ``sole``, not ranked against anything.
 - **Leads**: rank 1 among at least two defined metrics *and* an interval above 0. A correlation whose interval
-  lies below 0 is ``negative``.
+  lies below 0 is ``negative``. An interval that says nothing (zero width, or leaving out its own value) is
+  ``uninformative interval``; a metric whose scores are a monotone function of a human quality is a ``copy of a
+  human quality``: neither is positive, and a copy is not ranked against the metrics.
 - **Summary** per metric: the mean over (dataset, config) units of its Spearman ρ with the unit's overall
   quality, over the units where that ρ is defined, with a two-level bootstrap interval (units, then items);
   beside it the units it leads, is significantly negative on, is sole on, and is undefined on.
@@ -34,8 +37,19 @@ from dialeval.meta.stats import (
     system_level,
     system_level_interval,
 )
-from dialeval.meta.targets import QUALITY_STATISTICS, STATISTICS, Target, row_state
+from dialeval.meta.targets import (  # noqa: F401 - COPY and UNINFORMATIVE re-exported
+    COPY,
+    QUALITY_STATISTICS,
+    STATISTICS,
+    UNINFORMATIVE,
+    Target,
+    copy_state,
+    interval_note,
+    quality_copy,
+    row_state,
+)
 
+SYSTEM_RESAMPLE = "systems and items"  #: a system-level interval draws systems, then each drawn system's items
 MIN_SYSTEMS = 3  #: fewer systems give no system-level correlation
 MIN_SYSTEM_ITEMS = 2  #: a system with fewer items is left out of the system level
 ALPHA = 0.05  #: the clusters' significance level (one-sided p ≤ ALPHA, as mt-metrics-eval)
@@ -72,12 +86,13 @@ def systems_of(rows: list[dict[str, Any]], field: str | None = "system") -> tupl
 
 
 def system_rows(scores: Sequence[float], targets: Sequence[Target], systems: list[str | None], *, n_resamples: int,
-                seed: int, confidence: float) -> list[dict[str, Any]]:
+                seed: int, confidence: float, resample: str = SYSTEM_RESAMPLE) -> list[dict[str, Any]]:
     """One system-level row per quality target (Spearman, Pearson, Kendall); items whose system is ``None`` are
-    left out; ``n`` is the number of systems."""
+    left out; ``n`` is the number of systems; the interval resamples ``resample`` (:data:`SYSTEM_RESAMPLE`)."""
     keep = np.array([g is not None for g in systems])
     s = np.asarray(scores, dtype=float)[keep]
     groups = [g for g in systems if g is not None]
+    copied = quality_copy(np.asarray(scores, dtype=float), list(targets))
     out = []
     for t in targets:
         if t.statistic not in QUALITY_STATISTICS:
@@ -85,11 +100,15 @@ def system_rows(scores: Sequence[float], targets: Sequence[Target], systems: lis
         fn = STATISTICS[t.statistic]
         y = np.asarray(t.values, dtype=float)[keep]
         value = system_level(fn, s, y, groups)
-        ci = system_level_interval(fn, s, y, groups, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        ci = system_level_interval(fn, s, y, groups, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                                   resample=resample)
         low, high = (ci["low"], ci["high"]) if math.isfinite(value) else (math.nan, math.nan)
-        out.append({"target": t.name, "statistic": t.statistic, "level": "system", "value": value, "ci_low": low,
-                    "ci_high": high, "undefined_resamples": ci["undefined"], "n": len(set(groups)),
-                    "state": row_state(t.statistic, value, low, high)})
+        row = {"target": t.name, "statistic": t.statistic, "level": "system", "value": value, "ci_low": low,
+               "ci_high": high, "undefined_resamples": ci["undefined"], "n": len(set(groups)), "resampled": resample,
+               "state": row_state(t.statistic, value, low, high)}
+        if note := interval_note(value, low, high):
+            row["interval_note"] = note
+        out.append(copy_state(row, copied))
     return out
 
 
@@ -158,7 +177,8 @@ def clusters(rows: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> list[di
     p_of = _one_sided(pairs)
     out = []
     for key, members in groups.items():
-        defined = [m for m in members if m["value"] is not None and math.isfinite(m["value"])]
+        defined = [m for m in members if m["value"] is not None and math.isfinite(m["value"])
+                   and m.get("state") != COPY]
         names = [m["metric"] for m in defined]
         p = {(i, j): p_of[(*key, a, b)] for i, a in enumerate(names) for j, b in enumerate(names) if (*key, a, b) in p_of}
         ranks = dict(zip(names, significance_ranks([m["value"] for m in defined], p, ALPHA)))

@@ -31,13 +31,23 @@ def format_report(report: dict[str, Any]) -> str:
             value, ci = _cell(r["value"]), f"[{_cell(r['ci_low'])}, {_cell(r['ci_high'])}]"
             if r.get("undefined"):
                 value, ci = "undefined", f"({r['undefined']})"
+            if r.get("interval_note"):
+                ci += " uninformative" if r.get("state") == "uninformative interval" else " (leaves out its value)"
+            if r.get("copies"):
+                value += f" (copy of {r['copies']})"
             lines.append((cfg, str(r["n"]), r["target"], _statistic(r), value, ci))
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
     if any(r.get("level") == "system" for res in report["configs"].values() for r in res["results"]):
         out.append("(system): the mean metric score per system against the mean human score, n = systems; its "
-                   "interval resamples items within each system")
+                   "interval resamples the systems and each drawn system's items")
+    notes = {r["interval_note"] for res in report["configs"].values() for r in res["results"] if r.get("interval_note")}
+    out += [f"interval: {n}" + ("" if n.startswith("the interval") else "; no sign is read from it")
+            for n in sorted(notes)]
+    copies = {r["copies"] for res in report["configs"].values() for r in res["results"] if r.get("copies")}
+    out += [f"copy: the scores are a monotone function of the human quality {q} (a correlation of 1 by "
+            "construction, not a metric's result); never marked positive" for q in sorted(copies)]
     out.append(f"metric: {report['metric']}   signature: {report['signature']}")
     for cfg, res in report["configs"].items():
         if res.get("metric_signature"):

@@ -57,6 +57,24 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     return pearson(average_ranks(x), average_ranks(y))
 
 
+def monotone_function(x: Sequence[float], y: Sequence[float]) -> bool:
+    """Whether ``x`` is a non-constant monotone function of ``y`` (either direction) on the pairs where ``y`` is
+    defined: equal ``y`` give equal ``x``, and ``x`` never steps against the order of ``y``, so that |ρ| = 1
+    (or is as high as ties allow) by construction rather than by measurement."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~np.isnan(b)
+    a, b = a[keep], b[keep]
+    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        return False
+    order = np.lexsort((a, b))
+    xs, ys = a[order], b[order]
+    same = ys[1:] == ys[:-1]
+    if np.any(same & (xs[1:] != xs[:-1])):
+        return False
+    step = np.diff(xs)[~same]
+    return bool(np.all(step >= 0) or np.all(step <= 0))
+
+
 def best_threshold_accuracy(scores: Sequence[float], labels: Sequence[float]) -> tuple[float, float]:
     """Optimal classification accuracy (Tevet & Berant 2021): the best accuracy of a single threshold t
     that puts scores ≤ t in one class and scores > t in the other, either way round. Returns
@@ -301,54 +319,46 @@ def system_level(statistic: Callable[[np.ndarray, np.ndarray], float], scores: S
     return statistic(ms[keep], mh[keep]) if keep.sum() >= 3 else float("nan")
 
 
-def item_bootstrap_interval(statistic: Callable[..., float], columns: Sequence[Sequence[Any]], *,
-                            n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
-    """Percentile interval of ``statistic(*columns)`` over items drawn with replacement (Efron 1979); used for
-    system-level correlations, where each resample recomputes the system means."""
-    arrays = [np.asarray(c, dtype=object if isinstance(c[0], str) else float) for c in columns]
-    idx = np.random.default_rng(seed).integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
-    return _percentile(np.array([statistic(*(a[row] for a in arrays)) for row in idx], dtype=float), confidence)
-
-
-def system_bootstrap_interval(statistic: Callable[..., float], scores: Sequence[float], human: Sequence[float],
-                              systems: Sequence[str], *, n_resamples: int = 1000, seed: int = 0,
-                              confidence: float = 0.95) -> dict[str, Any]:
-    """Percentile interval of ``statistic(scores, human, systems)`` over resamples that draw each system's items
-    with replacement within that system (a stratified bootstrap, Davison & Hinkley 1997, §3.7): every resample
-    keeps every system, so a system-level correlation is always over the same systems."""
-    s, h = np.asarray(scores, dtype=float), np.asarray(human, dtype=float)
-    g = np.asarray(systems, dtype=object)
-    strata = [np.flatnonzero(g == name) for name in sorted(set(systems))]
-    rng = np.random.default_rng(seed)
-    idx = np.concatenate([rows[rng.integers(0, len(rows), size=(n_resamples, len(rows)))] for rows in strata], axis=1)
-    values = np.array([statistic(s[row], h[row], g[row]) for row in idx], dtype=float)
-    return _percentile(values, confidence)
+SYSTEM_RESAMPLING = ("systems", "systems and items")  #: what a system-level interval resamples
 
 
 def system_level_interval(statistic: Callable[[np.ndarray, np.ndarray], float], scores: Sequence[float],
                           human: Sequence[float], systems: Sequence[str], *, n_resamples: int = 1000, seed: int = 0,
-                          confidence: float = 0.95) -> dict[str, Any]:
-    """:func:`system_bootstrap_interval` of :func:`system_level` ``(statistic, …)``, with the same draws: each
-    system's items drawn with replacement, block by block, reduced at once to the system means of each resample
-    (items with a NaN human score left out of both), then ``statistic`` of all resamples' means together."""
+                          confidence: float = 0.95, resample: str = "systems and items") -> dict[str, Any]:
+    """Percentile interval of :func:`system_level` ``(statistic, …)`` over resamples of the *systems*: each
+    resample draws k of the k systems with replacement and, with ``resample="systems and items"``, each drawn
+    system's items with replacement within it (a two-level bootstrap, Davison & Hinkley 1997, §3.8; mt-metrics-eval
+    resamples systems, items or both); ``"systems"`` keeps each system's mean as it is. The statistic is then taken
+    over the k drawn systems' means (items with a NaN human score left out of both means). Draws: the
+    ``(n_resamples, k)`` system picks first, then for each system (sorted names) one item row per slot that picked
+    it, in row-major order of the picks."""
+    if resample not in SYSTEM_RESAMPLING:
+        raise ValueError(f"resample must be one of {SYSTEM_RESAMPLING}, got {resample!r}.")
     s, h = np.asarray(scores, dtype=float), np.asarray(human, dtype=float)
-    fast = row_form(statistic)
-    if fast is None or not np.isfinite(s).all():
-        return system_bootstrap_interval(lambda a, b, g: system_level(statistic, a, b, list(g)), s, h, systems,
-                                         n_resamples=n_resamples, seed=seed, confidence=confidence)
     g = np.asarray(systems, dtype=object)
     strata = [np.flatnonzero(g == name) for name in sorted(set(systems))]
     rng = np.random.default_rng(seed)
-    ms, mh = np.empty((n_resamples, len(strata))), np.empty((n_resamples, len(strata)))
+    pick = rng.integers(0, len(strata), size=(n_resamples, len(strata)))
+    ms, mh = np.empty(pick.size), np.empty(pick.size)
     for j, rows in enumerate(strata):
+        slots = np.flatnonzero(pick.ravel() == j)
+        if resample == "systems":
+            ms[slots], mh[slots] = (m[0] for m in batched.masked_means(s[rows][None, :], h[rows][None, :]))
+            continue
         done = 0
-        for count in batched.blocks(n_resamples, len(rows)):
-            pick = rows[rng.integers(0, len(rows), size=(count, len(rows)))]
-            ms[done:done + count, j], mh[done:done + count, j] = batched.masked_means(s[pick], h[pick])
+        for count in batched.blocks(len(slots), len(rows)):
+            drawn = rows[rng.integers(0, len(rows), size=(count, len(rows)))]
+            ms[slots[done:done + count]], mh[slots[done:done + count]] = batched.masked_means(s[drawn], h[drawn])
             done += count
+    ms, mh = ms.reshape(pick.shape), mh.reshape(pick.shape)
     keep = ~(np.isnan(ms) | np.isnan(mh))
-    values = (batched.masked_rows(lambda a, b: batched.on_values(fast, a, b), ms, mh, keep, min_count=3)
-              if len(strata) >= 3 else np.full(n_resamples, np.nan))
+    fast = row_form(statistic)
+    if len(strata) < 3:
+        values = np.full(n_resamples, np.nan)
+    elif fast is not None:
+        values = batched.masked_rows(lambda a, b: batched.on_values(fast, a, b), ms, mh, keep, min_count=3)
+    else:
+        values = np.array([statistic(a[k], b[k]) if k.sum() >= 3 else np.nan for a, b, k in zip(ms, mh, keep)])
     return _percentile(values, confidence)
 
 

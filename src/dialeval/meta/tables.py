@@ -32,12 +32,16 @@ def _stat_label(row: dict[str, Any]) -> str:
 
 
 def _rank_cell(c: dict[str, Any]) -> str:
+    if c.get("state") == lq.COPY:
+        return "not ranked"
     if c["rank"] is None:
         return "undefined"
     return f"{c['rank']} (sole)" if c.get("sole") else str(c["rank"])
 
 
 def _state_cell(c: dict[str, Any]) -> str:
+    if c.get("state") in (lq.COPY, lq.UNINFORMATIVE):
+        return c["state"]
     if c["rank"] is None:
         return "undefined"
     if c.get("leads"):
@@ -57,7 +61,10 @@ def quality_markdown(report: dict[str, Any]) -> list[str]:
                          f"| {r['sole']} | {r['undefined']} |")
         lines += ["", "A metric *leads* a unit when it is in the top significance cluster of at least two defined "
                   "metrics and its interval lies above 0; a sole entry is the only defined metric of its unit; an "
-                  "undefined correlation (constant human or metric scores) has no rank and is left out of the mean.", ""]
+                  "undefined correlation (constant human or metric scores) has no rank and is left out of the mean. "
+                  "An uninformative interval (zero width, or leaving out its own value) marks nothing positive; a "
+                  "copy of a human quality (its scores a monotone function of it) is not ranked, never leads and is "
+                  "left out of the mean.", ""]
     shown = [c for c in report.get("clusters", ()) if c["statistic"] == "spearman"
              and c["target"] == lq.overall_of(report, c["dataset"], c["config"])]
     if shown:
@@ -85,11 +92,24 @@ def summary_markdown(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def intervals_markdown(report: dict[str, Any]) -> list[str]:
+    """How every interval of the page was made (the report's ``bootstrap`` entry), one line each."""
+    b = report["bootstrap"]
+    if "n_resamples" not in b:
+        return []
+    said = [("Item level", b.get("item_level") or f"subsamples of {b.get('fraction')} of the items drawn without "
+             "replacement"), ("System level", b.get("system_level")), ("Paired tests", b.get("paired")),
+            ("Clusters", b.get("clusters")), ("Summary", b.get("summary"))]
+    return [f"Intervals ({round(b['confidence'] * 100)}%, {b['n_resamples']} resamples, seed {b.get('seed')}, "
+            "percentile):", "", *[f"- {k}: {v}" for k, v in said if v], ""]
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The leaderboard as Markdown: the overview of the quality units (:func:`dialeval.meta.quality.
-    overview_markdown`), compact tables per dataset, then every row and every paired test."""
+    overview_markdown`), compact tables per dataset, how every interval was made, then every row and paired test."""
     pct = round(report["bootstrap"]["confidence"] * 100)
     lines = [*lq.overview_markdown(report), summary_markdown(report), *quality_markdown(report),
+             *intervals_markdown(report),
              f"| metric | dataset | config | target | statistic | value | {pct}% CI | n |", "|---|---|---|---|---|---:|---|---:|"]
     for r in report["rows"]:
         value = (f"{_fmt(r['value'])} | [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]" if r.get("value") is not None

@@ -14,7 +14,7 @@ from typing import Any
 
 from dialeval.io.signature import make_signature
 from dialeval.io.validation import ResultNote, is_int
-from dialeval.reference import overlap
+from dialeval.reference import nlgeval, overlap
 from dialeval.reference.inputs import check_references, row_references
 
 
@@ -53,13 +53,32 @@ def compute_token_f1(predictions: Any, references: Any) -> dict[str, Any]:
     return _result("token_f1", scores, make_signature("token_f1", norm="squad", multi="max"))
 
 
+def _nlg_eval(metric: str, implementation: Any, given: dict[str, Any], defaults: dict[str, Any]) -> bool:
+    """Whether ``implementation`` is nlg-eval's (:mod:`dialeval.reference.nlgeval`); its scorers have no other
+    options, so one set away from its default is refused."""
+    if _choice(implementation, nlgeval.IMPLEMENTATIONS, "implementation") == "default":
+        return False
+    changed = [k for k, v in given.items() if v != defaults[k]]
+    if changed:
+        raise ValueError(f"{metric}: `{changed[0]}` has no meaning with implementation='nlg-eval' (its scorer fixes "
+                         "tokenisation, smoothing and weights); leave it out.")
+    return True
+
+
 def compute_bleu(predictions: Any, references: Any, max_order: int = 4, smooth: str = "exp", tokenize: str = "13a",
-                 lowercase: bool = False) -> dict[str, Any]:
-    """Sentence BLEU-n = BP · exp(Σ_{k≤n} log p_k / n) per response (Papineni et al. 2002), by sacrebleu, plus its
-    corpus BLEU."""
+                 lowercase: bool = False, implementation: str = "default") -> dict[str, Any]:
+    """Sentence BLEU-n = BP · exp(Σ_{k≤n} log p_k / n) per response (Papineni et al. 2002), by sacrebleu (0–100), plus
+    its corpus BLEU; ``implementation="nlg-eval"``: pycocoevalcap's BLEU as nlg-eval runs it (0–1, smoothing
+    constants 1e-15/1e-9, :mod:`dialeval.reference.nlgeval`)."""
     max_order, smooth = _order(max_order, "max_order", 4), _choice(smooth, overlap.SMOOTHING, "smooth")
     tokenize, lowercase = _choice(tokenize, overlap.BLEU_TOKENIZERS, "tokenize"), _flag(lowercase, "lowercase")
+    nlg = _nlg_eval("bleu", implementation, {"smooth": smooth, "tokenize": tokenize, "lowercase": lowercase},
+                    {"smooth": "exp", "tokenize": "13a", "lowercase": False})
     preds, refs = check_references(predictions, references)
+    if nlg:
+        scores, corpus = nlgeval.bleu_scores(preds, refs, max_order)
+        sig = make_signature("bleu", n=max_order, impl="nlg-eval", pycocoevalcap=nlgeval.version())
+        return _result("bleu", scores, sig, corpus_bleu=corpus)
     metric = overlap.sacrebleu_bleu(max_order, smooth, tokenize, lowercase)
     scores = overlap.sentence_scores(metric, preds, refs)
     corpus = overlap.corpus_score(metric, preds, refs)
@@ -83,22 +102,33 @@ def compute_chrf(predictions: Any, references: Any, char_order: int = 6, word_or
 
 
 def compute_meteor(predictions: Any, references: Any, alpha: float = 0.9, beta: float = 3.0,
-                   gamma: float = 0.5) -> dict[str, Any]:
+                   gamma: float = 0.5, implementation: str = "default") -> dict[str, Any]:
     """METEOR = F_mean · (1 − γ · (chunks / matches)^β), F_mean = PR / (αP + (1 − α)R) (Banerjee & Lavie 2005), by
-    nltk with WordNet 3.0, best over references."""
+    nltk with WordNet 3.0, best over references; ``implementation="nlg-eval"``: METEOR 1.5 (Denkowski & Lavie 2014,
+    Java, paraphrase tables) as nlg-eval runs it."""
     alpha, beta, gamma = _weight(alpha, "alpha", 0, 1), _weight(beta, "beta", 0, 100), _weight(gamma, "gamma", 0, 1)
+    nlg = _nlg_eval("meteor", implementation, {"alpha": alpha, "beta": beta, "gamma": gamma},
+                    {"alpha": 0.9, "beta": 3.0, "gamma": 0.5})
     preds, refs = check_references(predictions, references)
+    if nlg:
+        return _result("meteor", nlgeval.meteor_scores(preds, refs), make_signature(
+            "meteor", impl="nlg-eval", meteor="1.5", pycocoevalcap=nlgeval.version()))
     scores = overlap.meteor_scores(preds, refs, alpha, beta, gamma)
     sig = make_signature("meteor", alpha=alpha, beta=beta, gamma=gamma, wordnet="3.0",
                          nltk=overlap.library_version("nltk"))
     return _result("meteor", scores, sig)
 
 
-def compute_rouge_l(predictions: Any, references: Any, use_stemmer: bool = False) -> dict[str, Any]:
+def compute_rouge_l(predictions: Any, references: Any, use_stemmer: bool = False,
+                    implementation: str = "default") -> dict[str, Any]:
     """ROUGE-L F = (1 + β²) R P / (R + β² P) over the longest common subsequence, β = 1 (Lin 2004), by rouge-score,
-    best over references."""
+    best over references; ``implementation="nlg-eval"``: pycocoevalcap's, β = 1.2, whitespace tokens as given."""
     use_stemmer = _flag(use_stemmer, "use_stemmer")
+    nlg = _nlg_eval("rouge_l", implementation, {"use_stemmer": use_stemmer}, {"use_stemmer": False})
     preds, refs = check_references(predictions, references)
+    if nlg:
+        return _result("rouge_l", nlgeval.rouge_l_scores(preds, refs), make_signature(
+            "rouge_l", impl="nlg-eval", beta=1.2, pycocoevalcap=nlgeval.version()))
     scores = overlap.rouge_l_scores(preds, refs, use_stemmer)
     sig = make_signature("rouge_l", stem=use_stemmer, rouge_score=overlap.library_version("rouge-score"))
     note = _untokenized_note(preds, refs)

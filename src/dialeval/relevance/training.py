@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from dialeval.relevance.corpus import DialogueCorpus, perturb
-from dialeval.relevance.model import build_heads
 
 CHUNK_TOKENS = 4096  # padded tokens per forward chunk of the top layers
 

@@ -9,8 +9,8 @@
   them (§4.2, "the top five frequent clusters"); ties at the cut go to the lower cluster index, and an empty
   cluster is never a head. ``"share>0.1"``: clusters holding more than 10 % of the generated set, as the
   authors' reference code does. ``"top<N>"`` and ``"share><T>"`` set other sizes. The default follows the
-  paper's text; the share rule depends on k and on the space and can flag nothing (on DailyDialog's validation
-  reference distribution no cluster exceeds 0.1; on its test responses two do: Sem-Ent card).
+  paper's text; the share rule depends on k and on the space and can flag nothing (on DailyDialog's training
+  reference distribution, the bundled space's, no cluster exceeds 0.1; on its test responses one does: Sem-Ent card).
 
 These are pure functions of cluster labels and distributions; :func:`dress_from_space` runs the encoder.
 """

@@ -70,8 +70,8 @@ def seed_spread(sp: SemanticSpace, reference_embeddings: np.ndarray, prediction_
 
 
 def default_space() -> str:
-    """The bundled space (package data: k = 20, fitted on the 7,069 DailyDialog validation responses with the default
-    encoder; ``$DIALEVAL_SEM_ENT_SPACE`` overrides it), used when neither ``space`` nor
+    """The bundled space (package data: k = 20, fitted on the 76,053 DailyDialog training responses with the default
+    encoder, as the paper fits it; ``$DIALEVAL_SEM_ENT_SPACE`` overrides it), used when neither ``space`` nor
     ``reference_responses`` is given. Its fingerprint is in every signature (``space:…``)."""
 
     folder = registry.get("sem_ent").resource("space")
