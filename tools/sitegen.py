@@ -361,8 +361,15 @@ def readme_usr_baselines() -> str:
                                                 "`docs/results/usr_baselines.json`.")
 
 
+def quality_units() -> str:
+    sys.path.insert(0, str(REPO / "tools"))
+    import quality_region
+
+    return quality_region.region()
+
+
 REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": readme_suite_time,
-           "install": readme_install, "usr-baselines": readme_usr_baselines}
+           "install": readme_install, "usr-baselines": readme_usr_baselines, "quality-units": quality_units}
 
 
 # ------------------------------------------------------------------------------------ benchmark regions (cards)

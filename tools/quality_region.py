@@ -1,0 +1,93 @@
+"""The ``quality-units`` generated region (README and the reference-free quality metrics' cards): per human-judged
+unit, the Spearman ρ of the two reference-free quality metrics with the unit's overall quality, the best
+reference-based baseline, and which metrics lead (the top significance cluster), from the committed
+``docs/results/quality_leaderboard.json`` and its run record ``quality_leaderboard.meta.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+REFERENCE_FREE = ("context_relevance", "learned_quality")
+
+
+def load() -> tuple[dict[str, Any], dict[str, Any]]:
+    read = lambda name: json.loads((RESULTS / name).read_text(encoding="utf-8"))  # noqa: E731
+    return read("quality_leaderboard.json"), read("quality_leaderboard.meta.json")
+
+
+def _cell(row: dict[str, Any] | None) -> str:
+    if row is None or not isinstance(row.get("value"), (int, float)) or not math.isfinite(row["value"]):
+        return "–"
+    return f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+
+
+def unit_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry per unit: its name, level, overall quality, n, each metric's item-level Spearman row and leads."""
+    units = []
+    for key, info in report["datasets"].items():
+        dataset, config = key.split("/", 1)
+        overall = info.get("overall")
+        rows = {r["metric"]: r for r in report["rows"] if (r["dataset"], r["config"]) == (dataset, config)
+                and r.get("target") == overall and r.get("statistic") == "spearman" and r.get("level", "item") == "item"}
+        leads = [c["metric"] for c in report["clusters"] if (c["dataset"], c["config"]) == (dataset, config)
+                 and c.get("target") == overall and c.get("statistic") == "spearman" and c.get("leads")]
+        units.append({"unit": f"{dataset} · {config}", "level": info["level"], "quality": overall.split(".", 1)[-1],
+                      "n": info["rows"], "rows": rows, "leads": leads})
+    return units
+
+
+def _best_baseline(rows: dict[str, dict[str, Any]]) -> str:
+    others = [r for m, r in rows.items() if m not in REFERENCE_FREE and math.isfinite(r.get("value", math.nan))]
+    if not others:
+        return "– (no reference)"
+    best = max(others, key=lambda r: r["value"])
+    return f"{best['metric']} {best['value']:.3f}"
+
+
+def _leader(unit: dict[str, Any]) -> str:
+    free = [m for m in unit["leads"] if m in REFERENCE_FREE]
+    if len(free) == 1:
+        return f"`{free[0]}`"
+    if len(free) == 2:
+        return "both (tied)"
+    return "neither"
+
+
+def turn_means(units: list[dict[str, Any]]) -> dict[str, float]:
+    """The plain mean of each reference-free metric's ρ over the turn-level units."""
+    out = {}
+    for metric in REFERENCE_FREE:
+        values = [u["rows"][metric]["value"] for u in units if u["level"] == "turn" and metric in u["rows"]]
+        out[metric] = sum(values) / len(values) if values else math.nan
+    return out
+
+
+def region() -> str:
+    report, meta = load()
+    units = unit_rows(report)
+    lines = ["", "Spearman ρ with each unit's overall human quality, 95 % bootstrap interval; *leads* is the top "
+             "significance cluster of the unit (the leaderboard's paired tests) among the two reference-free "
+             "metrics.", "",
+             "| unit | level | quality | n | context_relevance | learned_quality | best reference-based | leads |",
+             "|---|---|---|---:|---:|---:|---|---|"]
+    for u in units:
+        lines.append(f"| {u['unit']} | {u['level']} | {u['quality']} | {u['n']:,} | "
+                     f"{_cell(u['rows'].get('context_relevance'))} | {_cell(u['rows'].get('learned_quality'))} | "
+                     f"{_best_baseline(u['rows'])} | {_leader(u)} |")
+    means = turn_means(units)
+    turn = [u for u in units if u["level"] == "turn"]
+    above = sum(1 for u in turn if u["rows"].get("learned_quality", {}).get("value", -2)
+                >= u["rows"].get("context_relevance", {}).get("value", 2))
+    summary = {s["metric"]: s for s in report["summary"] if s["metric"] in REFERENCE_FREE}
+    lines += ["", f"Mean ρ over the {len(turn)} turn-level units: context_relevance {means['context_relevance']:.3f}, "
+              f"learned_quality {means['learned_quality']:.3f}; learned_quality is at or above context_relevance on "
+              f"{above} of {len(turn)}. Over all {len(units)} units (the leaderboard's summary, with its interval): "
+              + "; ".join(f"{m} {summary[m]['mean']:.3f} [{summary[m]['ci_low']:.3f}, {summary[m]['ci_high']:.3f}]"
+                          for m in REFERENCE_FREE if m in summary) + ".",
+              "", f"`{meta['command']}` ({meta['wall']}; {meta['machine']}) wrote the leaderboard copied to "
+              "`docs/results/quality_leaderboard.json`.", ""]
+    return "\n".join(lines)
