@@ -140,6 +140,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
     from dialeval.distributed.columns import (
         TURNS,
         as_texts,
+        default_columns,
         describe_value,
         resolve_columns,
         schema_of_rows,
@@ -158,11 +159,9 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
     if bad is not None:
         raise ValueError(f"{source}, record {bad}: expected an object or a string, got {type(rows[bad - 1]).__name__}.")
     schema = schema_of_rows(rows)
+    columns = default_columns(kind, columns, schema)  # the same default as --engine ray
     if kind == "responses" and "predictions" not in columns and "predictions" not in schema:
-        text_fields = [k for k, v in schema.items() if v == "string"]
-        if len(text_fields) != 1:
-            raise no_text_field(rows[0], f"{source}, record 1", "--field (or --column predictions=FIELD)")
-        columns = {**columns, "predictions": text_fields[0]}
+        raise no_text_field(rows[0], f"{source}, record 1", "--field (or --column predictions=FIELD)")
     cols = resolve_columns(decl, kind, columns, schema)
     inputs: dict[str, Any] = {}
     for role, column in cols.items():
@@ -274,7 +273,7 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
     from dialeval.distributed.columns import ROLES
 
     if args.input == "-":
-        raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV, an export folder or "
+        raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV/text, an export folder or "
                          "a URI), not stdin; write stdin to a file first.")
     if not args.connect_timeout > 0:
         raise ValueError(f"--connect-timeout must be > 0 seconds, got {args.connect_timeout}.")

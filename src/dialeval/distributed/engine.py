@@ -32,7 +32,10 @@ MIN_CHUNK, MAX_CHUNK = 2_000, 250_000
 CONNECT_TIMEOUT = 30.0
 #: Seconds the workers' ``runtime_env`` (pip, conda, working_dir...) may take to set up (Ray's own default).
 SETUP_TIMEOUT = 600.0
-_FILE_KINDS = {".parquet": "parquet", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".csv": "csv"}
+_FILE_KINDS = {".parquet": "parquet", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".csv": "csv",
+               ".tsv": "tsv"}
+#: Any other file is text, one response per line, read as ``dialeval score`` reads it in one process.
+TEXT_KIND = "text"
 
 
 def check_runtime_env(env: Any, setup_timeout: float = SETUP_TIMEOUT) -> dict[str, Any] | None:
@@ -254,10 +257,20 @@ def _resolve_local(p: Path, config: str | None, split: str | None) -> tuple[str,
 
 
 def _kind_of(path: str) -> str:
-    suffix = Path(path).suffix.lower()
-    if suffix not in _FILE_KINDS:
-        raise ValueError(f"{path}: unknown file type {suffix!r}; use .parquet, .jsonl or .csv.")
-    return _FILE_KINDS[suffix]
+    return _FILE_KINDS.get(Path(path).suffix.lower(), TEXT_KIND)
+
+
+def _text_rows(fs: pafs.FileSystem | None, path: str) -> list[dict[str, str]]:
+    """A text file's lines as rows of one ``text`` column, split exactly as one process splits them (on ``\\n``
+    only; blank lines are empty responses)."""
+    from dialeval.io.readers import read_records, split_lines
+
+    if fs is None:
+        lines = read_records(path)
+    else:
+        with fs.open_input_stream(path) as f:
+            lines = split_lines(f.read().decode("utf-8-sig"))
+    return [{"text": line} for line in lines]
 
 
 def _one_kind(where: str, names: list[str]) -> str:
@@ -278,8 +291,15 @@ def read(dataset: Any, config: str | None = None, split: str | None = None, *,
         raise TypeError(f"`dataset` must be a ray.data.Dataset or a path, got {type(dataset).__name__}.")
     kind, path = resolve_input(dataset, config, split, filesystem, timeout)
     fs, _ = filesystem_of(dataset, filesystem, timeout)
-    reader = {"parquet": ray.data.read_parquet, "json": ray.data.read_json, "csv": ray.data.read_csv}[kind]
-    ds = reader(path, filesystem=fs)  # JSON: Arrow's reader, JSON Lines with typed (list) columns
+    if kind == TEXT_KIND:
+        ds = ray.data.from_items(_text_rows(fs, path))
+    elif kind == "tsv":
+        import pyarrow.csv as pacsv
+
+        ds = ray.data.read_csv(path, filesystem=fs, parse_options=pacsv.ParseOptions(delimiter="\t"))
+    else:
+        reader = {"parquet": ray.data.read_parquet, "json": ray.data.read_json, "csv": ray.data.read_csv}[kind]
+        ds = reader(path, filesystem=fs)  # JSON: Arrow's reader, JSON Lines with typed (list) columns
     ds._dialeval_rows = _parquet_rows(fs, path) if kind == "parquet" else None  # noqa: SLF001 - chunk sizing
     return ds
 
