@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import registry
+from dialeval.extras import needs_extras
 from dialeval.io.files import atomic_write_json, check_output_path, is_stdout, json_text
 from dialeval.io.readers import check_duplicate_rows, read_rows
 from dialeval.io.validation import ResultNote, inputs_checked
@@ -227,7 +228,7 @@ def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs
         warnings.simplefilter("ignore", ResultNote)  # shown as one line below, from the result's note
         if decl.core:
             extra = {"config": config or decl.configs[0]} if len(decl.configs) > 1 else {}
-            with inputs_checked():
+            with inputs_checked(), needs_extras(decl.name):
                 result = decl.core_function()(**inputs, **extra, **options)
         else:
             from dialeval.models.loading import load
