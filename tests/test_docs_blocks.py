@@ -4,6 +4,8 @@ the Hub, a cluster or hours carry a visible ``norun`` marker with its reason; bl
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -74,6 +76,22 @@ def test_every_block_that_is_not_run_says_why_and_who_runs_it():
         assert Path(b.page).name in test.read_text(encoding="utf-8") or b.page in test.read_text(encoding="utf-8"), \
             f"{b.where()}: {test.name} does not read {b.page}"
     print(f"\n{sum(b.runs_here for bs in ALL.values() for b in bs)} blocks run here, {len(norun)} not run")
+
+
+#: what a shell block writes: a redirect's target, an ``--out``/``--output``/``--plot`` path
+_WRITES = re.compile(r"(?:(?<![<&])>{1,2}\s*|--out(?:put)?[ =]|--plot[ =])([^\s;|&)]+)")
+
+
+def test_every_example_writes_only_where_git_ignores():
+    """Run from a checkout, the pages' commands leave nothing git would show as untracked: every file they write is
+    under an ignored folder (``out/`` for the examples)."""
+    written = [(b.where(), m.group(1).strip("'\"")) for bs in ALL.values() for b in bs
+               if b.runs_here and b.lang in {"bash", "sh", "console"} for m in _WRITES.finditer(b.code)]
+    written = [(where, path) for where, path in written if not path.startswith(("/dev/", "&"))]
+    assert len(written) >= 8  # the README's, the getting-started and the own-annotations examples among them
+    tracked = [(where, path) for where, path in written
+               if subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=REPO).returncode]
+    assert not tracked, tracked
 
 
 def hub_stand_ins(page: str, root: Path, shared_data: Path) -> dict[str, str]:
