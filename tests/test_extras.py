@@ -74,3 +74,16 @@ def test_every_optional_module_is_in_the_extra_it_names():
     for module, extra in MODULE_EXTRAS.items():
         package = PACKAGES.get(module, module).lower().replace("_", "-")
         assert package in extras[extra], (module, extra, sorted(extras[extra]))
+
+
+@pytest.mark.parametrize(("module", "package", "extra"), [("lighteval", "lighteval", "lighteval"),
+                                                        ("inspect", "inspect-ai", "inspect")])
+def test_the_integrations_name_their_extra(monkeypatch, module, package, extra):
+    import importlib
+
+    hide(monkeypatch, {"lighteval": "lighteval", "inspect": "inspect_ai"}[module])
+    monkeypatch.delitem(sys.modules, f"dialeval.integrations.{module}", raising=False)
+    with pytest.raises(MissingExtraError) as err:
+        importlib.import_module(f"dialeval.integrations.{module}")
+    assert str(err.value) == (f"dialeval.integrations.{module} needs {package}, which is not installed: "
+                              f'pip install "dialeval[{extra}]"')

@@ -36,3 +36,8 @@ def fp32_rtol(terms: int, layers: int = 1, vocab: int = 0, magnitude: float = 1.
 
 #: The two routes of the SmolLM2 judge and FULL: 1.19e-7 × (30 × √1536 + √49152) ≈ 1.7e-4 relative.
 SMOLLM2_RTOL = fp32_rtol(**SMOLLM2)
+#: The tests' tiny causal LMs (``dialeval.testing.blenderbot.build_tiny_causal_lm``): 2 layers, hidden 32, MLP 64
+#: (Llama) or 128 (GPT-2), a vocabulary of at most 400.
+TINY_LM = {"layers": 2, "terms": 128, "vocab": 400}
+#: 1.19e-7 × (2 × √128 + √400) ≈ 5.1e-6 relative.
+TINY_LM_RTOL = fp32_rtol(**TINY_LM)

@@ -260,17 +260,17 @@ def _kind_of(path: str) -> str:
     return _FILE_KINDS.get(Path(path).suffix.lower(), TEXT_KIND)
 
 
-def _text_rows(fs: pafs.FileSystem | None, path: str) -> list[dict[str, str]]:
-    """A text file's lines as rows of one ``text`` column, split exactly as one process splits them (on ``\\n``
-    only; blank lines are empty responses)."""
+def _driver_rows(fs: pafs.FileSystem | None, path: str) -> list[dict[str, Any]]:
+    """Rows read as one process reads them: a text file's lines as one ``text`` column (split on ``\\n`` only;
+    blank lines are empty responses), a local ``.json`` file's array of records."""
     from dialeval.io.readers import read_records, split_lines
 
     if fs is None:
-        lines = read_records(path)
+        rows = read_records(path)
     else:
         with fs.open_input_stream(path) as f:
-            lines = split_lines(f.read().decode("utf-8-sig"))
-    return [{"text": line} for line in lines]
+            rows = split_lines(f.read().decode("utf-8-sig"))
+    return [{"text": r} if isinstance(r, str) else r for r in rows]
 
 
 def _one_kind(where: str, names: list[str]) -> str:
@@ -291,8 +291,8 @@ def read(dataset: Any, config: str | None = None, split: str | None = None, *,
         raise TypeError(f"`dataset` must be a ray.data.Dataset or a path, got {type(dataset).__name__}.")
     kind, path = resolve_input(dataset, config, split, filesystem, timeout)
     fs, _ = filesystem_of(dataset, filesystem, timeout)
-    if kind == TEXT_KIND:
-        ds = ray.data.from_items(_text_rows(fs, path))
+    if kind == TEXT_KIND or kind == "json" and fs is None and Path(path).suffix.lower() == ".json":
+        ds = ray.data.from_items(_driver_rows(fs, path))
     elif kind == "tsv":
         import pyarrow.csv as pacsv
 
