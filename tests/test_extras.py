@@ -87,3 +87,16 @@ def test_the_integrations_name_their_extra(monkeypatch, module, package, extra):
         importlib.import_module(f"dialeval.integrations.{module}")
     assert str(err.value) == (f"dialeval.integrations.{module} needs {package}, which is not installed: "
                               f'pip install "dialeval[{extra}]"')
+
+
+def test_the_ray_engine_and_dialgen_name_their_extra(monkeypatch):
+    from dialeval.dialstory import dialgen
+    from dialeval.distributed import engine
+
+    hide(monkeypatch, "ray", "jieba")
+    with pytest.raises(MissingExtraError, match=re.escape('the Ray engine needs ray, which is not installed: '
+                                                          'pip install "dialeval[distributed]"')):
+        engine.connect(None, timeout=1)
+    with pytest.raises(MissingExtraError, match=re.escape('the dialgen metric needs jieba, which is not installed: '
+                                                          'pip install "dialeval[models]"')):
+        dialgen._require("jieba")

@@ -67,10 +67,9 @@ def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
     ``$RAY_ADDRESS``, else the one this process joined, else a new local one) within ``timeout`` seconds, with
     ``runtime_env`` for every worker, set up within ``setup_timeout`` seconds. A cluster that does not answer is
     one ``ConnectionError`` naming it; a runtime_env that fails or does not finish is one line too."""
-    try:
-        import ray
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("the Ray engine needs the distributed extra: pip install 'dialeval[distributed]'") from exc
+    from dialeval.extras import optional
+
+    ray = optional("ray", "the Ray engine")  # absent: one line naming the distributed extra
     runtime_env = check_runtime_env(runtime_env, setup_timeout)
     if not ray.is_initialized():
         where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
