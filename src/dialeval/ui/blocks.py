@@ -101,13 +101,14 @@ def example_texts(example: dict[str, Any]) -> list[str]:
 
 def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limits: Limits | None = None,
                    cache: ModuleCache | None = None,
-                   on_outcome: Callable[[list[MetricOutcome], int], None] | None = None) -> tuple[list[MetricOutcome], str]:
+                   on_outcome: Callable[[list[MetricOutcome], list[str]], None] | None = None,
+                   ) -> tuple[list[MetricOutcome], str]:
     """Run the ``selected`` metrics (name → model or ``None``) on the text boxes' contents.
 
     Returns the outcomes (one per selected metric, in registry order) and a Markdown status; an input
     problem common to all metrics comes back as no outcomes and an ``Input problem`` status. ``on_outcome``
-    is called after each metric with the outcomes so far and the number of metrics (the demo shows each row
-    as soon as it is computed).
+    is called after each metric but the last with the outcomes so far and the metrics still to run (the demo
+    shows each row as soon as it is computed).
     """
     limits = limits or Limits.from_env()
     if not selected:
@@ -126,7 +127,7 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
         bar.update(1)
         bar.close()
         if on_outcome is not None and i + 1 < len(names):
-            on_outcome(list(outcomes), len(names))
+            on_outcome(list(outcomes), names[i + 1:])
     lines = [f"- `{o.name}`: done" if o.status == "ok" else f"- `{o.name}`: **{o.status}**: {o.message}"
              for o in outcomes]
     done = sum(o.status == "ok" for o in outcomes)
@@ -262,8 +263,8 @@ def _evaluate_handler(server: Server, score: Any) -> Any:
 
         texts, selected, draw_plots = _selection(args)
 
-        def partial(done: list[MetricOutcome], total: int) -> None:  # each row as soon as it is computed
-            status = f"**{len(done)} of {total} metrics computed**; computing the next…"
+        def partial(done: list[MetricOutcome], left: list[str]) -> None:  # each row as soon as it is computed
+            status = f"**{len(done)} of {len(done) + len(left)} metrics computed**; computing `{left[0]}`…"
             publish((status, results_table(result_rows(done)), *[gr.update()] * len(plotted()), None))
 
         outcomes, message, meta = score(texts, selected, partial)
