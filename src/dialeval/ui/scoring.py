@@ -323,7 +323,10 @@ def prepare_models(log: Callable[[str], None], names: Sequence[str] | None = Non
     for i, (name, model, load) in enumerate(todo, 1):
         start = time.perf_counter()
         try:
-            load(model, device=device, dtype=dtype)
+            loaded = load(model, device=device, dtype=dtype)
+            export = getattr(getattr(loaded, "onnx", None), "export_graphs", None)
+            if callable(export):  # an LM on ONNX Runtime: the graphs it would export at the first request
+                export()
         except Exception as exc:  # noqa: BLE001 - the request reports it again, with its metric
             log(f"{name} ({i} of {len(todo)}): {model} did not load: {error_line(exc)}")
             continue
