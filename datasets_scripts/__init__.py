@@ -305,6 +305,18 @@ def is_export(folder: Path) -> bool:
                                                       if not p.name.startswith("."))
 
 
+def export_notes(name: str, *, data_dir: str | os.PathLike | None = None,
+                 data_files: str | os.PathLike | None = None) -> list[str]:
+    """What building ``name`` leaves out of its source, one line each (DSTC10 items without annotations)."""
+    if not issubclass(_builder_class(name), Dstc10Builder):
+        return []
+    if data_files is not None:
+        files = [Path(data_files).expanduser()]
+    else:
+        files = sorted(resolve_data_dir(data_dir, DATA_FOLDERS.get(name, name)).glob("*.json"))[:1]
+    return [note for note in map(dstc10.unannotated_note, files) if note]
+
+
 def export(name: str, out: str | os.PathLike, *, data_dir: str | os.PathLike | None = None,
            configs: list[str] | None = None, file_format: str = "parquet",
            cache_dir: str | os.PathLike | None = None, allow_duplicates: bool = False,

@@ -47,7 +47,12 @@ def report_skipped(source: str | os.PathLike, skipped: dict[str, int], total: in
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None, dataset: str) -> Path:
-    """``data_dir``, else ``$DIALEVAL_DATA_DIR/<dataset>``; a missing folder is an actionable error."""
+    """The folder of ``dataset``'s original files: ``data_dir/<dataset>`` when ``data_dir`` holds that folder (the
+    folder above the datasets, as ``dialeval leaderboard --data-dir`` takes it), else ``data_dir`` itself (the
+    dataset's own folder); without ``data_dir``, ``$DIALEVAL_DATA_DIR/<dataset>``. A missing folder is an
+    actionable error."""
+    if data_dir is not None and dataset and (Path(data_dir).expanduser() / dataset).is_dir():
+        return Path(data_dir).expanduser() / dataset
     if data_dir is None:
         root = os.environ.get(DATA_ENV)
         if not root:

@@ -3,8 +3,10 @@
 A file is a JSON array of items ``{dialogue_id, model, context, response, reference, annotations}``:
 ``context`` holds ``\\n``-separated turns, ``reference`` a list of reference responses, ``annotations``
 ``{quality: [scores]}`` (one score per annotator, or one aggregated score). The qualities are read from the
-file (the first item's; every item must carry the same ones), so a file with another quality set builds
-without code changes. ``system`` is ``model``; ``reference`` the first reference (all in ``references``).
+file (the first annotated item's; every annotated item must carry the same ones), so a file with another quality
+set builds without code changes. ``system`` is ``model``; ``reference`` the first reference (all in ``references``).
+Items without annotations (no ``annotations`` field, or an empty one; the DSTC10 test files hold some) are left out
+and counted (:func:`unannotated_note`), as ``dialeval meta-eval --data`` leaves them out of the same file.
 
 ``data_files`` (``--file F``) names the file; otherwise ``data_dir`` must hold exactly one ``*.json``.
 """
@@ -42,16 +44,33 @@ CITATION = """@article{zhang2021automatic,
 FIELDS = ("dialogue_id", "model", "context", "response", "reference", "annotations")
 
 
+def annotated(obj: Any) -> bool:
+    """Whether a DSTC10 item carries annotations (a non-empty object); the others are left out and counted."""
+    return not isinstance(obj, dict) or (isinstance(obj.get("annotations"), dict) and bool(obj["annotations"]))
+
+
 def item_qualities(data: Any, path: str | os.PathLike) -> list[str]:
-    """The quality names of a parsed DSTC10 file (its first item's ``annotations`` keys)."""
+    """The quality names of a parsed DSTC10 file (its first annotated item's ``annotations`` keys)."""
     if not isinstance(data, list) or not data:
         raise MalformedDataError(f"{path}: expected a non-empty JSON array of items, got {type(data).__name__}.")
-    first = data[0]
-    ann = first.get("annotations") if isinstance(first, dict) else None
-    if not isinstance(ann, dict) or not ann or not all(isinstance(q, str) and q for q in ann):
-        raise MalformedDataError(f"{path}, item 0 (0-based): field 'annotations' must be a non-empty object "
-                                 "{quality: [scores]}.")
+    i = next((i for i, obj in enumerate(data) if isinstance(obj, dict) and annotated(obj)), None)
+    if i is None:
+        raise MalformedDataError(f"{path}: no item has a non-empty 'annotations' object {{quality: [scores]}}; "
+                                 "nothing to build.")
+    ann = data[i]["annotations"]
+    if not all(isinstance(q, str) and q for q in ann):
+        raise MalformedDataError(f"{path}, item {i} (0-based): field 'annotations' must map quality names to "
+                                 "scores.")
     return list(ann)
+
+
+def unannotated_note(path: str | os.PathLike) -> str | None:
+    """``"N of M items have no annotations; left out."`` for a DSTC10 file with such items, else ``None``."""
+    data = read_json(Path(path))
+    if not isinstance(data, list):
+        return None
+    left = sum(not annotated(obj) for obj in data)
+    return f"{path}: {left:,} of {len(data):,} items have no annotations; left out." if left else None
 
 
 def dstc10_records(data: Any, path: Path) -> list[dict[str, Any]]:
@@ -59,6 +78,8 @@ def dstc10_records(data: Any, path: Path) -> list[dict[str, Any]]:
     qualities = item_qualities(data, path)
     rows = []
     for i, loc, obj in json_objects(data, path, "item", "items"):
+        if not annotated(obj):
+            continue  # counted by unannotated_note
         require_keys(obj, FIELDS, loc)
         ann = obj["annotations"]
         if not isinstance(ann, dict) or sorted(ann) != sorted(qualities):

@@ -240,3 +240,32 @@ def test_every_card_training_loop_runs(shared_data, tmp_path, name):
     assert batch["target"].shape == (8,) and batch["scores"].shape[0] == 8 and len(batch["context"]) == 8
     means = torch.nanmean(batch["scores"].double(), dim=1)  # the mean over the padded, masked answers
     assert torch.allclose(means, batch["target"].double(), atol=1e-5)
+
+
+def test_dstc10_export_leaves_out_unannotated_items_as_meta_eval_does(tmp_path, capsys):
+    """A DSTC10 test file holds items without annotations (no field, or an empty object), the first one among
+    them: the export builds the annotated items and says how many it left out, as ``meta-eval --data`` counts
+    them on the same file."""
+    from dialeval.cli import main
+    from dialeval.meta.own_data import read as read_own
+
+    items = [_item(i, {"appropriateness": [i % 3 + 1, 2]}) for i in range(7)]
+    del items[0]["annotations"]
+    items[4]["annotations"] = {}
+    path = tmp_path / "persona_eval.json"
+    path.write_text(json.dumps(items), encoding="utf-8")
+    assert main(["datasets", "export", "dstc10", "--file", str(path), "--out", str(tmp_path / "out"),
+                 "--cache-dir", str(tmp_path / "c")]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "turn: test 5 rows"
+    assert printed[1] == f"note: {path}: 2 of 7 items have no annotations; left out."
+    assert len(read_own(path).rows) == 5  # meta-eval reads the same five
+
+
+def test_export_data_dir_is_the_folder_above_as_for_the_leaderboard_or_the_datasets_own(shared_data, tmp_path, capsys):
+    from dialeval.cli import main
+
+    for i, data_dir in enumerate((shared_data, shared_data / "dstc10_jsalt")):
+        assert main(["datasets", "export", "dstc10_jsalt", "--data-dir", str(data_dir), "--out", str(tmp_path / str(i)),
+                     "--cache-dir", str(tmp_path / "c")]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == "turn: test 741 rows"  # SOURCE.md: 741 items

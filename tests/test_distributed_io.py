@@ -157,3 +157,25 @@ def test_overwrite_replaces_what_the_command_writes_and_keeps_the_rest(cluster, 
     helped = cli("score", "--help")
     assert "replaces OUTPUT/<metric>/ and OUTPUT/results.json, keeps every other file there" in \
         " ".join(helped.stdout.split())
+
+
+def test_one_process_and_ray_take_the_same_inputs_with_the_same_defaults(cluster, tmp_path):
+    """A text file (one response per line, split on newlines only), a JSONL file whose only text field is
+    ``response`` and a JSON array of the same records: ``--engine ray`` reads them as one process does, and gives
+    the same numbers."""
+    lines = ["I don't know .", "I don't know either .", "Sure , let's go\u2028now !", "I don't know ."]
+    txt = tmp_path / "r.txt"
+    txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    jsonl = tmp_path / "r.jsonl"
+    jsonl.write_text("".join(json.dumps({"n": i, "response": t}) + "\n" for i, t in enumerate(lines)), encoding="utf-8")
+    array = tmp_path / "r.json"
+    array.write_text(json.dumps([{"n": i, "response": t} for i, t in enumerate(lines)]), encoding="utf-8")
+    for src in (txt, jsonl, array):
+        local = cli("score", "--input", str(src), "--metric", "distinct_n", "--json")
+        assert local.returncode == 0, local.stderr
+        ray = cli("score", "--engine", "ray", "--address", cluster, "--input", str(src), "--metric", "distinct_n",
+                  "--json")
+        assert ray.returncode == 0, ray.stderr[-2000:]
+        assert printed_json(ray.stdout) == printed_json(local.stdout), src.name
+    # four responses (the U+2028 splits words, not the line) of 4, 5, 6 and 4 tokens: 19 unigrams, 11 distinct
+    assert printed_json(local.stdout)["distinct_n"]["distinct_1"] == pytest.approx(11 / 19)

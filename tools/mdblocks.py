@@ -9,6 +9,9 @@ Markers, an HTML comment on the line before a block's fence (invisible on GitHub
 
 - ``<!-- norun: REASON -->``: not run here (it needs the Hub, a cluster, or hours); the tests count these.
 - ``<!-- runs-in: tests/test_X.py ... -->``: run by that test file, which reads the block from the page.
+- ``<!-- output-within: TOL REASON -->``, between a code block and its ``Output`` block: the numbers printed may
+  differ from the page's by up to ``TOL`` (absolute; every other word equal), for outputs that are not the same
+  on every CPU kind at the decimals shown (e.g. k-means restarts). The page says so in words too.
 
 Placeholders a reader replaces: in a dataset card, ``path/to/NAME`` is the folder of that dataset's original
 files (the runner points it at ``../shared/data/NAME``), and the test stands a local export (the layout of the
@@ -30,6 +33,8 @@ from pathlib import Path
 RUNNABLE = {"python", "py", "bash", "sh", "console"}
 _FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
 _MARKER = re.compile(r"<!--\s*(norun|runs-in):\s*(.*?)\s*-->\s*$")
+_WITHIN = re.compile(r"^\s*<!--\s*output-within:\s*([0-9.eE+-]+)\s+(\S.*?)\s*-->\s*$")
+_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
 @dataclass
@@ -40,6 +45,7 @@ class Block:
     code: str
     marker: tuple[str, str] | None = None
     output: str | None = None
+    within: float = 0.0  #: how far each printed number may be from the page's (``output-within``)
 
     @property
     def runs_here(self) -> bool:
@@ -65,8 +71,11 @@ def blocks(text: str, page: str = "<page>") -> list[Block]:
                       (marker.group(1), marker.group(2)) if marker else None)
         if i + 1 < len(matches):
             nxt = matches[i + 1]
-            if text[m.end(): nxt.start()].strip() == "" and 'title="Output"' in nxt.group(1):
+            between = text[m.end(): nxt.start()].strip()
+            within = _WITHIN.match(between)
+            if (between == "" or within) and 'title="Output"' in nxt.group(1):
                 block.output = nxt.group(2)
+                block.within = float(within.group(1)) if within else 0.0
                 skip.add(i + 1)
         found.append(block)
     return found
@@ -77,6 +86,25 @@ def _lines(text: str) -> list[str]:
     while lines and not lines[-1]:
         lines.pop()
     return lines
+
+
+def same_output(got: str, want: str, within: float = 0.0) -> bool:
+    """Whether ``got`` prints ``want``: the same lines (trailing spaces aside); with ``within``, each number may
+    differ from the page's by up to ``within`` and every other word is equal."""
+    a, b = _lines(got), _lines(want)
+    if not within or len(a) != len(b):
+        return a == b
+    for line_a, line_b in zip(a, b):
+        words_a, words_b = line_a.split(), line_b.split()
+        if len(words_a) != len(words_b):
+            return False
+        for x, y in zip(words_a, words_b):
+            if _NUMBER.match(x) and _NUMBER.match(y):
+                if abs(float(x) - float(y)) > within:
+                    return False
+            elif x != y:
+                return False
+    return True
 
 
 def substitute(code: str) -> str:
@@ -123,8 +151,9 @@ def run_page(page_blocks: list[Block], folder: Path, env: dict[str, str], timeou
             except Exception as exc:  # noqa: BLE001 - reported with the block's place
                 failures.append(f"{b.where()}: {type(exc).__name__}: {exc}")
                 continue
-            if b.output is not None and _lines(got) != _lines(b.output):
-                failures.append(f"{b.where()}: printed\n{got}\nbut the page shows\n{b.output}")
+            if b.output is not None and not same_output(got, b.output, b.within):
+                allowed = f" (each number within {b.within:g})" if b.within else ""
+                failures.append(f"{b.where()}: printed\n{got}\nbut the page shows{allowed}\n{b.output}")
     finally:
         os.chdir(old)
     return failures

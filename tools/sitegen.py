@@ -346,8 +346,21 @@ def readme_suite_time() -> str:
 
 def readme_install() -> str:
     t = load_json(RESULTS / "install.json")
-    return (f"`install.sh` takes about {int(t['minutes'] + 0.5)} minutes and makes a {t['venv_gb']} GB virtual "
-            f"environment (`docs/results/install.json`); it prints one line per step.")
+    return (f"`install.sh` takes about {int(t['minutes'] + 0.5)} minutes and installs about {t['installed_gb']} GB "
+            f"of packages into {t['installs_into']} (`docs/results/install.json`); it prints one line per step. "
+            "To keep them apart, make and activate one first: `python -m venv .venv && . .venv/bin/activate` "
+            "(`.venv/` is ignored by git).")
+
+
+def readme_caches() -> str:
+    """What dialeval and its tests write outside the checkout, one sentence (``docs/results/disk.json``)."""
+    t = load_json(RESULTS / "disk.json")
+    parts = []
+    for c in t["caches"]:
+        size = "" if c["gb"] is None else f"{c['gb']:.1f} GB, " if c["gb"] >= 0.1 else "< 0.1 GB, "
+        parts.append(f"`{c['folder']}` ({size}`{c['variable']}`; {c['what']}; clear: `{c['clear']}`)")
+    return (f"Outside the checkout, each folder set by its variable: {'; '.join(parts)}. Sizes {t['measured']}, "
+            f"{t['note']} (`docs/results/disk.json`, rewritten by `{t['command']}`).")
 
 
 def readme_usr_baselines() -> str:
@@ -369,7 +382,8 @@ def quality_units() -> str:
 
 
 REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": readme_suite_time,
-           "install": readme_install, "usr-baselines": readme_usr_baselines, "quality-units": quality_units}
+           "install": readme_install, "usr-baselines": readme_usr_baselines, "caches": readme_caches,
+           "quality-units": quality_units}
 
 
 # ------------------------------------------------------------------------------------ benchmark regions (cards)

@@ -80,16 +80,25 @@ def build_demo(examples_dir: str | os.PathLike | None = "default", limits: ui.Li
 
 def launch(port: int | None = None, host: str = "127.0.0.1", *, share: bool = False, block: bool = True,
            examples_dir: str | os.PathLike | None = "default", limits: ui.Limits | None = None,
-           concurrency: int | None = None, offline: bool = True, allow_local_models: bool | None = None) -> Any:
+           concurrency: int | None = None, offline: bool = True, allow_local_models: bool | None = None,
+           prepare: bool = False) -> Any:
     """Serve the demo (``dialeval demo``). ``offline`` sets the Hub/Gradio offline defaults first
     (unless already set), so launching makes no network request. Served beyond this machine (``host``
     not loopback, or on a Space) the model fields accept only the offered models unless
-    ``allow_local_models`` (``--allow-local-models``)."""
+    ``allow_local_models`` (``--allow-local-models``). ``prepare`` loads every model metric's default model
+    first, one line each on stderr (:func:`dialeval.ui.scoring.prepare_models`: a cold cache's ONNX conversions
+    happen here, said and timed, not in the first request); ``dialeval demo`` does, unless ``--no-prepare``."""
     if offline:
         for key, value in OFFLINE_DEFAULTS.items():
             os.environ.setdefault(key, value)
     limits = limits or ui.Limits.from_env()
     policy = ServerPolicy.from_env(host, allow_local_models)
+    if prepare:
+        import sys
+
+        from dialeval.ui.scoring import prepare_models
+
+        prepare_models(lambda line: print(f"dialeval demo: {line}", file=sys.stderr, flush=True))
     demo = build_demo(examples_dir, limits, concurrency, policy)
     demo.launch(**launch_options(port, host, limits), share=share, prevent_thread_lock=not block)
     return demo

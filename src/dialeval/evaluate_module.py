@@ -214,8 +214,10 @@ class DialevalMetric(evaluate.Metric):
         names = self._input_names(self._input_kinds())
         inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in names})
         self._check_call(inputs, kwargs, computing=True)
-        with inputs_checked():  # scanned above (or by add_batch): the core does not scan again
-            return super().compute(**inputs, **self.options(kwargs))
+        from dialeval.extras import needs_extras
+
+        with inputs_checked(), needs_extras(self.name):  # scanned above: the core does not scan again; a missing
+            return super().compute(**inputs, **self.options(kwargs))  # optional package names its extra
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Check the inputs (clear errors naming the field), then ``evaluate``'s add_batch.\n"""

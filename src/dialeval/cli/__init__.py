@@ -8,6 +8,7 @@ import sys
 from typing import Any, NoReturn
 
 from dialeval._version import __version__
+from dialeval.extras import MissingExtraError, extra_of, missing_extra
 from dialeval.io.files import check_command_paths, is_output_option, remove_temporaries_on_sigterm
 from dialeval.models.runtime import Cancelled
 
@@ -105,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dialeval {args.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - user errors become one line; others keep their traceback
-        if not is_user_error(exc):
+        if isinstance(exc, ModuleNotFoundError) and extra_of(exc.name):  # an optional package: name its extra
+            exc = exc if isinstance(exc, MissingExtraError) else missing_extra(exc.name)
+        elif not is_user_error(exc):
             raise
         print(f"dialeval {args.command}: error: {error_line(exc)}", file=sys.stderr)
         return 2

@@ -19,7 +19,9 @@ def register(sub: Any) -> None:
 
     ex = cmds.add_parser("export", help="write NAME as Parquet/JSON Lines per config and split plus a dataset card")
     ex.add_argument("name", help="a dataset of `dialeval datasets list` (dstc10: any file in the DSTC10 Track 5 format)")
-    ex.add_argument("--data-dir", default=None, help="folder holding the original files (default: $DIALEVAL_DATA_DIR/<folder>)")
+    ex.add_argument("--data-dir", default=None,
+                    help="the folder holding the datasets' folders (as for `dialeval leaderboard`), or the dataset's "
+                         "own folder (default: $DIALEVAL_DATA_DIR)")
     ex.add_argument("--file", default=None, metavar="F",
                     help="build this one file in the dataset's format (dstc10, contest) instead of --data-dir")
     ex.add_argument("--out", required=True, help="output folder (datasets.load_dataset(OUT, CONFIG) loads it)")
@@ -45,13 +47,15 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from dialeval.datasets import export
+    from dialeval.datasets import export, export_notes
 
     counts = export(args.name, args.out, data_dir=args.data_dir, configs=args.config, file_format=args.format,
                     cache_dir=args.cache_dir, allow_duplicates=args.allow_duplicates,
                     overwrite=args.overwrite, data_files=args.file)
     for cfg, splits in counts.items():
         print(f"{cfg}: " + ", ".join(f"{split} {n} rows" for split, n in splits.items()))
+    for note in export_notes(args.name, data_dir=args.data_dir, data_files=args.file):
+        print(f"note: {note}")
     out = Path(args.out).expanduser()
     print(f"wrote {out / 'README.md'}; load with datasets.load_dataset({str(out)!r}, CONFIG)")
     return 0

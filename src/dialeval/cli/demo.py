@@ -23,6 +23,9 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-local-models", action="store_true",
                    help="on a public server (a non-loopback --host, or a Space) also accept model ids and local "
                         "paths beyond each metric's offered models (default: refused)")
+    p.add_argument("--no-prepare", action="store_true",
+                   help="serve at once; each model loads (on a cold cache: converts to ONNX) with the first request "
+                        "that needs it (default: every model is prepared first, one line each)")
     p.set_defaults(func=run)
 
 
@@ -36,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     if args.port is not None:
         _check_port_free(args.host, args.port)
     demo.launch(port=args.port, host=args.host, examples_dir=args.examples, concurrency=args.concurrency,
-                offline=not args.online, allow_local_models=args.allow_local_models or None)
+                offline=not args.online, allow_local_models=args.allow_local_models or None,
+                prepare=not args.no_prepare)
     return 0
 
 

@@ -4,6 +4,7 @@ the user's own files), with intervals, paired tests, clusters and a summary row.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -108,6 +109,28 @@ def _remove_new(out: Path, before: set[Path] | None) -> None:
             path.unlink(missing_ok=True)
 
 
+def _rows_in(out: Path) -> set[tuple[str, str, str]]:
+    """``(metric, dataset, config)`` of the rows an earlier run wrote to ``out/leaderboard.json`` (none if unreadable)."""
+    try:
+        rows = json.loads((out / "leaderboard.json").read_text(encoding="utf-8")).get("rows", [])
+        return {(str(r["metric"]), str(r["dataset"]), str(r["config"])) for r in rows}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return set()
+
+
+def replaced_note(out: str, earlier: set[tuple[str, str, str]], report: dict[str, Any]) -> str | None:
+    """One line when this run's ``leaderboard.json`` no longer holds rows an earlier run wrote to the same ``--out``."""
+    now = {(str(r["metric"]), str(r["dataset"]), str(r["config"])) for r in report["rows"]}
+    gone = sorted(earlier - now)
+    if not gone:
+        return None
+    metrics = " ".join(f"--metric {m}" for m in sorted({m for m, _, _ in gone} | {m for m, _, _ in now}))
+    units = ", ".join(f"{m} on {d}/{c}" for m, d, c in gone)
+    return (f"note: {out} held rows this run replaced ({units}); its files now show this run's rows only. To see "
+            f"them together, run once with the datasets of both runs and {metrics} (scores already computed stay "
+            f"cached in {out}/cache).")
+
+
 def run(args: argparse.Namespace) -> int:
     from dialeval.meta.leaderboard import build
     from dialeval.meta.own_data import parse_mapping, parse_scores_options
@@ -120,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     out = resolve_output(args.out)  # once: `missing/../keep` is `keep`, and no `missing` is made on the way
     created = first_missing(out)
     before = _files_in(out)
+    earlier = _rows_in(out)
     try:
         report = build(args.data_dir, out, datasets=args.dataset, metrics=args.metric,
                        max_rows=_max_rows(args.max_rows), n_resamples=args.resamples, fraction=args.fraction,
@@ -140,4 +164,7 @@ def run(args: argparse.Namespace) -> int:
           f"{args.out}/leaderboard.json, leaderboard.md, leaderboard.png")
     for s in report["skipped"]:
         print(f"skipped {s['metric']}: {s['reason']}")
+    note = replaced_note(args.out, earlier, report)
+    if note:
+        print(f"dialeval leaderboard: {note}", file=sys.stderr)
     return 0

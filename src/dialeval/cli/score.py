@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import registry
+from dialeval.extras import needs_extras
 from dialeval.io.files import atomic_write_json, check_output_path, is_stdout, json_text
 from dialeval.io.readers import check_duplicate_rows, read_rows
 from dialeval.io.validation import ResultNote, inputs_checked
@@ -140,6 +141,7 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
     from dialeval.distributed.columns import (
         TURNS,
         as_texts,
+        default_columns,
         describe_value,
         resolve_columns,
         schema_of_rows,
@@ -158,11 +160,9 @@ def local_inputs(rows: list[Any], decl: registry.MetricDeclaration, kind: str, c
     if bad is not None:
         raise ValueError(f"{source}, record {bad}: expected an object or a string, got {type(rows[bad - 1]).__name__}.")
     schema = schema_of_rows(rows)
+    columns = default_columns(kind, columns, schema)  # the same default as --engine ray
     if kind == "responses" and "predictions" not in columns and "predictions" not in schema:
-        text_fields = [k for k, v in schema.items() if v == "string"]
-        if len(text_fields) != 1:
-            raise no_text_field(rows[0], f"{source}, record 1", "--field (or --column predictions=FIELD)")
-        columns = {**columns, "predictions": text_fields[0]}
+        raise no_text_field(rows[0], f"{source}, record 1", "--field (or --column predictions=FIELD)")
     cols = resolve_columns(decl, kind, columns, schema)
     inputs: dict[str, Any] = {}
     for role, column in cols.items():
@@ -228,7 +228,7 @@ def compute_locally(decl: registry.MetricDeclaration, config: str | None, inputs
         warnings.simplefilter("ignore", ResultNote)  # shown as one line below, from the result's note
         if decl.core:
             extra = {"config": config or decl.configs[0]} if len(decl.configs) > 1 else {}
-            with inputs_checked():
+            with inputs_checked(), needs_extras(decl.name):
                 result = decl.core_function()(**inputs, **extra, **options)
         else:
             from dialeval.models.loading import load
@@ -274,7 +274,7 @@ def run_ray(args: argparse.Namespace, columns: dict[str, str], options: dict[str
     from dialeval.distributed.columns import ROLES
 
     if args.input == "-":
-        raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV, an export folder or "
+        raise ValueError("--engine ray reads files every worker can open (Parquet/JSONL/CSV/text, an export folder or "
                          "a URI), not stdin; write stdin to a file first.")
     if not args.connect_timeout > 0:
         raise ValueError(f"--connect-timeout must be > 0 seconds, got {args.connect_timeout}.")

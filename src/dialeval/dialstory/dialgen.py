@@ -51,14 +51,10 @@ DIST_ORDERS = (2, 3, 4)
 
 
 def _require(module: str) -> Any:
-    """Import ``module`` (sacrebleu or jieba) or say how to install it."""
-    import importlib
+    """Import ``module`` (sacrebleu or jieba) or say how to install it (:mod:`dialeval.extras`)."""
+    from dialeval.extras import optional
 
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(f"the dialgen metric needs `{module}`: pip install 'dialeval[models]' "
-                                  f"(or pip install {module}).") from exc
+    return optional(module, "the dialgen metric")
 
 
 @lru_cache(maxsize=1)

@@ -14,7 +14,12 @@ import numpy as np
 
 from dialeval import registry
 from dialeval.distributed import engine
-from dialeval.distributed.columns import default_config, input_kind, resolve_columns
+from dialeval.distributed.columns import (
+    default_columns,
+    default_config,
+    input_kind,
+    resolve_columns,
+)
 from dialeval.distributed.states import finish_mean, mean_state, merge_means
 from dialeval.models.encoders import BATCH_SIZE
 from dialeval.semantic.dress import HEAD_RULE, _check_gamma, check_head, head_clusters
@@ -144,7 +149,8 @@ def score_many(dataset: Any, metrics: dict[str, dict[str, Any]], columns: dict[s
         decl = registry.get(name)
         cols_given = columns.get(name) or {}
         config = configs.get(name) or default_config(decl, cols_given, set(schema))
-        cols = resolve_columns(decl, input_kind(decl, config), cols_given, schema)
+        kind = input_kind(decl, config)
+        cols = resolve_columns(decl, kind, default_columns(kind, cols_given, schema), schema)
         output = outputs.get(name)
         jobs.append(Job(decl, ds, cols, config, dict(opts), None if output is None else str(output), settings))
     try:

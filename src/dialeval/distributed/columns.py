@@ -59,6 +59,18 @@ def default_config(decl: MetricDeclaration, columns: Mapping[str, str], availabl
     return decl.configs[0]
 
 
+def default_columns(kind: str, columns: Mapping[str, str], schema: Mapping[str, str]) -> dict[str, str]:
+    """``columns`` with the one default both routes apply (one process and ``--engine ray``): a metric of
+    responses with no ``predictions`` column mapped, and none of that name, reads the table's only text column
+    (a text file's lines, a JSONL ``response`` field). Otherwise ``columns`` as given."""
+    columns = dict(columns)
+    if kind == "responses" and "predictions" not in columns and "predictions" not in schema:
+        text = [name for name, described in schema.items() if described == TEXT]
+        if len(text) == 1:
+            columns["predictions"] = text[0]
+    return columns
+
+
 def parse_column_args(items: list[str]) -> dict[str, str]:
     """``["predictions=response", ...]`` (CLI ``--column``) → ``{"predictions": "response"}``."""
     out: dict[str, str] = {}

@@ -32,7 +32,10 @@ MIN_CHUNK, MAX_CHUNK = 2_000, 250_000
 CONNECT_TIMEOUT = 30.0
 #: Seconds the workers' ``runtime_env`` (pip, conda, working_dir...) may take to set up (Ray's own default).
 SETUP_TIMEOUT = 600.0
-_FILE_KINDS = {".parquet": "parquet", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".csv": "csv"}
+_FILE_KINDS = {".parquet": "parquet", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".csv": "csv",
+               ".tsv": "tsv"}
+#: Any other file is text, one response per line, read as ``dialeval score`` reads it in one process.
+TEXT_KIND = "text"
 
 
 def check_runtime_env(env: Any, setup_timeout: float = SETUP_TIMEOUT) -> dict[str, Any] | None:
@@ -64,10 +67,9 @@ def connect(address: str | None = None, *, timeout: float = CONNECT_TIMEOUT,
     ``$RAY_ADDRESS``, else the one this process joined, else a new local one) within ``timeout`` seconds, with
     ``runtime_env`` for every worker, set up within ``setup_timeout`` seconds. A cluster that does not answer is
     one ``ConnectionError`` naming it; a runtime_env that fails or does not finish is one line too."""
-    try:
-        import ray
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("the Ray engine needs the distributed extra: pip install 'dialeval[distributed]'") from exc
+    from dialeval.extras import optional
+
+    ray = optional("ray", "the Ray engine")  # absent: one line naming the distributed extra
     runtime_env = check_runtime_env(runtime_env, setup_timeout)
     if not ray.is_initialized():
         where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
@@ -254,10 +256,20 @@ def _resolve_local(p: Path, config: str | None, split: str | None) -> tuple[str,
 
 
 def _kind_of(path: str) -> str:
-    suffix = Path(path).suffix.lower()
-    if suffix not in _FILE_KINDS:
-        raise ValueError(f"{path}: unknown file type {suffix!r}; use .parquet, .jsonl or .csv.")
-    return _FILE_KINDS[suffix]
+    return _FILE_KINDS.get(Path(path).suffix.lower(), TEXT_KIND)
+
+
+def _driver_rows(fs: pafs.FileSystem | None, path: str) -> list[dict[str, Any]]:
+    """Rows read as one process reads them: a text file's lines as one ``text`` column (split on ``\\n`` only;
+    blank lines are empty responses), a local ``.json`` file's array of records."""
+    from dialeval.io.readers import read_records, split_lines
+
+    if fs is None:
+        rows = read_records(path)
+    else:
+        with fs.open_input_stream(path) as f:
+            rows = split_lines(f.read().decode("utf-8-sig"))
+    return [{"text": r} if isinstance(r, str) else r for r in rows]
 
 
 def _one_kind(where: str, names: list[str]) -> str:
@@ -278,8 +290,15 @@ def read(dataset: Any, config: str | None = None, split: str | None = None, *,
         raise TypeError(f"`dataset` must be a ray.data.Dataset or a path, got {type(dataset).__name__}.")
     kind, path = resolve_input(dataset, config, split, filesystem, timeout)
     fs, _ = filesystem_of(dataset, filesystem, timeout)
-    reader = {"parquet": ray.data.read_parquet, "json": ray.data.read_json, "csv": ray.data.read_csv}[kind]
-    ds = reader(path, filesystem=fs)  # JSON: Arrow's reader, JSON Lines with typed (list) columns
+    if kind == TEXT_KIND or kind == "json" and fs is None and Path(path).suffix.lower() == ".json":
+        ds = ray.data.from_items(_driver_rows(fs, path))
+    elif kind == "tsv":
+        import pyarrow.csv as pacsv
+
+        ds = ray.data.read_csv(path, filesystem=fs, parse_options=pacsv.ParseOptions(delimiter="\t"))
+    else:
+        reader = {"parquet": ray.data.read_parquet, "json": ray.data.read_json, "csv": ray.data.read_csv}[kind]
+        ds = reader(path, filesystem=fs)  # JSON: Arrow's reader, JSON Lines with typed (list) columns
     ds._dialeval_rows = _parquet_rows(fs, path) if kind == "parquet" else None  # noqa: SLF001 - chunk sizing
     return ds
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
-from inspect_ai.scorer import scorer as inspect_scorer
-from inspect_ai.solver import TaskState
-
 from dialeval import integrations
+from dialeval.extras import needs_extras
 from dialeval.integrations import Adapted
+
+with needs_extras("dialeval.integrations.inspect"):  # absent: one line naming the inspect extra
+    from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
+    from inspect_ai.scorer import scorer as inspect_scorer
+    from inspect_ai.solver import TaskState
 
 __all__ = ["scorer", "scorers"]
 RECORD = "dialeval_inputs"  #: the score metadata key holding a sample's ``compute`` inputs

@@ -18,15 +18,17 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from lighteval.metrics.metrics_sample import SampleLevelComputation, SamplingMetric
-from lighteval.metrics.sample_preparator import Preparator
-from lighteval.metrics.utils.metric_utils import CorpusLevelMetric, Metric, SampleLevelMetric
-from lighteval.models.model_output import ModelResponse
-from lighteval.tasks.registry import Registry
-from lighteval.tasks.requests import Doc, SamplingMethod
-
 from dialeval import integrations, registry
+from dialeval.extras import needs_extras
 from dialeval.integrations import Adapted
+
+with needs_extras("dialeval.integrations.lighteval"):  # absent: one line naming the lighteval extra
+    from lighteval.metrics.metrics_sample import SampleLevelComputation, SamplingMetric
+    from lighteval.metrics.sample_preparator import Preparator
+    from lighteval.metrics.utils.metric_utils import CorpusLevelMetric, Metric, SampleLevelMetric
+    from lighteval.models.model_output import ModelResponse
+    from lighteval.tasks.registry import Registry
+    from lighteval.tasks.requests import Doc, SamplingMethod
 
 __all__ = ["metric", "metrics", "dialogue_doc", "custom_tasks_only"]
 

@@ -156,6 +156,12 @@ class OnnxCausalLM:
                                                       device=self._device, output_axes=axes)
         return graph
 
+    def export_graphs(self, modes: tuple[str, ...] = ("last", "packed")) -> None:
+        """Export (or open from the cache) the graphs that are otherwise exported on first use: the judge's
+        ``last`` and FULL's ``packed`` (``dialeval demo`` does this before it serves)."""
+        for mode in modes:
+            self._graph(mode)
+
     def run_packed(self, past: list[np.ndarray], input_ids: Any, mask: Any, position_ids: Any) -> np.ndarray:
         """Logits of ``input_ids`` after ``past`` under a 4-D additive ``mask`` ``[batch, 1, query, past + query]``
         (FULL's packed follow-ups, :func:`dialeval.full.causal.mean_followup_nll`)."""

@@ -53,8 +53,9 @@ def model_source(model: str) -> str:
 def layer_count(source: str) -> int:
     """The layer bert-score uses for ``source``: its own table for the models it knows, else the model's last
     layer (``num_hidden_layers`` of its configuration)."""
-    from bert_score.utils import model2layers
+    from dialeval.extras import optional
 
+    model2layers = optional("bert_score.utils", "bertscore").model2layers
     if source in model2layers:
         return int(model2layers[source])
     config = Path(source) / "config.json"
@@ -109,9 +110,9 @@ def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any
     torch_dtype = resolve_dtype(dtype, dev)
 
     def load(ident: str) -> Any:
-        from bert_score import BERTScorer
+        from dialeval.extras import optional
 
-        scorer = BERTScorer(model_type=ident, num_layers=layers, device=str(dev))
+        scorer = optional("bert_score", "bertscore").BERTScorer(model_type=ident, num_layers=layers, device=str(dev))
         scorer._model.to(torch_dtype)
         return scorer
 

@@ -20,6 +20,8 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
+from dialeval.extras import optional
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 SMOOTHING = ("exp", "floor", "add-k", "none")
@@ -49,7 +51,7 @@ def best_over_references(score: Callable[[str, str], float], prediction: str, re
 
 @lru_cache(maxsize=32)
 def sacrebleu_bleu(max_order: int, smooth: str, tokenize: str, lowercase: bool) -> Any:
-    from sacrebleu.metrics import BLEU
+    BLEU = optional("sacrebleu.metrics", "bleu").BLEU  # noqa: N806 - sacrebleu's class
 
     # force: no warning about tokenized input (dialogue corpora ship tokenized text, e.g. "do n't")
     return BLEU(max_ngram_order=max_order, smooth_method=smooth, tokenize=tokenize, lowercase=lowercase,
@@ -58,9 +60,7 @@ def sacrebleu_bleu(max_order: int, smooth: str, tokenize: str, lowercase: bool) 
 
 @lru_cache(maxsize=8)
 def sacrebleu_chrf(char_order: int, word_order: int, beta: int) -> Any:
-    from sacrebleu.metrics import CHRF
-
-    return CHRF(char_order=char_order, word_order=word_order, beta=beta)
+    return optional("sacrebleu.metrics", "chrf").CHRF(char_order=char_order, word_order=word_order, beta=beta)
 
 
 def sentence_scores(metric: Any, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> list[float]:
@@ -97,17 +97,14 @@ def meteor_scores(predictions: Sequence[str], references: Sequence[Sequence[str]
 
 def rouge_l_scores(predictions: Sequence[str], references: Sequence[Sequence[str]], use_stemmer: bool) -> list[float]:
     """rouge-score's ROUGE-L F-measure of each response, best over its references (``score_multi``)."""
-    from rouge_score.rouge_scorer import RougeScorer
-
-    scorer = RougeScorer(["rougeL"], use_stemmer=use_stemmer)
+    scorer = optional("rouge_score.rouge_scorer", "rouge_l").RougeScorer(["rougeL"], use_stemmer=use_stemmer)
     return [float(scorer.score_multi(list(refs), p)["rougeL"].fmeasure) for p, refs in zip(predictions, references)]
 
 
 def rouge_untokenized(texts: Sequence[str]) -> int:
     """How many of ``texts`` have letters but no token under rouge-score's tokenizer, which keeps only ``[a-z0-9]``
     (Chinese, Russian, Greek text, …): ROUGE-L scores them 0."""
-    from rouge_score.tokenize import tokenize
-
+    tokenize = optional("rouge_score.tokenize", "rouge_l").tokenize
     return sum(1 for t in texts if any(c.isalpha() for c in t) and not tokenize(t, None))
 
 

@@ -19,6 +19,7 @@ can be called by ``fn_index``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ from dialeval.ui.mcp import add_tools, only_metric_tools
 from dialeval.ui.plots import plot_panel
 from dialeval.ui.results import TABLE_HEADERS, result_rows, results_json, results_table
 from dialeval.ui.scoring import MetricOutcome, availability, default_model, run_metric
-from dialeval.ui.serving import Server, ServerPolicy, gated
+from dialeval.ui.serving import Server, ServerPolicy
+from dialeval.ui.streaming import gated_stream
 from dialeval.ui.uploads import UPLOAD_SUFFIXES, read_upload
 
 INPUT_ORDER = tuple(BOXES)
@@ -81,7 +83,13 @@ def named(fn: Any, names: list[str]) -> Any:
                    **values: Any) -> Any:  # run by Gradio in a worker thread
         return fn(progress, request, *(values[name] for name in names))
 
-    event = event_async if inspect.iscoroutinefunction(fn) else event_sync
+    async def event_stream(progress: Any = gr.Progress(track_tqdm=True), request: Any = None,  # noqa: B008
+                           **values: Any) -> Any:  # each value the page shows as it comes
+        async for out in fn(progress, request, *(values[name] for name in names)):
+            yield out
+
+    event = (event_stream if inspect.isasyncgenfunction(fn) else event_async if inspect.iscoroutinefunction(fn)
+             else event_sync)
     event.__annotations__ = {"request": gr.Request}
     return event
 
@@ -92,11 +100,15 @@ def example_texts(example: dict[str, Any]) -> list[str]:
 
 
 def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limits: Limits | None = None,
-                   cache: ModuleCache | None = None) -> tuple[list[MetricOutcome], str]:
+                   cache: ModuleCache | None = None,
+                   on_outcome: Callable[[list[MetricOutcome], list[str]], None] | None = None,
+                   ) -> tuple[list[MetricOutcome], str]:
     """Run the ``selected`` metrics (name → model or ``None``) on the text boxes' contents.
 
     Returns the outcomes (one per selected metric, in registry order) and a Markdown status; an input
-    problem common to all metrics comes back as no outcomes and an ``Input problem`` status.
+    problem common to all metrics comes back as no outcomes and an ``Input problem`` status. ``on_outcome``
+    is called after each metric but the last with the outcomes so far and the metrics still to run (the demo
+    shows each row as soon as it is computed).
     """
     limits = limits or Limits.from_env()
     if not selected:
@@ -114,6 +126,8 @@ def evaluate_texts(texts: dict[str, str], selected: dict[str, str | None], limit
         outcomes.append(run_metric(name, inputs, selected[name], cache, progress=True))
         bar.update(1)
         bar.close()
+        if on_outcome is not None and i + 1 < len(names):
+            on_outcome(list(outcomes), names[i + 1:])
     lines = [f"- `{o.name}`: done" if o.status == "ok" else f"- `{o.name}`: **{o.status}**: {o.message}"
              for o in outcomes]
     done = sum(o.status == "ok" for o in outcomes)
@@ -226,10 +240,13 @@ def _scorer(limits: Limits, server: Server) -> Any:
     the slot sized by :func:`dialeval.ui.devices.gpu_duration`); plots and files are drawn on the CPU after."""
     device, dtype = pick_precision()
     compute_on_gpu = gpu_decorator(gpu_duration)(evaluate_texts)
+    streams = compute_on_gpu is evaluate_texts  # on ZeroGPU the scoring runs in another process: rows at the end
 
-    def score(texts: dict[str, str], selected: dict[str, Any]) -> tuple[list[MetricOutcome], str, dict[str, Any]]:
+    def score(texts: dict[str, str], selected: dict[str, Any],
+              on_outcome: Any = None) -> tuple[list[MetricOutcome], str, dict[str, Any]]:
         selected = server.policy.check_selection(selected)  # InputError → refused(...)
-        outcomes, message = compute_on_gpu(texts, selected, limits)
+        extra = {"on_outcome": on_outcome} if streams and on_outcome is not None else {}
+        outcomes, message = compute_on_gpu(texts, selected, limits, **extra)
         meta = {"version": __version__, "device": device, "dtype": dtype or "fp32",
                 "models": {k: v for k, v in selected.items() if v}}
         return outcomes, message, meta
@@ -241,15 +258,22 @@ def _evaluate_handler(server: Server, score: Any) -> Any:
     def refused(message: str) -> tuple[Any, ...]:
         return f"**Input problem:** {message}", results_table([]), *_plot_outputs([], False), None
 
-    def on_evaluate(request: Any, *args: Any) -> tuple[Any, ...]:
+    def on_evaluate(request: Any, publish: Any, *args: Any) -> tuple[Any, ...]:
+        import gradio as gr
+
         texts, selected, draw_plots = _selection(args)
-        outcomes, message, meta = score(texts, selected)
+
+        def partial(done: list[MetricOutcome], left: list[str]) -> None:  # each row as soon as it is computed
+            status = f"**{len(done)} of {len(done) + len(left)} metrics computed**; computing `{left[0]}`…"
+            publish((status, results_table(result_rows(done)), *[gr.update()] * len(plotted()), None))
+
+        outcomes, message, meta = score(texts, selected, partial)
         if not outcomes:
             return message, results_table([]), *_plot_outputs([], False), None
         path = server.files.write_json(getattr(request, "session_hash", None), results_json(outcomes, **meta))
         return message, results_table(result_rows(outcomes)), *_plot_outputs(outcomes, draw_plots), path
 
-    return gated(server, on_evaluate, refused)
+    return gated_stream(server, on_evaluate, refused)
 
 
 def _tool_handler(score: Any) -> Any:

@@ -295,3 +295,41 @@ def place_models_on_cuda(names: Sequence[str] | None = None) -> list[tuple[str, 
         load(model, device=device, dtype=dtype)
         placed.append((decl.name, model))
     return placed
+
+
+def prepare_models(log: Callable[[str], None], names: Sequence[str] | None = None) -> list[tuple[str, str, float]]:
+    """Load the default model of every model metric (of ``names``, default all) that can run here, with the device
+    and dtype requests use, so that the first Evaluate does not wait for them: on a cold cache this is when the
+    embedded models are converted to ONNX Runtime graphs (once). ``log`` gets a line before and one per model, with
+    its time; a model that fails to load is logged and left to the request (which then says why). Returns the
+    (metric, model, seconds) of the models loaded."""
+    import time
+
+    from dialeval.cli import error_line
+    from dialeval.models.runtime import cache_dir
+
+    device, dtype = pick_precision()
+    todo = []
+    for decl in registry.declarations().values():
+        load = decl.loader_function()
+        model = default_model(decl) if decl.needs_model else None
+        if (names is None or decl.name in names) and load is not None and model is not None \
+                and availability(decl.name, model)[0]:
+            todo.append((decl.name, model, load))
+    if todo:
+        log(f"preparing {len(todo)} model{'s' if len(todo) != 1 else ''} on {device} before serving; the first start converts them to ONNX once, "
+            f"into {cache_dir() / 'onnx'} (minutes; later starts take seconds; --no-prepare skips this step)")
+    done = []
+    for i, (name, model, load) in enumerate(todo, 1):
+        start = time.perf_counter()
+        try:
+            loaded = load(model, device=device, dtype=dtype)
+            export = getattr(getattr(loaded, "onnx", None), "export_graphs", None)
+            if callable(export):  # an LM on ONNX Runtime: the graphs it would export at the first request
+                export()
+        except Exception as exc:  # noqa: BLE001 - the request reports it again, with its metric
+            log(f"{name} ({i} of {len(todo)}): {model} did not load: {error_line(exc)}")
+            continue
+        done.append((name, model, time.perf_counter() - start))
+        log(f"{name} ({i} of {len(todo)}): {model} ready in {done[-1][2]:.1f} s")
+    return done
