@@ -135,13 +135,14 @@ def markdown(result: dict[str, Any]) -> str:
              "Pearson r and its \"Pearson\" numbers Spearman ρ. Below, each of the paper's numbers stands under the "
              f"statistic it is. With nlg-eval's scorers (`implementation=nlg-eval`), {hits} of {total} rows match both "
              f"numbers within {REPRODUCED:g} ({2 * hits} of {2 * total} numbers; largest difference {worst:.1e}). "
-             "The rows of dialeval's default BLEU (sacrebleu) are in the result file.", "",
+             "The rows of dialeval's default scorers (sacrebleu's BLEU, nltk's METEOR, rouge-score's ROUGE-L) are in the "
+             "result file.", "",
              "| dataset | metric | ρ (dialeval) | ρ (paper) | r (dialeval) | r (paper) | differs by > 0.03 because |",
              "|---|---|---:|---:|---:|---:|---|"]
     for name, data in result["datasets"].items():
         for r in data["rows"]:
-            if r["metric"] == "bleu" and not _nlg(r):
-                continue  # sacrebleu's rows: in the result file (their gap is the scorer, as METEOR's and ROUGE-L's)
+            if r["metric"] in ("bleu", "meteor", "rouge_l") and not _nlg(r):
+                continue  # the default scorers' rows: in the result file (their gap is the scorer)
             label = r["row"] + (" (implementation=nlg-eval)" if _nlg(r) else "")
             rho, pr = _published(r)
             lines.append(f"| {name} (n={data['n']}) | {label} | {_cell(r['spearman'], r['spearman_ci'])} | "

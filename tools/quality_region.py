@@ -91,3 +91,23 @@ def region() -> str:
               "", f"`{meta['command']}` ({meta['wall']}; {meta['machine']}) wrote the leaderboard copied to "
               "`docs/results/quality_leaderboard.json`.", ""]
     return "\n".join(lines)
+
+
+def summary_region() -> str:
+    """The README's compact form: per reference-free metric, its mean ρ over the turn units and over every unit
+    (with the leaderboard's interval) and the units it leads; then the units where neither leads."""
+    report, _meta = load()
+    units = unit_rows(report)
+    means = turn_means(units)
+    n_turn = sum(1 for u in units if u["level"] == "turn")
+    summary = {s["metric"]: s for s in report["summary"]}
+    lines = [f"| metric | mean ρ, {n_turn} turn units | mean ρ, all {len(units)} units [95 % CI] | leads (top cluster) on |",
+             "|---|---:|---:|---|"]
+    for metric in REFERENCE_FREE:
+        s = summary.get(metric, {})
+        led = [u["unit"] for u in units if metric in u["leads"]]
+        lines.append(f"| [`{metric}`](metrics/{metric}/README.md) | {means[metric]:.3f} | {s.get('mean', math.nan):.3f} "
+                     f"[{s.get('ci_low', math.nan):.3f}, {s.get('ci_high', math.nan):.3f}] | {len(led)} of {len(units)} units |")
+    neither = [u["unit"] for u in units if not set(u["leads"]) & set(REFERENCE_FREE)]
+    lines.append(f"| neither leads | | | {', '.join(neither) if neither else 'no unit'} |")
+    return "\n".join(lines)

@@ -381,9 +381,16 @@ def quality_units() -> str:
     return quality_region.region()
 
 
+def quality_summary() -> str:
+    sys.path.insert(0, str(REPO / "tools"))
+    import quality_region
+
+    return quality_region.summary_region()
+
+
 REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": readme_suite_time,
            "install": readme_install, "usr-baselines": readme_usr_baselines, "caches": readme_caches,
-           "quality-units": quality_units}
+           "quality-units": quality_units, "quality-summary": quality_summary}
 
 
 # ------------------------------------------------------------------------------------ benchmark regions (cards)
