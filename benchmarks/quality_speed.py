@@ -1,0 +1,100 @@
+"""Reference-free quality speed: responses per second of ``context_relevance`` and ``learned_quality`` against
+sentence-transformers' own encode of the same texts (the peer: what a user would write for the cosine) and
+against FULL's default route, same threads, fp32, interleaved rounds in one process.
+
+    python benchmarks/quality_speed.py --threads 2 --pairs 512 --full-pairs 64 --repeats 3
+
+Workload: the first ``--pairs`` (last context turn, response) pairs of DailyDialog test (``--data-dir``). Routes:
+
+- dialeval ``context_relevance`` and ``learned_quality`` (their default route: ONNX Runtime on CPU);
+- peer: ``SentenceTransformer.encode`` (torch, batch 32, normalised) of the contexts and responses, then the
+  row-wise cosine in numpy: the ten-line metric a user writes;
+- FULL's default (``full_followup`` turn level) on the first ``--full-pairs`` pairs (its rate is per response).
+
+Agreement: the largest |difference| between dialeval's relevance and the peer's cosine. Writes
+``docs/results/benchmarks/quality_speed.json`` (``--result PATH``, ``-`` for none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from _common import RESULTS, interleaved, machine_line, offline, table, write_result
+
+
+def pairs(data_dir: Path, n: int) -> tuple[list[list[str]], list[str]]:
+    dialogues = json.loads((data_dir / "dailydialog" / "test.json").read_text(encoding="utf-8"))
+    contexts, responses = [], []
+    for d in dialogues:
+        turns = [t["text"] for t in d["dialogue"]]
+        for i in range(1, len(turns)):
+            contexts.append(turns[:i])
+            responses.append(turns[i])
+    return contexts[:n], responses[:n]
+
+
+def main(argv: list[str] | None = None) -> int:
+    offline()
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--pairs", type=int, default=512)
+    p.add_argument("--full-pairs", type=int, default=64)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--result", default=str(RESULTS / "quality_speed.json"))
+    args = p.parse_args(argv)
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from dialeval.full.full_followup import compute_full_inputs
+    from dialeval.models.encoders import default_encoder_path
+    from dialeval.relevance.core import compute_context_relevance
+    from dialeval.relevance.evaluator import compute_learned_quality
+
+    torch.set_num_threads(args.threads)
+    machine = machine_line(args.threads)
+    contexts, responses = pairs(args.data_dir, args.pairs)
+    fc, fr = contexts[: args.full_pairs], responses[: args.full_pairs]
+    st = SentenceTransformer(str(default_encoder_path()), device="cpu")
+
+    def peer() -> np.ndarray:
+        c = st.encode([x[-1] for x in contexts], batch_size=32, normalize_embeddings=True)
+        r = st.encode(responses, batch_size=32, normalize_embeddings=True)
+        return (c * r).sum(1)
+
+    routes = {"dialeval context_relevance": lambda: compute_context_relevance(contexts, responses)["scores"],
+              "dialeval learned_quality": lambda: compute_learned_quality(contexts, responses)["scores"],
+              "sentence-transformers encode + cosine": peer,
+              "FULL default (turn)": lambda: compute_full_inputs(fc, fr, config="turn")["scores"]}
+    for fn in routes.values():  # warm: graph exports, model loads
+        fn()
+    started = time.perf_counter()
+    secs, outs = interleaved(routes, args.repeats)
+    items = {name: (len(fc) if name.startswith("FULL") else len(responses)) for name in routes}
+    gap = float(np.max(np.abs(np.asarray(outs["dialeval context_relevance"]) - outs["sentence-transformers encode + cosine"])))
+    ours = secs["dialeval context_relevance"]
+    rows = [{"route": name, "responses": items[name], "seconds": round(secs[name], 3),
+             "responses/s": round(items[name] / secs[name], 1),
+             "rate vs context_relevance": round((items[name] / secs[name]) / (len(responses) / ours), 3)}
+            for name in routes]
+    print(table(list(rows[0]), [list(r.values()) for r in rows]))
+    peer_rate = len(responses) / secs["sentence-transformers encode + cosine"]
+    summary = (f"context_relevance {len(responses) / ours / peer_rate:.2f}× and learned_quality "
+               f"{len(responses) / secs['dialeval learned_quality'] / peer_rate:.2f}× the responses per second of "
+               f"sentence-transformers' encode + cosine; largest |relevance − peer cosine| {gap:.1e}")
+    print(summary, f"({time.perf_counter() - started:.0f} s)")
+    if args.result != "-":
+        write_result(args.result, script="benchmarks/quality_speed.py", title="reference-free quality speed",
+                     command=f"python benchmarks/quality_speed.py --threads {args.threads} --pairs {args.pairs} "
+                             f"--full-pairs {args.full_pairs} --repeats {args.repeats}",
+                     rows=rows, threads=args.threads, summary=summary, machine_text=machine,
+                     max_abs_difference_vs_peer=gap)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
