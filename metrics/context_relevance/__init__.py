@@ -39,6 +39,7 @@ METRIC = declare(
     emoji="🧭",
     tags=("dialogue", "quality", "reference-free", "semantic"),
     order=72,
+    scale_out="dialeval.relevance.scale_out:scale_out",
     meta_levels=("turn", "dialog"),
     meta_protocols=("rated",),
     meta_adapter="dialeval.relevance.adapters:relevance_adapter",

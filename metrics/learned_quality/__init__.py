@@ -31,6 +31,7 @@ METRIC = declare(
     emoji="🎓",
     tags=("dialogue", "quality", "reference-free", "trained"),
     order=73,
+    scale_out="dialeval.relevance.scale_out:scale_out",
     meta_levels=("turn", "dialog"),
     meta_protocols=("rated",),
     meta_adapter="dialeval.relevance.adapters:learned_quality_adapter",
