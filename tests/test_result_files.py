@@ -66,8 +66,12 @@ def _rows(dataset: str, config: str, shared_data: Path) -> list[dict]:
     return protocol_rows(decl, raw_rows(decl, config, data_dir=shared_data / decl.folder))
 
 
-def test_leaderboard_signatures_are_what_the_code_writes(shared_data):
-    board = _load("leaderboard.json")
+BOARDS = ("leaderboard.json", "quality_leaderboard.json")  # the headline board and the reference-free quality one
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_leaderboard_signatures_are_what_the_code_writes(name, shared_data):
+    board = _load(name)
     for (dataset, config), metrics in _units(board).items():
         rows = _rows(dataset, config, shared_data)[:FEW]
         for metric, r in metrics.items():
@@ -79,8 +83,9 @@ def test_leaderboard_signatures_are_what_the_code_writes(shared_data):
     assert parse_signature(board["signature"])["version"] == dialeval.__version__
 
 
-def test_leaderboard_fields_are_what_the_code_writes(shared_data):
-    board = _load("leaderboard.json")
+@pytest.mark.parametrize("name", BOARDS)
+def test_leaderboard_fields_are_what_the_code_writes(name, shared_data):
+    board = _load(name)
     empty = {"rows": [], "pairs": [], "left_out": [], "units": {}}
     b = board["bootstrap"]
     report = leaderboard._report(empty, {}, {}, [], None, b["n_resamples"], b["fraction"], b["seed"],
@@ -95,7 +100,7 @@ def test_leaderboard_fields_are_what_the_code_writes(shared_data):
         group = {"notes": []}
         fake = {"m": {"scores": list(np.random.default_rng(0).normal(size=len(rows))), "signature": "s"}}
         leaderboard._analyse_group(decl, config, rows, fake, acc, group, n_resamples=100, fraction=0.5, seed=0,
-                                   confidence=0.95, log=lambda _: None)
+                                   confidence=0.95)
         written = {(r["target"], r["statistic"], r.get("level")): set(r) - optional for r in acc["rows"]}
         for r in board["rows"]:
             if (r["dataset"], r["config"]) != (dataset, config):
