@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine as cpu_machine  # noqa: E402
 from _common import machine_line, matmul_peak, non_embedding_params, offline, table  # noqa: E402
 
 offline()
@@ -335,7 +336,7 @@ def sample_report(units: list[dict[str, Any]], peak: float, peaks: list[float], 
     command = (f"python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads {args.threads} "
                f"--sample {args.sample} --repeats {args.repeats}" + (" --dtype bf16" if args.dtype == "bf16" else ""))
     return {"what": "every leaderboard unit's default route on a fixed row sample against its compute floor",
-            "command": command, "date": datetime.date.today().isoformat(), "machine": machine,
+            "command": command, "date": datetime.date.today().isoformat(), "machine": machine, "cpu": cpu_machine(),
             "load_end": load, "gemm_peak_gflops": peak / 1e9, "gemm_peaks_gflops": [p / 1e9 for p in peaks],
             "dtype": args.dtype, "sample_rows": args.sample, "repeats": args.repeats, "summary": summary, "worst": worst, "units": out,
             "dense_pass_gflops": {k: v / 1e9 for k, v in ceiling.items()}, "note": note,
