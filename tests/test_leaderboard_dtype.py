@@ -79,7 +79,7 @@ def test_a_bf16_run_never_reuses_cached_fp32_scores(tmp_path, monkeypatch, cpu_o
 
     monkeypatch.setattr(leaderboard, "offline_reason", lambda decl: None)
     monkeypatch.setattr(leaderboard, "score_rows", fake)
-    args = ["leaderboard", "--data", str(path), "--metric", "bertscore", "--metric", "token_f1", "--resamples", "10",
+    args = ["leaderboard", "--data", str(path), "--metric", "bertscore", "--metric", "token_f1", "--resamples", "100",
             "--out", str(out)]
     assert main(args) == 0
     assert sorted(calls) == [("bertscore", "fp32"), ("token_f1", "fp32")]
@@ -98,7 +98,7 @@ def test_a_bf16_run_never_reuses_cached_fp32_scores(tmp_path, monkeypatch, cpu_o
 def test_the_command_refuses_bf16_on_an_avx512_cpu_with_exit_code_2(tmp_path, monkeypatch, cpu_only, capsys):
     monkeypatch.setattr(cpu, "cpu_kind", lambda: SKYLAKE)
     monkeypatch.setattr(leaderboard, "offline_reason", lambda decl: None)
-    args = ["leaderboard", "--data", str(_data(tmp_path)), "--metric", "bertscore", "--resamples", "10",
+    args = ["leaderboard", "--data", str(_data(tmp_path)), "--metric", "bertscore", "--resamples", "100",
             "--out", str(tmp_path / "board"), "--dtype", "bf16"]
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
