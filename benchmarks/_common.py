@@ -143,8 +143,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def machine() -> dict[str, Any]:
-    """What a measurement ran on, read from the machine itself (never typed by hand): CPU model, the
-    vector/matrix flags that decide kernel speed, and the core count."""
+    """What a measurement ran on, read from the machine itself (never typed by hand): CPU model, its kind
+    (:func:`dialeval.models.cpu.cpu_kind`), the vector/matrix flags that decide kernel speed, and the core count."""
     import platform
 
     cpu, flags = platform.processor() or platform.machine(), set()
@@ -158,8 +158,10 @@ def machine() -> dict[str, Any]:
                     flags = set(value.split())
     except OSError:
         pass
+    from dialeval.models.cpu import cpu_kind
+
     wanted = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")
-    return {"cpu": cpu, "flags": [f for f in wanted if f in flags], "cores": os.cpu_count()}
+    return {"cpu": cpu, "kind": cpu_kind().name, "flags": [f for f in wanted if f in flags], "cores": os.cpu_count()}
 
 
 def write_result(path: str | os.PathLike, *, script: str, title: str, command: str, rows: list[dict[str, Any]],
@@ -175,7 +177,7 @@ def write_result(path: str | os.PathLike, *, script: str, title: str, command: s
     from dialeval.io.files import atomic_write_text
 
     m = machine()
-    cpu = m["cpu"] + (f" ({', '.join(m['flags'])})" if m["flags"] else "")
+    cpu = m["cpu"] + f", CPU kind {m['kind']}" + (f" ({', '.join(m['flags'])})" if m["flags"] else "")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     record = {"script": script, "title": title, "command": command,
               "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),

@@ -3,6 +3,7 @@ the unit's language-model work at this machine's measured fp32 GEMM peak, plus i
 
     python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads 2 --sample 100   # every unit
     python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads 2                # whole-table floor
+    python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads 2 --sample 100 --dtype bf16
 
 Every unit of ``dialeval leaderboard`` (metric × dataset × config, :func:`dialeval.meta.leaderboard.plan`) is run
 with the two LM scorers replaced by recorders (:class:`dialeval.full.scorer.FollowupScorer`'s causal routes and
@@ -22,6 +23,10 @@ Norms, softmax, rotary and the judge's rating softmax are left out, so this is a
 its LM floor + its other time; units without an LM (lexical, reference-based, stored columns) have no LM floor
 and their floor is their other time (BERTScore's encoder has no floor model: it is measured, like qVS's).
 
+``--dtype bf16`` prices ``dialeval leaderboard --dtype bf16``: every metric with a ``dtype`` option runs in bf16
+(:func:`dialeval.meta.dtypes.with_dtype`) and the LM floor is taken at the bf16 GEMM peak (torch's; refused on a
+CPU without avx512_bf16 or AMX); its table goes to ``leaderboard_floor_bf16.json``.
+
 ``--sample N`` runs every unit's real default route on its first N rows, interleaved with the recording run
 (``--repeats`` rounds, the fastest of each kept), and prints route s, floor s and their ratio per unit, the
 worst unit, and writes ``--json`` (default ``docs/results/benchmarks/leaderboard_floor.json``).
@@ -40,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine as cpu_machine  # noqa: E402
 from _common import machine_line, matmul_peak, non_embedding_params, offline, table  # noqa: E402
 
 offline()
@@ -51,6 +57,7 @@ from dialeval.datasets import DATA_FOLDERS  # noqa: E402
 from dialeval.full.scorer import FollowupScorer  # noqa: E402
 from dialeval.io.files import atomic_write_text  # noqa: E402
 from dialeval.judge.scorer import JudgeScorer  # noqa: E402
+from dialeval.meta.dtypes import with_dtype  # noqa: E402
 from dialeval.meta.evaluation import load_rows, score_rows  # noqa: E402
 from dialeval.meta.leaderboard import plan  # noqa: E402
 from dialeval.models.lm import load_lm  # noqa: E402
@@ -131,6 +138,7 @@ def unit_flops(calls: list[tuple[list[tuple[int, ...]], int]], shape: dict[str, 
 
 NO_FLOOR_MODEL = {"bertscore"}  #: metrics whose model work has no FLOP model here: measured, as other time
 DEFAULT_JSON = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "leaderboard_floor.json"
+OPTIONS: dict[str, dict[str, Any]] = {}  #: each metric's options in this run (``--dtype bf16``: its dtype)
 
 
 def floor_of(metric: str, dataset: str, config: str, rows: list[dict[str, Any]],
@@ -139,7 +147,7 @@ def floor_of(metric: str, dataset: str, config: str, rows: list[dict[str, Any]],
     calls: list[tuple[list[tuple[int, ...]], int]] = []
     start = time.perf_counter()
     with recording(calls):
-        score_rows(metric, dataset, config, rows, round_decimals=None)
+        score_rows(metric, dataset, config, rows, OPTIONS.get(metric), round_decimals=None)
     other = time.perf_counter() - start
     tokens, flops = unit_flops(calls, shape)
     return {"metric": metric, "dataset": dataset, "config": config, "rows": len(rows), "tokens": tokens,
@@ -166,7 +174,7 @@ def measured_unit(unit: tuple[str, str, str], rows: list[dict[str, Any]], shape:
         if not best or floor["other_s"] < best["other_s"]:
             best = floor
         start = time.perf_counter()
-        scores = score_rows(*unit, rows, round_decimals=None)["scores"]
+        scores = score_rows(*unit, rows, OPTIONS.get(unit[0]), round_decimals=None)["scores"]
         route_s = min(route_s, time.perf_counter() - start)
     return {**best, "route_s": route_s, "scores": scores}
 
@@ -177,21 +185,24 @@ def warm_up(units: list[tuple[str, str, str]], rows_of: dict[tuple[str, str], li
     for metric, dataset, config in units:
         if metric not in seen:
             seen.add(metric)
-            score_rows(metric, dataset, config, rows_of[(dataset, config)][:4], round_decimals=None)
+            score_rows(metric, dataset, config, rows_of[(dataset, config)][:4], OPTIONS.get(metric),
+                       round_decimals=None)
 
 
-def dense_ceiling(shape: dict[str, int], rows: int = 16, width: int = 128) -> dict[str, float]:
+def dense_ceiling(shape: dict[str, int], rows: int = 16, width: int = 128, dtype: str = "fp32") -> dict[str, float]:
     """FLOP/s of the default LM's densest pass here (``rows`` × ``width`` tokens, no padding, one last-position
     logit row each), on ONNX Runtime and torch, best of 3: what a route runs at when nothing is wasted. Its
     ratio to the GEMM peak is the closest any route on these kernels can come to its floor."""
-    lm_t, lm_o = load_lm(None, backend="torch"), load_lm(None, backend="onnx")
+    lm_t = load_lm(None, backend="torch", dtype=dtype)
+    lm_o = load_lm(None, backend="onnx") if dtype == "fp32" else None  # ONNX Runtime graphs are fp32
     ids = torch.randint(100, 40_000, (rows, width))
     mask, pos = torch.ones_like(ids), torch.arange(width).expand(rows, width)
     depths = width * (width + 1) // 2
     flops = rows * (2 * shape["params"] * width + 4 * shape["layers"] * shape["d_attn"] * depths
                     + 2 * shape["hidden"] * shape["vocab"])
-    runs = {"onnxruntime": lambda: lm_o.onnx.run_prefix(ids.numpy(), mask.numpy(), pos.numpy()),
-            "torch": lambda: lm_t.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1)}
+    runs = {"torch": lambda: lm_t.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1)}
+    if lm_o is not None:
+        runs = {"onnxruntime": lambda: lm_o.onnx.run_prefix(ids.numpy(), mask.numpy(), pos.numpy()), **runs}
     out = {}
     with torch.inference_mode():
         for name, run in runs.items():
@@ -221,7 +232,10 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=0, help="run every unit's route on its first N rows")
     ap.add_argument("--repeats", type=int, default=2, help="interleaved rounds per unit (the fastest kept)")
     ap.add_argument("--metric", action="append", help="only these metrics (repeatable)")
-    ap.add_argument("--json", default=str(DEFAULT_JSON), help="where the --sample table is written")
+    ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"],
+                    help="price `dialeval leaderboard --dtype DTYPE` (bf16: CPUs with avx512_bf16 or AMX)")
+    ap.add_argument("--json", default=None, help="where the --sample table is written (default "
+                    "docs/results/benchmarks/leaderboard_floor.json, leaderboard_floor_bf16.json for --dtype bf16)")
     ap.add_argument("--scores-out", help="also write every unit's unrounded scores here (exactness checks)")
     args = ap.parse_args()
     root = Path(args.data_dir).expanduser()
@@ -229,13 +243,19 @@ def main() -> int:
         ap.error(f"--data-dir {str(root)!r} is not a folder; give ../shared/data.")
     if args.threads < 1 or args.sample < 0 or args.repeats < 1:
         ap.error("--threads and --repeats must be ≥ 1 and --sample ≥ 0.")
+    args.json = args.json or str(DEFAULT_JSON.with_name(f"leaderboard_floor{'_bf16' if args.dtype == 'bf16' else ''}.json"))
     torch.set_num_threads(args.threads)
     machine = machine_line(args.threads)
     print(machine, flush=True)
-    peaks = [matmul_peak(torch.float32)]
-    shape = model_shape()
     tasks, skipped = plan()
     tasks = sorted((t for t in tasks if not args.metric or t[0] in args.metric), key=lambda t: (t[1], t[2], t[0]))
+    try:
+        OPTIONS.update(with_dtype(None, tasks, args.dtype) or {})
+    except ValueError as exc:
+        ap.error(str(exc))
+    gemm = torch.bfloat16 if args.dtype == "bf16" else torch.float32
+    peaks = [matmul_peak(gemm)]
+    shape = model_shape()
     rows_of: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for _, dataset, config in tasks:
         if (dataset, config) not in rows_of:
@@ -246,12 +266,12 @@ def main() -> int:
         print_table(units, max(peaks), skipped)
         return 0
     warm_up(tasks, rows_of)
-    ceiling = dense_ceiling(shape)
+    ceiling = dense_ceiling(shape, dtype=args.dtype)
     units = []
     for t in tasks:
         units.append(measured_unit(t, rows_of[t[1:]], shape, args.repeats))
         print(f"  {t[0]} / {t[1]} / {t[2]}: route {units[-1]['route_s']:.2f} s", flush=True)
-    peaks.append(matmul_peak(torch.float32))
+    peaks.append(matmul_peak(gemm))
     report = sample_report(units, max(peaks), peaks, args, machine, skipped, ceiling)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.json, json.dumps(report, indent=1) + "\n")
@@ -302,7 +322,7 @@ def sample_report(units: list[dict[str, Any]], peak: float, peaks: list[float], 
     summary = (f"worst unit: {worst['metric']} / {worst['dataset']} / {worst['config']} at {worst['ratio']:.2f}x its "
                f"floor; {sum(e['ratio'] <= 1.25 for e in out)}/{len(out)} units within 1.25x; all units "
                f"{total_route:.1f} s route / {total_floor:.1f} s floor = {total_route / total_floor:.2f}x; "
-               f"GEMM peak {peak / 1e9:.0f} GFLOP/s (fp32, {args.threads} threads)")
+               f"GEMM peak {peak / 1e9:.0f} GFLOP/s ({args.dtype}, {args.threads} threads)")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(summary + f"; load at the end {load}")
     best = max(ceiling.values())
@@ -314,11 +334,11 @@ def sample_report(units: list[dict[str, Any]], peak: float, peaks: list[float], 
             f"is {float(np.median([e['ratio'] for e in lm_units])) if lm_units else float('nan'):.2f}x the floor.")
     print(note)
     command = (f"python benchmarks/leaderboard_floor.py --data-dir ../shared/data --threads {args.threads} "
-               f"--sample {args.sample} --repeats {args.repeats}")
+               f"--sample {args.sample} --repeats {args.repeats}" + (" --dtype bf16" if args.dtype == "bf16" else ""))
     return {"what": "every leaderboard unit's default route on a fixed row sample against its compute floor",
-            "command": command, "date": datetime.date.today().isoformat(), "machine": machine,
+            "command": command, "date": datetime.date.today().isoformat(), "machine": machine, "cpu": cpu_machine(),
             "load_end": load, "gemm_peak_gflops": peak / 1e9, "gemm_peaks_gflops": [p / 1e9 for p in peaks],
-            "sample_rows": args.sample, "repeats": args.repeats, "summary": summary, "worst": worst, "units": out,
+            "dtype": args.dtype, "sample_rows": args.sample, "repeats": args.repeats, "summary": summary, "worst": worst, "units": out,
             "dense_pass_gflops": {k: v / 1e9 for k, v in ceiling.items()}, "note": note,
             "skipped": skipped}
 

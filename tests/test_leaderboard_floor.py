@@ -30,3 +30,20 @@ def test_full_and_judge_sequences():
     assert scored == 2 * 3
     seqs, scored = floor.judge_sequences([4, 4], [[1], [1], [2]])
     assert seqs == [(4, 4, 1), (4, 4, 1), (4, 4, 2)] and scored == 2
+
+
+def test_bf16_pricing_is_refused_where_the_cpu_has_no_native_bf16(tmp_path, monkeypatch, capsys):
+    import pytest
+    import torch
+
+    from dialeval.models import cpu
+
+    floor = _floor()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(cpu, "cpu_kind", lambda: cpu.kind_from_flags("avx2 avx512f"))
+    monkeypatch.setattr("sys.argv", ["leaderboard_floor.py", "--data-dir", str(tmp_path), "--dtype", "bf16"])
+    with pytest.raises(SystemExit) as e:
+        floor.main()
+    assert e.value.code == 2
+    assert "--dtype bf16: this CPU (avx512) has neither avx512_bf16 nor AMX" in capsys.readouterr().err
+    assert floor.OPTIONS == {}

@@ -48,6 +48,9 @@ def register(sub: Any) -> None:
     p.add_argument("--metric-arg", action="append", default=[], metavar="METRIC:KEY=VALUE",
                    help="an option of one metric (repeatable), e.g. METRIC:n=[1,2]; METRIC names the metric, as "
                         "several run here (meta-eval, scoring one, also takes plain KEY=VALUE)")
+    p.add_argument("--dtype", default=None, choices=["fp32", "bf16"],
+                   help="precision of every metric with a dtype option (LM and encoder metrics; default fp32); bf16 "
+                        "needs a GPU or a CPU with avx512_bf16 or AMX, and is cached apart from fp32")
     add_data_options(p)
     p.add_argument("--out", required=True, help="output folder (new, empty, or one an earlier run wrote: it resumes)")
     p.add_argument("--max-rows", action="append", default=[], metavar="DATASET=N",
@@ -150,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
                        seed=args.seed, log=lambda line: print(line, file=sys.stderr), data=args.data,
                        fields=parse_mapping(args.field), qualities=args.quality, overall=args.overall,
                        scores=parse_scores_options(args.scores), metric_args=metric_args(args.metric_arg),
-                       reference_copies=args.reference_copies)
+                       reference_copies=args.reference_copies, dtype=args.dtype)
     except OSError:  # a full disk (or a lost mount) mid-run: a folder this run created is not left half-written
         remove_created(created)  # only the folder this run made, by its resolved path
         _remove_new(out, before)

@@ -29,6 +29,7 @@ from dialeval.judge.rubrics import (
 from dialeval.judge.scorer import JudgeScorer, rating_tokens
 from dialeval.meta.stats import mean_interval
 from dialeval.models.lm import load_lm, position_limit
+from dialeval.models.runtime import loaded_dtype
 from dialeval.registry import MAX_LENGTH
 
 CONFIGS = ("turn", "dialog")
@@ -158,7 +159,9 @@ def framed(tok: Any, head: str, tail: str, chat_template: bool | None, max_lengt
 
 def judge_signature(lm: Any, config: str, quality: str, rubric: str, chat: bool, max_length: int,
                     mode: str = "expected-1-5") -> str:
-    return make_signature("llm_judge", model=lm.name, backend=lm.backend, level=config, quality=quality.replace(" ", "_"),
+    dtype = str(loaded_dtype(lm.model)).replace("torch.", "")  # what ran, never the option re-resolved
+    precision = {} if dtype == "float32" else {"dtype": dtype}  # named where it differs from fp32 (as FULL's fields)
+    return make_signature("llm_judge", model=lm.name, backend=lm.backend, **precision, level=config, quality=quality.replace(" ", "_"),
                           rubric=rubric_hash(rubric), prompt=PROMPT_VERSION, chat="yes" if chat else "no",
                           weighting=mode, max_len=max_length)
 

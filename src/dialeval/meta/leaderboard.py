@@ -33,6 +33,7 @@ from dialeval.io.validation import check_fraction, check_resamples, collected_no
 from dialeval.meta import cache as score_cache
 from dialeval.meta import own_data, sources, variants
 from dialeval.meta import quality as lq
+from dialeval.meta.dtypes import dtype_name, with_dtype
 from dialeval.meta.evaluation import (
     STATISTICS,
     evaluate_scores,
@@ -348,19 +349,21 @@ def build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, dataset
           data: Sequence[str | os.PathLike] | None = None, fields: dict[str, str] | None = None,
           qualities: list[str] | None = None, overall: str | None = None,
           scores: dict[str, str | os.PathLike] | None = None,
-          metric_args: dict[str, dict[str, Any]] | None = None, reference_copies: str = "keep") -> dict[str, Any]:
+          metric_args: dict[str, dict[str, Any]] | None = None, reference_copies: str = "keep",
+          dtype: str | None = None) -> dict[str, Any]:
     """Score, correlate, test and write ``OUT/leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``.
 
     ``data``: the user's files (:func:`dialeval.meta.own_data.read`, with ``fields``/``qualities``/``overall``);
     ``scores``: ``{name: file}`` of per-item scores joined by ``id``; ``metric_args``: ``{metric: options}``;
-    ``reference_copies``: ``"keep"`` or ``"leave-out"`` the items of ``data`` whose response is their reference.
+    ``reference_copies``: ``"keep"`` or ``"leave-out"`` the items of ``data`` whose response is their reference;
+    ``dtype``: ``"bf16"`` runs every metric that declares a ``dtype`` option in bf16 (:func:`with_dtype`).
     While a step runs longer than :data:`PROGRESS_EVERY` seconds, ``log`` gets a line saying which, that often."""
     with Heartbeat(log, PROGRESS_EVERY) as beat:
         beat.doing("reading the inputs")
         return _build(data_dir, out, datasets=datasets, metrics=metrics, max_rows=max_rows, n_resamples=n_resamples,
                       fraction=fraction, seed=seed, confidence=confidence, log=log, data=data, fields=fields,
                       qualities=qualities, overall=overall, scores=scores, metric_args=metric_args, beat=beat,
-                      reference_copies=reference_copies)
+                      reference_copies=reference_copies, dtype=dtype)
 
 
 def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datasets: Sequence[str] | None,
@@ -368,7 +371,7 @@ def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datase
            seed: int, confidence: float, log: Log, data: Sequence[str | os.PathLike] | None,
            fields: dict[str, str] | None, qualities: list[str] | None, overall: str | None,
            scores: dict[str, str | os.PathLike] | None, metric_args: dict[str, dict[str, Any]] | None,
-           beat: Heartbeat, reference_copies: str) -> dict[str, Any]:
+           beat: Heartbeat, reference_copies: str, dtype: str | None = None) -> dict[str, Any]:
     root = Path(data_dir).expanduser() if data_dir is not None else None
     if root is not None and not root.is_dir():
         raise FileNotFoundError(f"--data-dir {str(root)!r} is not a folder; give the folder holding the datasets' "
@@ -386,6 +389,7 @@ def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datase
     _check_settings(max_rows, [*sources.declarations(), *files], n_resamples, fraction, seed, confidence)
     tasks, skipped, units = plan_units(datasets, metrics, [f.declaration for f in files.values()], bool(own_scores))
     _check_metric_args(metric_args, tasks)
+    metric_args = with_dtype(metric_args, tasks, dtype)
     decls = {**sources.declarations(), **{n: f.declaration for n, f in files.items()}}
     target_dir = prepare_out(out, [root, *(f.path for f in files.values())])
     score_cache.check_cache_folder(target_dir / "cache")
@@ -422,7 +426,8 @@ def _build(data_dir: str | os.PathLike | None, out: str | os.PathLike, *, datase
         "leaderboard", configs=[f"{d}/{c}" for d, c in groups], metrics=sorted({t[0] for t in tasks} | set(own_scores)),
         boot=n_resamples, frac=fraction, seed=seed, conf=confidence,
         max_rows=",".join(f"{k}={v}" for k, v in sorted((max_rows or {}).items())) or None,
-        ref_copies=None if reference_copies == "keep" else reference_copies)
+        ref_copies=None if reference_copies == "keep" else reference_copies,
+        **({"dtype": "bf16"} if dtype_name(dtype) == "bf16" else {}))
     write_outputs(target_dir, report)
     return report
 
