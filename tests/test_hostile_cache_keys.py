@@ -46,7 +46,7 @@ def _run(tmp_path, logs, **kw):
     if not data.exists():
         write_jsonl(data, items(40))
     logs.clear()
-    return leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["cacheplug"], n_resamples=10,
+    return leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["cacheplug"], n_resamples=100,
                              log=logs.append, **kw)
 
 
@@ -127,7 +127,7 @@ def test_a_fifo_in_place_of_a_cache_entry_is_refused_without_blocking(plug, tmp_
     os.mkfifo(entry)
     old = _alarm(20)
     try:
-        rc = main(["leaderboard", "--data", str(tmp_path / "d.jsonl"), "--metric", "cacheplug", "--resamples", "10",
+        rc = main(["leaderboard", "--data", str(tmp_path / "d.jsonl"), "--metric", "cacheplug", "--resamples", "100",
                    "--out", str(tmp_path / "lb")])
     finally:
         signal.alarm(0)

@@ -41,7 +41,7 @@ def test_a_variant_row_refuses_an_option_that_contradicts_its_name(tmp_path, cap
               match="--metric-arg bleu_2:max_order=4 contradicts the row 'bleu_2', which is bleu with max_order=2")
     with pytest.raises(ValueError, match="contradicts the row 'bleu_2'"):
         leaderboard.build(None, tmp_path / "r6", data=[E], overall="relevance", metrics=["bleu_2"],
-                          metric_args={"bleu_2": {"max_order": 4}}, log=lambda _: None, n_resamples=10)
+                          metric_args={"bleu_2": {"max_order": 4}}, log=lambda _: None, n_resamples=100)
 
 
 def test_a_metric_arg_of_a_metric_not_scored_is_an_error(tmp_path, capsys):
@@ -65,7 +65,7 @@ def test_a_scores_name_that_would_break_the_table_is_refused(tmp_path, capsys, n
               f"{name}={scores}", "--out", str(tmp_path / "r5"), match="must be printable text on one line without '|'")
     with pytest.raises(ValueError, match="without '|'"):
         leaderboard.build(None, tmp_path / "r6", data=[E], overall="relevance", scores={name: scores},
-                          log=lambda _: None, n_resamples=10)
+                          log=lambda _: None, n_resamples=100)
 
 
 def test_a_metric_package_that_does_not_import_is_one_line(tmp_path, capsys, monkeypatch):
@@ -132,7 +132,7 @@ def test_a_plugin_that_returns_too_few_scores_or_raises_is_one_line_naming_it(tm
 def test_a_plugin_that_edits_its_rows_changes_no_other_metric(tmp_path, plugin):
     rows = items(40, varied_words=True)
     data = write_jsonl(tmp_path / "d.jsonl", rows)
-    report = leaderboard.build(None, tmp_path / "lb", data=[data], metrics=[plugin, "column:mine"], n_resamples=10,
+    report = leaderboard.build(None, tmp_path / "lb", data=[data], metrics=[plugin, "column:mine"], n_resamples=100,
                                log=lambda _: None)
     got = {(r["metric"], r["target"]): r["value"] for r in report["rows"] if r["statistic"] == "spearman"
            and r.get("level") == "item"}

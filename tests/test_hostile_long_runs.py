@@ -41,7 +41,7 @@ def test_idf_is_over_the_whole_set_on_the_leaderboard_as_in_meta_eval(tmp_path):
         r["reference"] = ["fine thanks and you", "good day to you", "very well thanks"][i % 3] + (" indeed" * (i < 200))
     data = write_jsonl(tmp_path / "d.jsonl", rows)
     logs: list[str] = []
-    leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["bertscore"], n_resamples=5, log=logs.append,
+    leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["bertscore"], n_resamples=100, log=logs.append,
                       metric_args={"bertscore": {"idf": True}})
     got = json.loads((tmp_path / "lb" / "cache" / "bertscore__d__turn.json").read_text(encoding="utf-8"))["scores"]
     whole = bertscore.compute_bertscore([r["response"] for r in rows], [[r["reference"]] for r in rows], idf=True)
@@ -86,7 +86,7 @@ def test_a_long_step_prints_a_progress_line_every_interval(tmp_path, monkeypatch
     data = write_jsonl(tmp_path / "d.jsonl", items(30))
     stamped: list[tuple[float, str]] = []
     try:
-        leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["slowplug"], n_resamples=5,
+        leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["slowplug"], n_resamples=100,
                           log=lambda line: stamped.append((time.perf_counter(), line)))
     finally:
         forget("slowplug")

@@ -52,7 +52,7 @@ def test_batch_size_as_text_on_the_leaderboard_names_the_metric_and_the_range(tm
     data = write_jsonl(tmp_path / "d.jsonl", items(20, varied_words=True))
     with pytest.raises(TypeError, match=r"bertscore: `batch_size` must be an integer \(1 ≤ batch_size ≤ 4,096\), "
                                         r"got '8'"):
-        leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["bertscore"], n_resamples=5,
+        leaderboard.build(None, tmp_path / "lb", data=[data], metrics=["bertscore"], n_resamples=100,
                           metric_args={"bertscore": {"batch_size": "8"}}, log=lambda _: None)
 
 
@@ -70,7 +70,7 @@ def test_per_item_qualities_are_refused_when_the_adapter_metric_is_made(adapter)
 def test_hub_refuses_a_row_of_a_unit_the_report_does_not_have(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", items(20))
     board = tmp_path / "lb"
-    leaderboard.build(None, board, data=[data], metrics=["column:mine"], n_resamples=5, log=lambda _: None)
+    leaderboard.build(None, board, data=[data], metrics=["column:mine"], n_resamples=100, log=lambda _: None)
     report = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
     report["rows"][1]["config"] = "dialog"
     (board / "leaderboard.json").write_text(json.dumps(report), encoding="utf-8")

@@ -83,7 +83,7 @@ def test_rerunning_an_out_folder_with_other_metrics_says_which_rows_it_replaced(
     out = str(tmp_path / "lb")
 
     def board(*metrics: str) -> list[str]:
-        args = ["leaderboard", "--data", ratings, "--overall", "relevance", "--out", out, "--resamples", "50"]
+        args = ["leaderboard", "--data", ratings, "--overall", "relevance", "--out", out, "--resamples", "100"]
         assert main([*args, *(a for m in metrics for a in ("--metric", m))]) == 0
         return [line for line in capsys.readouterr().err.splitlines() if "note:" in line and "replaced" in line]
 

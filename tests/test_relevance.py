@@ -87,9 +87,14 @@ def test_bad_options_are_one_line_before_any_model(options, message):
     assert "\n" not in str(err.value)
 
 
+def test_the_config_follows_the_inputs_unless_named():
+    by_inputs = core.compute_context_relevance(dialogues=[["Hi!", "Hello there."]])
+    assert by_inputs["signature"].startswith("context_relevance|level:dialog|")
+
+
 def test_inputs_of_the_other_config_are_refused():
     with pytest.raises(ValueError, match="config 'turn' takes contexts and predictions"):
-        core.compute_context_relevance(dialogues=[["a", "b"]])
+        core.compute_context_relevance(dialogues=[["a", "b"]], config="turn")
     with pytest.raises(ValueError, match="config 'dialog' takes dialogues"):
         core.compute_context_relevance(CONTEXTS, RESPONSES, config="dialog")
 
