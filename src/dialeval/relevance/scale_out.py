@@ -8,8 +8,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from dialeval.distributed.workers import TAG, Recorder, column_values, tag_array, with_columns, worker_device
-
+from dialeval.distributed.workers import (
+    TAG,
+    Recorder,
+    column_values,
+    tag_array,
+    with_columns,
+    worker_device,
+)
 
 SHARED = ("batch_size", "dtype", "device", "backend", "progress")
 
