@@ -109,7 +109,7 @@ def test_scores_equal_the_heads_on_a_plain_torch_forward(tiny):
     out, _ = tiny
     contexts = [["Do you like jazz?"], ["I lost my keys.", "Where did you see them last?"]]
     responses = ["I love it, especially Coltrane.", "jazz jazz jazz the the"]
-    got = dialeval.load("learned_quality", weights=str(out)).compute(contexts=contexts, predictions=responses)
+    got = dialeval.load("learned_quality", "turn", weights=str(out)).compute(contexts=contexts, predictions=responses)
     np.testing.assert_allclose(got["scores"], _torch_reference(out, contexts, responses), atol=PROB_TOL)
     assert got["signature"].startswith("learned_quality|level:turn|weights:learned_quality@")
     no_context = evaluator.compute_learned_quality([[]], ["Sure, why not?"], weights=out)
@@ -146,6 +146,7 @@ def test_the_shipped_weights_match_their_card_and_size():
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 
-    assert main(["train-evaluator", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"), *args]) == 2
+    (tmp_path / "data").mkdir()
+    assert main(["train-evaluator", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "o"), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err

@@ -83,10 +83,12 @@ def load_checkpoint(work: Path, layers: Any, heads: Any, optimizer: Any, bottom:
         layer.load_state_dict({k[len(prefix):]: v for k, v in model.items() if k.startswith(prefix)})
     heads.load_state_dict({k[len("head."):]: v for k, v in model.items() if k.startswith("head.")})
     opt = optimizer.state_dict()
+    shapes = [p.shape for group in optimizer.param_groups for p in group["params"]]
     for key, value in tensors.items():
         if key.startswith("optimizer."):
             index, name = key[len("optimizer."):].split(".", 1)
-            opt["state"].setdefault(int(index), {})[name] = value.reshape(()) if name == "step" else value
+            shape = () if name == "step" else shapes[int(index)]  # 0-dim values are saved as shape (1,)
+            opt["state"].setdefault(int(index), {})[name] = value.reshape(shape)
     optimizer.load_state_dict(opt)
     return int(saved["step"]) + 1, list(saved.get("log", []))
 
