@@ -41,7 +41,8 @@ def unit_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _best_baseline(rows: dict[str, dict[str, Any]]) -> str:
-    others = [r for m, r in rows.items() if m not in REFERENCE_FREE and math.isfinite(r.get("value", math.nan))]
+    others = [r for m, r in rows.items() if m not in REFERENCE_FREE and isinstance(r.get("value"), (int, float))
+              and math.isfinite(r["value"])]
     if not others:
         return "– (no reference)"
     best = max(others, key=lambda r: r["value"])
@@ -69,9 +70,10 @@ def turn_means(units: list[dict[str, Any]]) -> dict[str, float]:
 def region() -> str:
     report, meta = load()
     units = unit_rows(report)
-    lines = ["", "Spearman ρ with each unit's overall human quality, 95 % bootstrap interval; *leads* is the top "
-             "significance cluster of the unit (the leaderboard's paired tests) among the two reference-free "
-             "metrics.", "",
+    lines = ["", "Spearman ρ with each unit's overall human quality, 95 % bootstrap interval. *leads*: which of the two "
+             "reference-free metrics are in the unit's top significance cluster (the leaderboard's paired tests over "
+             "every metric of the unit, the reference-based ones included); *neither*: a baseline leads alone, or "
+             "no metric separates from the rest.", "",
              "| unit | level | quality | n | context_relevance | learned_quality | best reference-based | leads |",
              "|---|---|---|---:|---:|---:|---|---|"]
     for u in units:
