@@ -198,7 +198,8 @@ def test_meta_evaluation_reads_the_declarations(toy_package):
         "distinct_n": (("set",), (), ()), "ent_n": (("set",), (), ()), "full_followup": (("turn", "dialog"), (), ()),
         "sem_ent": (("set",), (), ()), "nli_diversity": (("set",), (), ()), "sent_bert_diversity": (("set",), (), ()),
         "vendi_score": (("set",), (), ()), "quality_vendi": (("set",), (), ()),
-        "llm_judge": (("turn", "dialog"), ("rated",), ()),
+        "llm_judge": (("turn", "dialog"), ("rated",), ()), "context_relevance": (("turn", "dialog"), ("rated",), ()),
+        "learned_quality": (("turn", "dialog"), ("rated",), ()),
         **dict.fromkeys(("token_f1", "bleu", "chrf", "meteor", "rouge_l", "bertscore"), (("turn",), (), ("reference",)))}
     fitting = {n: sorted({d.name for d in sources.declarations().values() for c in d.configs
                           if sources.fits(decl, d, c) is None}) for n, decl in registry.meta_evaluable().items()}
