@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                      command=f"python benchmarks/quality_speed.py --threads {args.threads} --pairs {args.pairs} "
                              f"--full-pairs {args.full_pairs} --repeats {args.repeats}",
                      rows=rows, threads=args.threads, summary=summary, machine_text=machine,
+                     note="Consecutive pairs share a text (a response is the next pair's context): dialeval embeds "
+                          "each distinct text once, the peer encodes contexts and responses as a user would",
                      max_abs_difference_vs_peer=gap)
     return 0
 
