@@ -67,7 +67,7 @@ def _shadow(root: Path, cli: Classify, argv: list[str]) -> tuple[str, str]:
 def _bad_plugin(root: Path, kind: str, cli: Classify) -> tuple[str, str]:
     name = f"plug_{kind}"
     with plugin(root / "site", name, kind):
-        return cli(["leaderboard", "--data", str(items(root / "d.jsonl")), "--metric", name, "--resamples", "5",
+        return cli(["leaderboard", "--data", str(items(root / "d.jsonl")), "--metric", name, "--resamples", "100",
                     "--out", str(root / f"lb-{kind}")])
 
 
@@ -91,7 +91,7 @@ def _progress(root: Path) -> tuple[str, str]:
     try:
         with plugin(root / "site", "plug_slow", "slow"):
             leaderboard.build(None, root / "lb-slow", data=[items(root / "d.jsonl")], metrics=["plug_slow"],
-                              n_resamples=5, log=lambda line: stamped.append((time.perf_counter(), line)))
+                              n_resamples=100, log=lambda line: stamped.append((time.perf_counter(), line)))
     finally:
         leaderboard.PROGRESS_EVERY = old
     beats = [t for t, line in stamped if "plug_slow / d / turn: scoring" in line]
@@ -125,7 +125,7 @@ def _idf_whole_set(root: Path) -> tuple[str, str]:
     data = items(root / "idf.jsonl", 230)
     from dialeval.meta import leaderboard
 
-    leaderboard.build(None, root / "lb-idf", data=[data], metrics=["bertscore"], n_resamples=5, log=lambda _: None,
+    leaderboard.build(None, root / "lb-idf", data=[data], metrics=["bertscore"], n_resamples=100, log=lambda _: None,
                       metric_args={"bertscore": {"idf": True}})
     got = json.loads((root / "lb-idf" / "cache" / "bertscore__idf__turn.json").read_text(encoding="utf-8"))["scores"]
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]

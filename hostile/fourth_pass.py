@@ -7,7 +7,7 @@ that does not import, a plugin named like a built-in, one that returns too few s
 numbers (a rating of 1e308, BERTScore's idf over the whole set, ``num_layers`` beyond the model); hangs (a FIFO
 entry, bert-score's forked idf pool, a long step without a progress line); and the messages of the last pass that
 named too little (quality_options, batch_size as text, a cache part's seconds, MCP requests, LightEval's per-item
-qualities, hub rows of an unknown unit: :mod:`fourth_messages`).
+qualities, hub rows of an unknown unit: :mod:`fourth_messages`); ``tally.py`` runs the three.
 
 Each attempt returns ``(kind, detail)`` like the tally's own, plus ``hang`` for a call still running after its
 bound. Inputs the tally stamps are written when the attempts are built; files an attempt edits on purpose (a plugin
@@ -119,7 +119,7 @@ def board(root: Path, out: Path, metrics: list[str], **kw: Any) -> tuple[dict[st
     from dialeval.meta import leaderboard
 
     logs: list[str] = []
-    report = leaderboard.build(None, out, data=[items(root / "d.jsonl")], metrics=metrics, n_resamples=5,
+    report = leaderboard.build(None, out, data=[items(root / "d.jsonl")], metrics=metrics, n_resamples=100,
                                log=logs.append, **kw)
     return report, logs
 
@@ -186,7 +186,7 @@ def _fifo_entry(root: Path, cli: Classify) -> tuple[str, str]:
         entry.unlink()
         os.mkfifo(entry)
         return guarded(lambda: cli(["leaderboard", "--data", str(root / "d.jsonl"), "--metric", "cachef",
-                                    "--resamples", "5", "--out", str(out)]), 30)
+                                    "--resamples", "100", "--out", str(out)]), 30)
 
 
 def _symlinked(root: Path, mine: Path, cli: Classify, what: str) -> tuple[str, str]:
@@ -199,7 +199,7 @@ def _symlinked(root: Path, mine: Path, cli: Classify, what: str) -> tuple[str, s
         else:
             (out / "cache").mkdir()
             (out / "cache" / "cachel__d__turn.json").symlink_to(mine / "cachel__d__turn.json")
-        return cli(["leaderboard", "--data", str(root / "d.jsonl"), "--metric", "cachel", "--resamples", "5",
+        return cli(["leaderboard", "--data", str(root / "d.jsonl"), "--metric", "cachel", "--resamples", "100",
                     "--out", str(out)])
 
 
@@ -209,13 +209,13 @@ def _seconds_text(root: Path) -> tuple[str, str]:
         data = items(root / "big.jsonl", 210)
         from dialeval.meta import leaderboard
 
-        leaderboard.build(None, out, data=[data], metrics=["caches"], n_resamples=5, log=lambda _: None)
+        leaderboard.build(None, out, data=[data], metrics=["caches"], n_resamples=100, log=lambda _: None)
         part, whole = out / "cache" / "caches__big__turn.part0.json", out / "cache" / "caches__big__turn.json"
         whole.unlink()
         part.write_text(json.dumps({**json.loads(part.read_text(encoding="utf-8")), "seconds": "12"}),
                         encoding="utf-8")
         logs: list[str] = []
-        leaderboard.build(None, out, data=[data], metrics=["caches"], n_resamples=5, log=logs.append)
+        leaderboard.build(None, out, data=[data], metrics=["caches"], n_resamples=100, log=logs.append)
     line = next((x for x in logs if "'seconds' is '12'" in x), None)
     return _right(line is not None, line or logs[:2])
 
@@ -243,12 +243,3 @@ def cache_attempts(root: Path, cli: Classify) -> list[Attempt]:
         (HANGS, "a FIFO in place of a cache entry", lambda: guarded(lambda: _fifo_entry(root, cli), 60)),
     ]
 
-
-def fourth_attempts(root: Path, cli: Classify, lib: Classify) -> list[Attempt]:
-    """The attempts of this pass (inputs written under ``root``)."""
-    import fourth_messages
-    import fourth_options
-
-    root.mkdir(parents=True, exist_ok=True)
-    return [*cache_attempts(root / "cache", cli), *fourth_options.option_attempts(root / "options", cli, lib),
-            *fourth_messages.message_attempts(root / "messages", cli, lib)]

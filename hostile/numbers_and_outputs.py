@@ -453,7 +453,7 @@ def _disk_full_attempts(root: Path, data: Path, models: dict[str, str], cli: Cla
                str(mount / "sp")], "sp", 16 << 10)),
         (cat, "leaderboard --out (no page free)",
          full(["leaderboard", "--data-dir", str(data), "--dataset", "contest", "--metric", "distinct_n", "--resamples",
-               "10", "--max-rows", "contest=20", "--out", str(mount / "lb")], "lb", 0)),
+               "100", "--max-rows", "contest=20", "--out", str(mount / "lb")], "lb", 0)),
         (cat, "hub build (wheel step, no page free)",
          full(["hub", "build", "--org", "a", "--out", str(mount / "hub"), "--no-datasets", "--only", "distinct_n"],
               "hub", 0)),

@@ -219,12 +219,18 @@ def stamps(paths: list[Path]) -> dict[str, tuple[int, int]]:
 def attempts(tmp: Path, data: Path, only: str | None = None) -> list[tuple[str, str, Callable[[], tuple[str, str]]]]:
     """The issue's cases, then the generated option values and file contents (``only``: the fourth pass alone)."""
     import file_inputs
+    import fourth_messages
+    import fourth_options
     import fourth_pass
     import newest_surfaces
     import numbers_and_outputs
     import option_values
 
-    fourth = fourth_pass.fourth_attempts(tmp / "fourth-inputs", cli, lib)
+    root = tmp / "fourth-inputs"  # the fourth pass: the cache, then the options, then the messages
+    root.mkdir(parents=True, exist_ok=True)
+    fourth = [*fourth_pass.cache_attempts(root / "cache", cli),
+              *fourth_options.option_attempts(root / "options", cli, lib),
+              *fourth_messages.message_attempts(root / "messages", cli, lib)]
     if only == "fourth":
         return fourth
 
