@@ -170,7 +170,9 @@ def tiny_lm(tmp_path_factory):
     return str(build_tiny_causal_lm(tmp_path_factory.mktemp("lm") / "gpt2", arch="gpt2"))
 
 
-def test_full_turn_level_on_fed_equals_single_process(cluster, shared_data, tiny_lm, tmp_path):
+def _fed_turns(shared_data: Path, tmp_path: Path) -> tuple[list[list[str]], list[str], Path]:
+    """The first 24 FED turns: their context texts, responses, and a Parquet file of them (the context kept as
+    FED's speaker-tagged turns, which the Ray engine reads as their texts)."""
     from dialeval import datasets as dds
 
     rows = dds.load("fed", "turn", data_dir=shared_data / "fed", cache_dir=str(tmp_path / "cache"))["test"]
@@ -180,6 +182,11 @@ def test_full_turn_level_on_fed_equals_single_process(cluster, shared_data, tiny
     src = tmp_path / "fed.parquet"
     pq.write_table(pa.table({"id": [r["id"] for r in rows], "context": [r["context"] for r in rows],
                              "response": responses}), src)
+    return contexts, responses, src
+
+
+def test_full_turn_level_on_fed_equals_single_process(cluster, shared_data, tiny_lm, tmp_path):
+    contexts, responses, src = _fed_turns(shared_data, tmp_path)
     with pytest.raises(ValueError, match=r"column 'response' .*contexts.*must be a list of strings"):
         score(str(src), "full_followup", {"contexts": "response", "predictions": "response"}, address=cluster,
               model=tiny_lm)
@@ -402,15 +409,7 @@ def test_cli_engine_ray_score_and_dress_weights(cluster, dailydialog, tmp_path, 
 def test_reference_free_quality_on_ray_equals_single_process(metric, tol, cluster, shared_data, tmp_path):
     """The encoder runs in other batch shapes on the actors: fp32 embeddings agree to ~1e-6, a cosine to 1e-5 and
     the learned evaluator's probabilities (a sigmoid of slope up to ~30 over it) to 2e-4."""
-    from dialeval import datasets as dds
-
-    rows = dds.load("fed", "turn", data_dir=shared_data / "fed", cache_dir=str(tmp_path / "cache"))["test"]
-    rows = rows.select(range(24)).to_list()
-    contexts = [[t["text"] for t in r["context"]] for r in rows]
-    responses = [r["response"] for r in rows]
-    src = tmp_path / "fed.parquet"
-    pq.write_table(pa.table({"id": [r["id"] for r in rows], "context": [r["context"] for r in rows],
-                             "response": responses}), src)
+    contexts, responses, src = _fed_turns(shared_data, tmp_path)
     out = score(str(src), metric, {"contexts": "context", "predictions": "response"}, address=cluster,
                 config="turn", device="cpu", output=tmp_path / metric, rows_per_batch=8, concurrency=1)
     single = dialeval.load(metric, "turn").compute(contexts=contexts, predictions=responses, device="cpu")
