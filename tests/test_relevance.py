@@ -92,6 +92,12 @@ def test_the_config_follows_the_inputs_unless_named():
     assert by_inputs["signature"].startswith("context_relevance|level:dialog|")
 
 
+def test_a_conversation_without_a_reply_is_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"dialogues\[1\] has no reply to score") as err:
+        core.compute_context_relevance(dialogues=[["Hi", "Hello"], ["Hi"]], encoder=object())
+    assert "\n" not in str(err.value)
+
+
 def test_inputs_of_the_other_config_are_refused():
     with pytest.raises(ValueError, match="config 'turn' takes contexts and predictions"):
         core.compute_context_relevance(dialogues=[["a", "b"]], config="turn")

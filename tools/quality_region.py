@@ -70,7 +70,8 @@ def turn_means(units: list[dict[str, Any]]) -> dict[str, float]:
 def region() -> str:
     report, meta = load()
     units = unit_rows(report)
-    lines = ["", "Spearman ρ with each unit's overall human quality, 95 % bootstrap interval. *leads*: which of the two "
+    lines = ["", "Spearman ρ with the quality each unit's summary uses (its overall rating, or coherence, "
+             "engagement, appropriateness where that is what was rated), 95 % bootstrap interval. *leads*: which of the two "
              "reference-free metrics are in the unit's top significance cluster (the leaderboard's paired tests over "
              "every metric of the unit, the reference-based ones included); *neither*: a baseline leads alone, or "
              "no metric separates from the rest.", "",

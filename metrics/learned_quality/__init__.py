@@ -1,4 +1,4 @@
-"""Learned quality: USL-H's valid- and next-utterance signals (Phy et al. 2020) learned by tuning the top layers of
+"""Learned quality: USL-H's valid- and next-utterance signals (Phy et al. 2020) learned by tuning the top layer of
 all-MiniLM-L6-v2 on unlabelled DailyDialog; the score is p(valid) · p(next utterance)."""
 
 from dialeval.models.encoders import BATCH_SIZE

@@ -17,8 +17,9 @@ def register(sub: Any) -> None:
                                    "check it on validation dialogue, and write evaluator.safetensors and "
                                    "evaluator.json to --out. A killed run resumes from --work-dir.")
     p.add_argument("--data-dir", required=True,
-                   help="the dailydialog folder (train/dialogues_train.txt, validation.json, test.json) or the "
-                        "folder above it")
+                   help="the dailydialog folder or the folder above it: train/dialogues_train.txt (the original "
+                        "release's training split) and ParlAI's validation.json and test.json (the held-out "
+                        "dialogues, left out of training and used for the proxy)")
     p.add_argument("--out", required=True, help="folder to write the evaluator to (use it with weights=FOLDER)")
     p.add_argument("--work-dir", default=None, help="checkpoints, to resume a killed run (default: OUT.work)")
     p.add_argument("--seed", type=int, default=d.seed, help=f"batches, perturbations and heads (default {d.seed})")

@@ -129,6 +129,10 @@ def check_inputs(config: str, contexts: Any, predictions: Any, dialogues: Any, s
     if speakers is not None and (not isinstance(speakers, (list, tuple)) or len(speakers) != len(dials)):
         raise ValueError("`speakers` must hold one list of speaker names per dialogue.")
     ctxs, resps, owner = dialog_items(dials, speakers)
+    empty = sorted(set(range(len(dials))) - set(owner))
+    if empty:
+        raise ValueError(f"dialogues[{empty[0]}] has no reply to score (one turn, or only its opener speaks; "
+                         f"{len(empty)} such dialogue(s)); give each conversation a reply, or score it at turn level.")
     return ctxs, resps, owner, len(dials)
 
 
