@@ -55,6 +55,7 @@ COMMANDS = {
     "meta-eval --plot": ["meta-eval", "fed", "--metric", "column:x", "--data-dir", "nodata", "--out", "m.json",
                          "--plot", "{out}"],
     "train-coherence --out": ["train-coherence", "--data", "nodata", "--encoder", "x", "--out", "{out}"],
+    "train-evaluator --out": ["train-evaluator", "--data-dir", "nodata", "--out", "{out}"],
     "dialspk-baseline --out": ["dialspk-baseline", "--data", "bad.jsonl", "--out", "{out}"],
     "hub build --out": ["hub", "build", "--org", "a", "--out", "{out}", "--from-index", "--data-dir", "nodata",
                         "--only", "fed"],

@@ -711,8 +711,8 @@ def test_evaluate_shows_each_metric_row_as_soon_as_it_is_computed(app):
     assert sorted(set(metrics[0])) == ["distinct_n"]  # registry order: distinct_n, ent_n, low_frequency
     assert sorted(set(metrics[1])) == ["distinct_n", "ent_n"]
     assert sorted(set(metrics[2])) == ["distinct_n", "ent_n", "low_frequency"]
-    assert values[0][0] == "**1 of 3 metrics computed**; computing `ent_n`…"
-    assert values[1][0] == "**2 of 3 metrics computed**; computing `low_frequency`…"
+    assert values[0][0] == "**1 of 3 metrics done**; computing `ent_n`…"
+    assert values[1][0] == "**2 of 3 metrics done**; computing `low_frequency`…"
     assert final[0].startswith("**3 of 3 metrics computed.**")
     assert values[0][-1] is None and final[-1] is not None  # the JSON download comes with the whole result
 

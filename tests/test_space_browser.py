@@ -73,7 +73,7 @@ ROUNDED = 5e-5  # the table shows 4 decimals; the JSON keeps full precision
 
 
 def untick_model_metrics(page) -> None:
-    for name in (d.name for d in registry.declarations().values() if d.needs_model):
+    for name in (d.name for d in registry.declarations().values() if d.needs_model or d.models):  # model-backed
         box = page.locator(f"#use-{name} input")
         if box.count() and box.is_checked() and box.is_enabled():
             box.uncheck()

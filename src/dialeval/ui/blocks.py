@@ -264,7 +264,7 @@ def _evaluate_handler(server: Server, score: Any) -> Any:
         texts, selected, draw_plots = _selection(args)
 
         def partial(done: list[MetricOutcome], left: list[str]) -> None:  # each row as soon as it is computed
-            status = f"**{len(done)} of {len(done) + len(left)} metrics computed**; computing `{left[0]}`…"
+            status = f"**{len(done)} of {len(done) + len(left)} metrics done**; computing `{left[0]}`…"
             publish((status, results_table(result_rows(done)), *[gr.update()] * len(plotted()), None))
 
         outcomes, message, meta = score(texts, selected, partial)

@@ -191,8 +191,9 @@ def availability(name: str, model: str | None = None, cache: ModuleCache | None 
     if missing:
         return False, missing
     decl = registry.get(name)
-    if not decl.needs_model:
-        return True, "ready"
+    if not decl.needs_model:  # a metric on a fixed model (no model option) still needs that model present
+        reason = probe(decl)(decl.models[0]) if decl.models and decl.probe_function() else None
+        return (False, reason) if reason else (True, "ready")
     try:  # on a public server, a model that is not offered is refused before any look at the disk; not text: refused
         model = active_policy().check_model(name, model) or default_model(decl) or ""
     except InputError as exc:
