@@ -201,7 +201,7 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
         scale = T.learning_rate_scale(step, len(steps), config.warmup_steps)
         for group, base in zip(optimizer.param_groups, bases):
             group["lr"] = base * scale
-        with torch.enable_grad():  # even where the caller runs under no_grad
+        with torch.inference_mode(False), torch.enable_grad():  # even where the caller runs without autograd
             loss, parts = T.step_loss(layers, heads, feats.states, [data.dialogues[i] for i in batch],
                                       [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)))
             optimizer.zero_grad(set_to_none=True)
