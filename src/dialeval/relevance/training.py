@@ -10,11 +10,8 @@ checkpoint (safetensors + JSON) is written every ``checkpoint_every`` steps into
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -175,16 +172,6 @@ def learning_rate_scale(step: int, total: int, warmup: int) -> float:
     return max(0.0, (total - step) / max(1, total - warmup))
 
 
-def save_json(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` as JSON atomically."""
-    from dialeval.io.files import atomic_write_bytes
-
-    atomic_write_bytes(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
-
 
 def config_dict(config: TrainConfig) -> dict[str, Any]:
     return asdict(config)
-
-
-def elapsed(since: float) -> float:
-    return round(time.perf_counter() - since, 1)
