@@ -142,7 +142,7 @@ def test_the_shipped_weights_match_their_card_and_size():
 
 @pytest.mark.parametrize("args, message", [
     (["--tuned-layers", "9"], "--tuned-layers 9"), (["--epochs", "0"], "--epochs 0"),
-    (["--batch-dialogues", "1"], "--batch-dialogues 1")])
+    (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 

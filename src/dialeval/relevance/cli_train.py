@@ -35,14 +35,14 @@ def register(sub: Any) -> None:
 
 def config_from(args: argparse.Namespace) -> TrainConfig:
     """The run's configuration; one line per bad value."""
-    checks = {"--seed": (args.seed, 0), "--max-dialogues": (args.max_dialogues, 0),
-              "--tuned-layers": (args.tuned_layers, 1), "--epochs": (args.epochs, 1),
-              "--batch-dialogues": (args.batch_dialogues, 2)}
-    for option, (value, low) in checks.items():
-        if value < low:
-            raise ValueError(f"{option} {value}: give an integer of at least {low}.")
-    if args.tuned_layers > 6:
-        raise ValueError(f"--tuned-layers {args.tuned_layers}: all-MiniLM-L6-v2 has 6 layers; give 1 to 6.")
+    # a step scores every utterance of its dialogues against every other: 1,024 dialogues (~8,000 utterances)
+    # make a 256 MB similarity matrix, the most one step may hold
+    checks = {"--seed": (args.seed, 0, 2**32 - 1), "--max-dialogues": (args.max_dialogues, 0, 10**7),
+              "--tuned-layers": (args.tuned_layers, 1, 6), "--epochs": (args.epochs, 1, 100),
+              "--batch-dialogues": (args.batch_dialogues, 2, 1024)}
+    for option, (value, low, high) in checks.items():
+        if not low <= value <= high:
+            raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
     return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
                        epochs=args.epochs, batch_dialogues=args.batch_dialogues)
 

@@ -54,10 +54,10 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def next_utterance_similarity(state: dict[str, Any], context: np.ndarray, response: np.ndarray) -> np.ndarray:
     """``s = cos(W e(c) + b, e(r))`` per row, in float64."""
+    from dialeval.relevance.core import cosine_rows
+
     mapped = context.astype(np.float64) @ _np(state, "context_map.weight").T + _np(state, "context_map.bias")
-    r = response.astype(np.float64)
-    norms = np.linalg.norm(mapped, axis=1) * np.linalg.norm(r, axis=1)
-    return np.clip(np.einsum("ij,ij->i", mapped, r) / np.maximum(norms, 1e-12), -1.0, 1.0)
+    return cosine_rows(mapped, response)
 
 
 def next_utterance_probability(state: dict[str, Any], context: np.ndarray, response: np.ndarray) -> np.ndarray:
