@@ -116,3 +116,36 @@ def test_the_adapter_reads_speaker_tagged_rows_as_the_core_does():
     assert got["scores"] == want["scores"] and got["signature"] == want["signature"]
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['k'\]"):
         relevance_adapter({"k": 1}, "turn")
+
+
+SPOKEN = ["Hi! How was your weekend?", "Great, I went hiking.", "Which trail?", "The ridge trail.", "Nice!"]
+
+
+@pytest.mark.parametrize("metric", ["context_relevance", "learned_quality"])
+def test_the_modules_take_speakers_and_score_only_the_replies_of_the_others(metric):
+    """With speakers U S U S S, the replies are turns 1, 3 and 4 (never the opener's 0 and 2): the dialogue score is
+    the mean of those three turn scores, computed apart by the turn config."""
+    turn = dialeval.load(metric, "turn").compute(
+        contexts=[SPOKEN[:1], SPOKEN[:3], SPOKEN[:4]], predictions=[SPOKEN[1], SPOKEN[3], SPOKEN[4]])["scores"]
+    dialog = dialeval.load(metric, "dialog")
+    spoken = dialog.compute(dialogues=[SPOKEN], speakers=[["U", "S", "U", "S", "S"]])["scores"]
+    assert spoken[0] == pytest.approx(math.fsum(turn) / 3, rel=1e-12)
+    every = dialog.compute(dialogues=[SPOKEN])["scores"]  # without speakers every turn after the first is a reply
+    assert every[0] != pytest.approx(spoken[0], rel=1e-6)
+
+
+@pytest.mark.parametrize("speakers, error, message", [
+    ([["U", "S"]], ValueError, r"`speakers\[0\]` names 2 speakers for 5 turns"),
+    ([["U", "S", "U", "S", "S"], ["U"]], ValueError, r"one list of speaker names per dialogue \(1\), got 2 lists"),
+    ([["U", "S", "U", 4, "S"]], TypeError, r"`speakers\[0\]` must be a list of names"),
+    ("USUSS", ValueError, r"one list of speaker names per dialogue \(1\), got str")])
+def test_speakers_that_do_not_fit_the_dialogues_are_one_line(speakers, error, message):
+    with pytest.raises(error, match=message) as err:
+        core.compute_context_relevance(dialogues=[SPOKEN], speakers=speakers, encoder=object())
+    assert "\n" not in str(err.value)
+
+
+def test_speakers_go_to_compute_not_to_add_batch():
+    module = dialeval.load("context_relevance", "dialog")
+    with pytest.raises(ValueError, match=r"`speakers` goes to compute\(\)"):
+        module.add_batch(dialogues=[SPOKEN], speakers=[["U", "S", "U", "S", "S"]])

@@ -25,7 +25,8 @@ turn(s) and of the response, per response (config `turn`) or averaged over a con
 `dialog`). Reference-free; higher = more related."""
 
 _INPUTS = """turn:   contexts (list of lists of turns; an empty list is compared with the empty text), predictions
-dialog: dialogues (list of lists of turns)
+dialog: dialogues (list of lists of turns); speakers (optional, to compute(): one list of names per dialogue,
+        a name per turn; the opener's turns are then not scored)
 options: turns, pooling, encoder (None = offline all-MiniLM-L6-v2), batch_size, dtype, device, backend, progress."""
 
 
@@ -33,6 +34,7 @@ class ContextRelevance(evaluate_module.DialevalMetric):
     """cos(e(context), e(response)); higher = more related."""
 
     DECLARATION = METRIC
+    CALL_INPUTS = ("speakers",)
 
     def _info(self) -> evaluate.MetricInfo:
         level = self.config_name if self.config_name in CONFIGS else "turn"
@@ -40,8 +42,8 @@ class ContextRelevance(evaluate_module.DialevalMetric):
 
     def _compute(self, turns: int, pooling: str, encoder: Any, batch_size: int, dtype: Any, device: Any,
                  backend: Any, progress: Any, contexts: Any = None, predictions: Any = None,
-                 dialogues: Any = None) -> dict[str, Any]:
+                 dialogues: Any = None, speakers: Any = None) -> dict[str, Any]:
         config = self.config_name if self.config_name in CONFIGS else "turn"
-        return compute_context_relevance(contexts, predictions, dialogues, config=config, turns=turns,
+        return compute_context_relevance(contexts, predictions, dialogues, speakers=speakers, config=config, turns=turns,
                                          pooling=pooling, encoder=encoder, batch_size=batch_size, dtype=dtype,
                                          device=device, backend=backend, progress=progress)

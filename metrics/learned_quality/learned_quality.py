@@ -26,7 +26,8 @@ layers tuned on unlabelled DailyDialog (USL-H's signals), per response (config `
 conversation's replies (config `dialog`). Reference-free; higher = better."""
 
 _INPUTS = """turn:   contexts (list of lists of turns; an empty list scores p(valid) alone), predictions
-dialog: dialogues (list of lists of turns)
+dialog: dialogues (list of lists of turns); speakers (optional, to compute(): one list of names per dialogue,
+        a name per turn; the opener's turns are then not scored)
 options: weights (None = the shipped evaluator), batch_size, dtype, device, backend, progress."""
 
 
@@ -34,14 +35,16 @@ class LearnedQuality(evaluate_module.DialevalMetric):
     """p_V(response) · p_N(context, response); higher = better."""
 
     DECLARATION = METRIC
+    CALL_INPUTS = ("speakers",)
 
     def _info(self) -> evaluate.MetricInfo:
         level = self.config_name if self.config_name in CONFIGS else "dialog"
         return self.metric_info(_FEATURES[level], _INPUTS, _DESCRIPTION)
 
     def _compute(self, weights: Any, batch_size: int, dtype: Any, device: Any, backend: Any, progress: Any,
-                 contexts: Any = None, predictions: Any = None, dialogues: Any = None) -> dict[str, Any]:
+                 contexts: Any = None, predictions: Any = None, dialogues: Any = None,
+                 speakers: Any = None) -> dict[str, Any]:
         config = self.config_name if self.config_name in CONFIGS else "dialog"
-        return compute_learned_quality(contexts, predictions, dialogues, config=config, weights=weights,
+        return compute_learned_quality(contexts, predictions, dialogues, speakers=speakers, config=config, weights=weights,
                                        batch_size=batch_size, dtype=dtype, device=device, backend=backend,
                                        progress=progress)

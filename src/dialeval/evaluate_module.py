@@ -79,6 +79,10 @@ class DialevalMetric(evaluate.Metric):
     DECLARATION: ClassVar[MetricDeclaration | None] = None
     OPTIONS: ClassVar[dict[str, Any]] = {}
     CONFIG_NAMES: ClassVar[tuple[str, ...]] = ("default",)
+    #: Inputs given to ``compute`` alongside the data and passed to ``_compute`` as they are, not stored by
+    #: ``add_batch`` (e.g. ``speakers``: one list of names per dialogue, which evaluate's columns cannot hold
+    #: beside an optional input).
+    CALL_INPUTS: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """``OPTIONS`` and ``CONFIG_NAMES`` come from the class's ``DECLARATION`` (one place for each)."""
@@ -213,14 +217,19 @@ class DialevalMetric(evaluate.Metric):
         inputs = {"predictions": predictions, "references": references}
         names = self._input_names(self._input_kinds())
         inputs.update({k: kwargs.pop(k) for k in list(kwargs) if k in names})
+        call_inputs = {k: kwargs.pop(k) for k in self.CALL_INPUTS if k in kwargs}
         self._check_call(inputs, kwargs, computing=True)
         from dialeval.extras import needs_extras
 
         with inputs_checked(), needs_extras(self.name):  # scanned above: the core does not scan again; a missing
-            return super().compute(**inputs, **self.options(kwargs))  # optional package names its extra
+            return super().compute(**inputs, **self.options(kwargs), **call_inputs)  # package names its extra
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Check the inputs (clear errors naming the field), then ``evaluate``'s add_batch.\n"""
+        held = [k for k in self.CALL_INPUTS if k in kwargs]
+        if held:
+            raise ValueError(f"`{held[0]}` goes to compute(), with one entry per item of every batch added, not to "
+                             "add_batch().")
         inputs = {"predictions": predictions, "references": references, **kwargs}
         self._check_call(inputs, {}, computing=False)
         return super().add_batch(predictions=predictions, references=references, **kwargs)

@@ -110,6 +110,20 @@ def dialog_means(item_scores: np.ndarray, owner: Sequence[int], n: int) -> list[
     return out
 
 
+def check_speakers(speakers: Any, dialogues: Sequence[Sequence[str]]) -> None:
+    """One list of speaker names per dialogue, a name per turn: a shorter or longer list would score other turns."""
+    if not isinstance(speakers, (list, tuple)) or len(speakers) != len(dialogues):
+        got = f"{len(speakers)} lists" if isinstance(speakers, (list, tuple)) else type(speakers).__name__
+        raise ValueError(f"`speakers` must hold one list of speaker names per dialogue ({len(dialogues)}), got "
+                         f"{got}.")
+    for d, (names, dialogue) in enumerate(zip(speakers, dialogues)):
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            raise TypeError(f"`speakers[{d}]` must be a list of names (strings), got {names!r:.60}.")
+        if len(names) != len(dialogue):
+            raise ValueError(f"`speakers[{d}]` names {len(names)} speakers for {len(dialogue)} turns; give one "
+                             "name per turn.")
+
+
 def check_inputs(config: str, contexts: Any, predictions: Any, dialogues: Any, speakers: Any
                  ) -> tuple[list[list[str]], list[str], list[int] | None, int]:
     """Validated ``(contexts, responses, owner, n_items)``: turn inputs as given (an empty context allowed),
@@ -126,8 +140,8 @@ def check_inputs(config: str, contexts: Any, predictions: Any, dialogues: Any, s
     if contexts is not None or predictions is not None:
         raise ValueError("config 'dialog' takes dialogues; pass contexts and predictions with config 'turn'.")
     dials = check_dialogues(dialogues)
-    if speakers is not None and (not isinstance(speakers, (list, tuple)) or len(speakers) != len(dials)):
-        raise ValueError("`speakers` must hold one list of speaker names per dialogue.")
+    if speakers is not None:
+        check_speakers(speakers, dials)
     ctxs, resps, owner = dialog_items(dials, speakers)
     empty = sorted(set(range(len(dials))) - set(owner))
     if empty:
