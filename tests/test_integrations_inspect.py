@@ -61,7 +61,8 @@ def test_inspect_eval_equals_direct_compute(tmp_path, fed_turns):
     samples = [Sample(input="\n".join(t["contexts"]), target="", id=i, metadata={"contexts": t["contexts"]})
                for i, t in enumerate(fed_turns, 1)]
     task = Task(dataset=MemoryDataset(samples), solver=generate(),
-                scorer=[di.scorer("distinct_n"), di.scorer("vendi_score"), di.scorer("full_followup_turn", **full)])
+                scorer=[di.scorer("distinct_n"), di.scorer("vendi_score"), di.scorer("full_followup_turn", **full),
+                        di.scorer("context_relevance_turn"), di.scorer("learned_quality_turn")])
     (log,) = eval(task, model=mock_model(fed_turns), log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success", log.error
     got = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
@@ -78,6 +79,11 @@ def test_inspect_eval_equals_direct_compute(tmp_path, fed_turns):
     alone = [dialeval.load("full_followup", "turn").compute(contexts=[c], predictions=[r], **full)["scores"][0]
              for c, r in zip(contexts, responses)]
     assert [per_sample[i] for i in range(1, ITEMS + 1)] == alone
+    for name in ("context_relevance", "learned_quality"):  # each sample alone, as the scorer ran it
+        scored = [s.scores[f"{name}_turn"].value for s in sorted(log.samples, key=lambda s: s.id)]
+        direct = [dialeval.load(name, "turn").compute(contexts=[c], predictions=[r])["scores"][0]
+                  for c, r in zip(contexts, responses)]
+        assert scored == direct, name
     together = dialeval.load("full_followup", "turn").compute(contexts=contexts, predictions=responses, **full)
     # each sample was scored alone, the direct call batches all five (padding): equal up to float rounding
     assert got["full_followup_turn"] == pytest.approx(together["full_followup"], rel=1e-6)

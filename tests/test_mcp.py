@@ -152,6 +152,22 @@ def test_a_tool_call_returns_the_numbers_of_evaluate(demo_url):
     assert set(tool) == {"dialeval", "distinct_n"}  # only the metric of the tool ran
 
 
+DIALOGUE = ["Hi! How was your weekend?", "Great, I went hiking in the hills.", "Which trail did you take?"]
+
+
+def test_the_quality_tools_return_the_numbers_of_evaluate(demo_url):
+    """The served tools of the two reference-free quality metrics score a dialogue as ``evaluate`` does in this
+    process: the same ONNX graph and weights; the server may split the encoder's sums over other threads, so a
+    score may differ by float32 rounding of a unit-norm dot product (a few 1e-7), not more than 1e-6."""
+    for name in ("context_relevance", "learned_quality"):  # one at a time: the server allows one job per client
+        _, [result] = mcp(demo_url, [(f"score_{name}", {"dialogue": "\n".join(DIALOGUE)})])
+        assert not result.isError, text(result)
+        served = json.loads(text(result))[name]
+        direct = dialeval.load(name, "dialog").compute(dialogues=[DIALOGUE])
+        assert served[name] == pytest.approx(direct[name], abs=1e-6), name
+        assert served["signature"] == direct["signature"]
+
+
 def test_per_request_limits_apply_to_mcp_calls(demo_url):
     six = "\n".join(f"r{i}" for i in range(6))  # DIALEVAL_MAX_RESPONSES=5 on this server
     _, [result] = mcp(demo_url, [("score_ent_n", {"responses": six})])
