@@ -150,3 +150,23 @@ def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path
     assert main(["train-evaluator", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "o"), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+@pytest.mark.parametrize("where", ["work", "out"])
+def test_folders_holding_someone_elses_files_are_refused_before_any_work(where, tmp_path, capsys):
+    """A --work-dir (checkpoints go there) or an --out (replaced as a whole) holding a user's file is refused in
+    one line before the corpus is read (the data folder here is empty: reading it would fail otherwise), and the
+    file stays as it was."""
+    from dialeval.cli import main
+
+    (tmp_path / "data").mkdir()
+    folder = tmp_path / ("w" if where == "work" else "o")
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine", encoding="utf-8")
+    code = main(["train-evaluator", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "o"),
+                 "--work-dir", str(tmp_path / "w")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert ("holds 'notes.txt', which this command did not write" if where == "work" else "did not create") in err
+    assert (folder / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]

@@ -206,6 +206,26 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
     return log
 
 
+def check_folders(data_dir: str | os.PathLike, out: str | os.PathLike, work_dir: str | os.PathLike | None
+                  ) -> tuple[Path, Path]:
+    """``(out, work)`` checked before any work: ``out`` new, empty or an evaluator this command wrote; ``work``
+    new, empty or holding only this command's checkpoint (never a folder of someone else's files)."""
+    from dialeval.io.files import check_output_path
+
+    target = check_output_path(out, inputs=[data_dir], kind="dir", option="--out",
+                               owned=lambda p: (p / DELTA_META).is_file())
+    work = check_output_path(work_dir or f"{target}.work", inputs=[data_dir, target], kind="dir",
+                             option="--work-dir")
+    ours = (CHECKPOINT, CHECKPOINT_STATE)
+    foreign = sorted(e.name for e in os.scandir(work) if e.name not in ours
+                     and not e.name.startswith(tuple(f".{n}" for n in ours))) if work.is_dir() else []
+    if foreign:
+        raise FileExistsError(f"--work-dir {str(work)!r} holds {foreign[0]!r}, which this command did not write "
+                              f"({len(foreign)} such entries); give a new or empty folder, or the --work-dir of the "
+                              "run to resume.")
+    return target, work
+
+
 def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, config: T.TrainConfig | None = None,
                     work_dir: str | os.PathLike | None = None, encoder_path: str | os.PathLike | None = None,
                     progress: bool = True,
@@ -220,6 +240,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     from dialeval.relevance.corpus import load_corpus
 
     config = config or T.TrainConfig()
+    out, work = check_folders(data_dir, out, work_dir)
     began = time.perf_counter()
     base = Path(encoder_path) if encoder_path else default_encoder_path()
     corpus = load_corpus(data_dir, max_dialogues=config.max_dialogues)
@@ -235,7 +256,6 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
         vfeats = T.frozen_features(model, tokenizer, vtexts, config.tuned_layers, config.max_length, bar.update)
     layers, heads = top_layers(model, config.tuned_layers), seeded_heads(model.config.hidden_size, config.seed)
     optimizer = new_optimizer(layers, heads, config)
-    work = Path(work_dir) if work_dir else Path(f"{out}.work")
     work.mkdir(parents=True, exist_ok=True)
     start, log = load_checkpoint(work, layers, heads, optimizer, bottom, config)
     before = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad) if start == 0 else None
