@@ -1,7 +1,8 @@
 """The ``quality-units`` generated region (README and the reference-free quality metrics' cards): per human-judged
-unit, the Spearman ρ of the two reference-free quality metrics with the unit's overall quality, the best
-reference-based baseline, and which metrics lead (the top significance cluster), from the committed
-``docs/results/quality_leaderboard.json`` and its run record ``quality_leaderboard.meta.json``."""
+unit, the Spearman ρ of the reference-free metrics (context relevance, learned quality, FULL, the LLM judge) with
+the unit's overall quality, the best reference-based baseline, and which reference-free metrics lead (the top
+significance cluster), from the committed ``docs/results/quality_leaderboard.json`` and its run record
+``quality_leaderboard.meta.json``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
-REFERENCE_FREE = ("context_relevance", "learned_quality")
+OWN = ("context_relevance", "learned_quality")  #: the two compared head to head (at or above, per unit)
+REFERENCE_FREE = (*OWN, "full_followup", "llm_judge")
+SHORT = {"context_relevance": "context_relevance", "learned_quality": "learned_quality", "full_followup": "FULL",
+         "llm_judge": "judge"}
 
 
 def load() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -50,16 +54,12 @@ def _best_baseline(rows: dict[str, dict[str, Any]]) -> str:
 
 
 def _leader(unit: dict[str, Any]) -> str:
-    free = [m for m in unit["leads"] if m in REFERENCE_FREE]
-    if len(free) == 1:
-        return f"`{free[0]}`"
-    if len(free) == 2:
-        return "both (tied)"
-    return "neither"
+    free = [SHORT[m] for m in REFERENCE_FREE if m in unit["leads"]]
+    return ", ".join(free) if free else "none"
 
 
 def turn_means(units: list[dict[str, Any]]) -> dict[str, float]:
-    """The plain mean of each reference-free metric's ρ over the turn-level units."""
+    """The plain mean of each reference-free metric's ρ over the turn-level units it was run on."""
     out = {}
     for metric in REFERENCE_FREE:
         values = [u["rows"][metric]["value"] for u in units if u["level"] == "turn" and metric in u["rows"]]
@@ -71,26 +71,29 @@ def region() -> str:
     report, meta = load()
     units = unit_rows(report)
     lines = ["", "Spearman ρ with the quality each unit's summary uses (its overall rating, or coherence, "
-             "engagement, appropriateness where that is what was rated), 95 % bootstrap interval. *leads*: which of the two "
-             "reference-free metrics are in the unit's top significance cluster (the leaderboard's paired tests over "
-             "every metric of the unit, the reference-based ones included); *neither*: a baseline leads alone, or "
-             "no metric separates from the rest.", "",
-             "| unit | level | quality | n | context_relevance | learned_quality | best reference-based | leads |",
-             "|---|---|---|---:|---:|---:|---|---|"]
+             "engagement, appropriateness where that is what was rated), 95 % bootstrap interval. FULL and judge: "
+             "FULL's follow-up likelihood and the LLM judge on the embedded SmolLM2-135M. *leads*: the reference-free "
+             "metrics in the unit's top significance cluster (the leaderboard's paired tests over every metric of the "
+             "unit, the reference-based ones included); *none*: a baseline leads alone, or no metric separates from "
+             "the rest.", "",
+             "| unit | level | quality | n | " + " | ".join(SHORT[m] for m in REFERENCE_FREE)
+             + " | best reference-based | leads |",
+             "|---|---|---|---:|" + "---:|" * len(REFERENCE_FREE) + "---|---|"]
     for u in units:
         lines.append(f"| {u['unit']} | {u['level']} | {u['quality']} | {u['n']:,} | "
-                     f"{_cell(u['rows'].get('context_relevance'))} | {_cell(u['rows'].get('learned_quality'))} | "
-                     f"{_best_baseline(u['rows'])} | {_leader(u)} |")
+                     + " | ".join(_cell(u["rows"].get(m)) for m in REFERENCE_FREE)
+                     + f" | {_best_baseline(u['rows'])} | {_leader(u)} |")
     means = turn_means(units)
     turn = [u for u in units if u["level"] == "turn"]
     above = sum(1 for u in turn if u["rows"].get("learned_quality", {}).get("value", -2)
                 >= u["rows"].get("context_relevance", {}).get("value", 2))
     summary = {s["metric"]: s for s in report["summary"] if s["metric"] in REFERENCE_FREE}
-    lines += ["", f"Mean ρ over the {len(turn)} turn-level units: context_relevance {means['context_relevance']:.3f}, "
-              f"learned_quality {means['learned_quality']:.3f}; learned_quality is at or above context_relevance on "
+    lines += ["", f"Mean ρ over the {len(turn)} turn-level units: "
+              + ", ".join(f"{SHORT[m]} {means[m]:.3f}" for m in REFERENCE_FREE)
+              + "; learned_quality is at or above context_relevance on "
               f"{above} of {len(turn)}. Over all {len(units)} units (the leaderboard's summary, with its interval): "
               + "; ".join(f"{m} {summary[m]['mean']:.3f} [{summary[m]['ci_low']:.3f}, {summary[m]['ci_high']:.3f}]"
-                          for m in REFERENCE_FREE if m in summary) + ".",
+                          for m in OWN if m in summary) + ".",
               "", f"`{meta['command']}` ({meta['wall']}; {meta['machine']}) wrote the leaderboard copied to "
               "`docs/results/quality_leaderboard.json`.", ""]
     return "\n".join(lines)
@@ -98,7 +101,7 @@ def region() -> str:
 
 def summary_region() -> str:
     """The README's compact form: per reference-free metric, its mean ρ over the turn units and over every unit
-    (with the leaderboard's interval) and the units it leads; then the units where neither leads."""
+    (with the leaderboard's interval) and the units it leads; then the units where none leads."""
     report, _meta = load()
     units = unit_rows(report)
     means = turn_means(units)
@@ -111,6 +114,6 @@ def summary_region() -> str:
         led = [u["unit"] for u in units if metric in u["leads"]]
         lines.append(f"| [`{metric}`](metrics/{metric}/README.md) | {means[metric]:.3f} | {s.get('mean', math.nan):.3f} "
                      f"[{s.get('ci_low', math.nan):.3f}, {s.get('ci_high', math.nan):.3f}] | {len(led)} of {len(units)} units |")
-    neither = [u["unit"] for u in units if not set(u["leads"]) & set(REFERENCE_FREE)]
-    lines.append(f"| neither leads | | | {', '.join(neither) if neither else 'no unit'} |")
+    none = [u["unit"] for u in units if not set(u["leads"]) & set(REFERENCE_FREE)]
+    lines.append(f"| no reference-free metric leads | | | {', '.join(none) if none else 'no unit'} |")
     return "\n".join(lines)
