@@ -58,6 +58,12 @@ def _leader(unit: dict[str, Any]) -> str:
     return ", ".join(free) if free else "none"
 
 
+def present(report: dict[str, Any]) -> list[str]:
+    """The reference-free metrics the run scored, in :data:`REFERENCE_FREE` order."""
+    scored = {r["metric"] for r in report["rows"]}
+    return [m for m in REFERENCE_FREE if m in scored]
+
+
 def turn_means(units: list[dict[str, Any]]) -> dict[str, float]:
     """The plain mean of each reference-free metric's ρ over the turn-level units it was run on."""
     out = {}
@@ -69,19 +75,19 @@ def turn_means(units: list[dict[str, Any]]) -> dict[str, float]:
 
 def region() -> str:
     report, meta = load()
-    units = unit_rows(report)
+    units, free = unit_rows(report), present(report)
     lines = ["", "Spearman ρ with the quality each unit's summary uses (its overall rating, or coherence, "
              "engagement, appropriateness where that is what was rated), 95 % bootstrap interval. FULL and judge: "
              "FULL's follow-up likelihood and the LLM judge on the embedded SmolLM2-135M. *leads*: the reference-free "
              "metrics in the unit's top significance cluster (the leaderboard's paired tests over every metric of the "
              "unit, the reference-based ones included); *none*: a baseline leads alone, or no metric separates from "
              "the rest.", "",
-             "| unit | level | quality | n | " + " | ".join(SHORT[m] for m in REFERENCE_FREE)
+             "| unit | level | quality | n | " + " | ".join(SHORT[m] for m in free)
              + " | best reference-based | leads |",
-             "|---|---|---|---:|" + "---:|" * len(REFERENCE_FREE) + "---|---|"]
+             "|---|---|---|---:|" + "---:|" * len(free) + "---|---|"]
     for u in units:
         lines.append(f"| {u['unit']} | {u['level']} | {u['quality']} | {u['n']:,} | "
-                     + " | ".join(_cell(u["rows"].get(m)) for m in REFERENCE_FREE)
+                     + " | ".join(_cell(u["rows"].get(m)) for m in free)
                      + f" | {_best_baseline(u['rows'])} | {_leader(u)} |")
     means = turn_means(units)
     turn = [u for u in units if u["level"] == "turn"]
@@ -89,7 +95,7 @@ def region() -> str:
                 >= u["rows"].get("context_relevance", {}).get("value", 2))
     summary = {s["metric"]: s for s in report["summary"] if s["metric"] in REFERENCE_FREE}
     lines += ["", f"Mean ρ over the {len(turn)} turn-level units: "
-              + ", ".join(f"{SHORT[m]} {means[m]:.3f}" for m in REFERENCE_FREE)
+              + ", ".join(f"{SHORT[m]} {means[m]:.3f}" for m in free)
               + "; learned_quality is at or above context_relevance on "
               f"{above} of {len(turn)}. Over all {len(units)} units (the leaderboard's summary, with its interval): "
               + "; ".join(f"{m} {summary[m]['mean']:.3f} [{summary[m]['ci_low']:.3f}, {summary[m]['ci_high']:.3f}]"
@@ -109,7 +115,7 @@ def summary_region() -> str:
     summary = {s["metric"]: s for s in report["summary"]}
     lines = [f"| metric | mean ρ, {n_turn} turn units | mean ρ, all {len(units)} units [95 % CI] | leads (top cluster) on |",
              "|---|---:|---:|---|"]
-    for metric in REFERENCE_FREE:
+    for metric in present(report):
         s = summary.get(metric, {})
         led = [u["unit"] for u in units if metric in u["leads"]]
         lines.append(f"| [`{metric}`](metrics/{metric}/README.md) | {means[metric]:.3f} | {s.get('mean', math.nan):.3f} "
