@@ -34,12 +34,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
-    RESULTS,
     interleaved,
     machine_line,
     matmul_peak,
     non_embedding_params,
     offline,
+    result_file,
     table,
     write_result,
 )
@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--dataset", action="append", help="NAME=ROWS (repeatable)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--json", default=str(RESULTS / "full_routes.json"), help="where the result file is written")
+    ap.add_argument("--json", default=str(result_file("full_routes")), help="where the result file is written")
     args = ap.parse_args()
     import torch
 
