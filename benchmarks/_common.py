@@ -170,7 +170,8 @@ def write_result(path: str | os.PathLike, *, script: str, title: str, command: s
     """Write a benchmark's result file (the docs' benchmarks page is generated from these) atomically
     (:func:`dialeval.io.files.atomic_write_text`): the rows, the command that rewrites the file, the date, the
     machine (its CPU and ``machine_text``: :func:`machine_line` taken at the start of the run, or else now), the
-    thread count, the load average at the end, and a one-line summary."""
+    thread count, the load average at the end, a one-line summary, and ``cpu_kind`` (the page labels each table
+    with it)."""
     import datetime
     import json
 
@@ -181,7 +182,7 @@ def write_result(path: str | os.PathLike, *, script: str, title: str, command: s
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     record = {"script": script, "title": title, "command": command,
               "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
-              "machine": f"{cpu}; {machine_text or machine_line(threads)}", "threads": threads,
+              "machine": f"{cpu}; {machine_text or machine_line(threads)}", "cpu_kind": m["kind"], "threads": threads,
               "load": f"{load} (1-, 5-, 15-minute, at the end)", **({"summary": summary} if summary else {}),
               **({"note": note} if note else {}), **extra, "rows": rows}
     atomic_write_text(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
@@ -189,6 +190,14 @@ def write_result(path: str | os.PathLike, *, script: str, title: str, command: s
 
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks"
+
+
+def result_file(name: str) -> Path:
+    """The result file a benchmark writes by default: ``docs/results/benchmarks/NAME.KIND.json``, KIND this machine's
+    CPU kind (:func:`dialeval.models.cpu.cpu_kind`), so a run on one kind never overwrites another kind's numbers."""
+    from dialeval.models.cpu import cpu_kind
+
+    return RESULTS / f"{name}.{cpu_kind().name}.json"
 
 
 def route_records(secs: dict[str, float], ours: str, items: int, unit: str, agreement: dict[str, dict[str, Any]],

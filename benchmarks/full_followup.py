@@ -21,7 +21,7 @@ its key/value cache) against a plain transformers loop and optimum's ``ORTModelF
 ``benchmarks/onnx_peer``), both re-running the history with each follow-up in one batch per item; the same
 token ids everywhere, interleaved rounds, max relative difference of the NLLs against dialeval torch.
 
-Every run writes docs/results/benchmarks/full_followup.json (``--result PATH``, or ``-`` for none): one row per
+Every run writes docs/results/benchmarks/full_followup.<CPU kind>.json (``--result PATH``, or ``-`` for none): one row per
 timed route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
@@ -140,14 +140,14 @@ def main() -> None:
     ap.add_argument("--causal", action="store_true", help="SmolLM2 on torch / ONNX Runtime (see above)")
     ap.add_argument("--both", action="store_true", help="the --causal table, then the compat one, one result file")
     ap.add_argument("--result", default=None,
-                    help="result file to write (default docs/results/benchmarks/full_followup.json; '-': none)")
+                    help="result file to write (default docs/results/benchmarks/full_followup.<CPU kind>.json; '-': none)")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda with --causal (torch routes, first of --dtypes)")
     args = ap.parse_args()
     if args.quick:
         args.limit, args.repeats = 8, 2
-    from _common import RESULTS, machine_line
+    from _common import machine_line, result_file
 
-    args.result = args.result or str(RESULTS / "full_followup.json")
+    args.result = args.result or str(result_file("full_followup"))
     args.machine = machine_line(args.threads)  # the load at the start
     if args.causal or args.both:
         causal_main(args)

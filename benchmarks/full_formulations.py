@@ -49,7 +49,6 @@ from dialeval.full.texts import FOLLOW_UPS  # noqa: E402
 from dialeval.meta.evaluation import Target, auc, evaluate_scores, spearman  # noqa: E402
 
 FED_TARGET = "annotation_means.Overall"
-from dialeval.models.runtime import run_batched  # noqa: E402
 
 SEPARATORS = {"nl": "\n", "tab": "\t", "sp": " "}
 #: name -> (speaker prefixes, separator key, follow-up: bare | turn | chat)
@@ -116,9 +115,8 @@ def score_text(lm: Any, name: str, items: list[list[tuple[str, str]]], max_lengt
     keys = [_key(e) for e in encoded]
     todo = sorted({k: e for k, e in zip(keys, encoded) if k not in _NLL_CACHE}.items())
     if todo:
-        rows = run_batched([list(e) for _, e in todo], lambda b: scorer._causal_step(b, f_ids),
-                           lengths=[len(e) for _, e in todo], batch_size=batch_size, progress=False)
-        _NLL_CACHE.update(zip([k for k, _ in todo], rows))
+        rows = scorer._score_hosted([list(e) for _, e in todo], [None] * len(todo), f_ids, batch_size, None, False)
+        _NLL_CACHE.update(zip([k for k, _ in todo], rows.tolist()))
     nll = np.asarray([_NLL_CACHE[k] for k in keys], dtype=np.float64)
     counts = [len(f) for f in f_ids]
     return {agg: followup_nll(nll, counts, agg).mean(axis=1).tolist() for agg in AGGREGATIONS}

@@ -15,7 +15,7 @@ processes (``--workers 0 1 2``; identical tokens).
     OMP_NUM_THREADS=1 python benchmarks/lexical.py --n 200000 --repeats 3   # the README numbers
     python benchmarks/lexical.py --n 1000000 --corpus repeated
 
-Every run writes docs/results/benchmarks/lexical.json (``--result PATH``, or ``-`` for none).
+Every run writes docs/results/benchmarks/lexical.<CPU kind>.json (``--result PATH``, or ``-`` for none).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def run_corpus(n: int, unique: bool, workers: list[int], repeats: int, metrics: 
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import RESULTS, table, write_result
+    from _common import result_file, table, write_result
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200_000)
@@ -165,7 +165,7 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, choices=[1, 3], nargs="+", default=[1, 3],
                         help="1: Dist-n alone; 3: Dist-n, Ent-n and LF in one call")
     parser.add_argument("--result", default=None,
-                        help="result file to write (default docs/results/benchmarks/lexical.json; '-': none)")
+                        help="result file to write (default docs/results/benchmarks/lexical.<CPU kind>.json; '-': none)")
     parser.add_argument("--unique", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -174,7 +174,7 @@ def main() -> None:
         return
     if args.quick:
         args.n, args.repeats = 50_000, 2
-    args.result = args.result or str(RESULTS / "lexical.json")
+    args.result = args.result or str(result_file("lexical"))
     machine = (f"{os.cpu_count()} CPUs shared with other jobs (load average "
                f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}); medians of {args.repeats} interleaved rounds, "
                "each run in a fresh process")

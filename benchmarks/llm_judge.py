@@ -10,7 +10,7 @@ backend's default, and a plain transformers loop (one ``model(ids)`` per prompt,
 user would write it). Each row gives items/s, its time over dialeval default's, the max |Δ| of its expected ratings
 against dialeval default's, and the useful share of the measured matmul peak (2 × non-embedding parameters × every
 prompt's tokens, so a route that runs shared tokens once can pass 100 %). Writes
-docs/results/benchmarks/llm_judge.json (``--result PATH``, or ``-`` for none).
+docs/results/benchmarks/llm_judge.<CPU kind>.json (``--result PATH``, or ``-`` for none).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
-    RESULTS,
     interleaved,
     machine_line,
     matmul_peak,
     non_embedding_params,
     offline,
     peers_line,
+    result_file,
     route_records,
     table,
     write_result,
@@ -82,8 +82,8 @@ def main() -> int:
     p.add_argument("--limit", type=int, default=48, help="items (the first N)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--result", default=str(RESULTS / "llm_judge.json"),
-                   help="result file to write (default docs/results/benchmarks/llm_judge.json; '-': none)")
+    p.add_argument("--result", default=str(result_file("llm_judge")),
+                   help="result file to write (default docs/results/benchmarks/llm_judge.<CPU kind>.json; '-': none)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))

@@ -9,7 +9,7 @@ torch speed-up, the largest logit difference, and the engine dialeval's ONNX rou
 (:meth:`dialeval.models.onnx_lm.OnnxCausalLM.engine`: more than ``TORCH_ATTENTION_CELLS`` =
 width × (past + width) attention cells per row runs on torch).
 ONNX Runtime's exported attention writes every score out, so its cost grows with that product faster than
-torch's fused attention does. Writes docs/results/benchmarks/lm_attention_route.json.
+torch's fused attention does. Writes docs/results/benchmarks/lm_attention_route.<CPU kind>.json.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, interleaved, machine_line, offline, table, write_result  # noqa: E402
+from _common import interleaved, machine_line, offline, result_file, table, write_result  # noqa: E402
 
 offline()
 
@@ -52,7 +52,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--result", default=str(RESULTS / "lm_attention_route.json"))
+    ap.add_argument("--result", default=str(result_file("lm_attention_route")))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     start_line = machine_line(args.threads)

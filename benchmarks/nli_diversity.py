@@ -19,7 +19,7 @@ Printed: pairs/s, ratio to dialeval, useful and executed GFLOP per pair (see ``_
 the matmul peak at that precision and thread count, the share of it reached, and the argmax-class
 agreement of every peer with dialeval (and of dialeval bf16 with fp32).
 
-Every run writes docs/results/benchmarks/nli_diversity.json (``--result PATH``, or ``-`` for none): one row per timed
+Every run writes docs/results/benchmarks/nli_diversity.<CPU kind>.json (``--result PATH``, or ``-`` for none): one row per timed
 route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
@@ -33,7 +33,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
-    RESULTS,
     batched_flops,
     fixed_batches,
     interleaved,
@@ -42,6 +41,7 @@ from _common import (  # noqa: E402
     non_embedding_params,
     offline,
     peers_line,
+    result_file,
     route_records,
     table,
     write_result,
@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", nargs="+", default=["fp32", "bf16"])
     p.add_argument("--per-pair", action="store_true", help="also time the per-pair pipeline (reference column)")
     p.add_argument("--quick", action="store_true", help="--sets 4 --repeats 2")
-    p.add_argument("--result", default=str(RESULTS / "nli_diversity.json"),
-                   help="result file to write (default docs/results/benchmarks/nli_diversity.json; '-': none)")
+    p.add_argument("--result", default=str(result_file("nli_diversity")),
+                   help="result file to write (default docs/results/benchmarks/nli_diversity.<CPU kind>.json; '-': none)")
     args = p.parse_args(argv)
     if args.quick:
         args.sets, args.repeats = 4, 2

@@ -12,7 +12,7 @@ Workload: the first ``--pairs`` (last context turn, response) pairs of DailyDial
 - FULL's default (``full_followup`` turn level) on the first ``--full-pairs`` pairs (its rate is per response).
 
 Agreement: the largest |difference| between dialeval's relevance and the peer's cosine. Writes
-``docs/results/benchmarks/quality_speed.json`` (``--result PATH``, ``-`` for none).
+``docs/results/benchmarks/quality_speed.<CPU kind>.json`` (``--result PATH``, ``-`` for none).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import RESULTS, interleaved, machine_line, offline, table, write_result
+from _common import interleaved, machine_line, offline, result_file, table, write_result
 
 
 def pairs(data_dir: Path, n: int) -> tuple[list[list[str]], list[str]]:
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pairs", type=int, default=512)
     p.add_argument("--full-pairs", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--result", default=str(RESULTS / "quality_speed.json"))
+    p.add_argument("--result", default=str(result_file("quality_speed")))
     args = p.parse_args(argv)
     import torch
     from sentence_transformers import SentenceTransformer

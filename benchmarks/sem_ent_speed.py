@@ -20,7 +20,7 @@ DailyDialog test); ``--agreement`` repeats that on all distinct test responses f
 ecosystem peer pools the last token, so only the reference scheme is compared). FLOPs per item follow
 :func:`_common.forward_flops`; "useful" counts real tokens, "executed" includes each scheme's padding.
 
-Every run writes docs/results/benchmarks/sem_ent_speed.json (``--result PATH``, or ``-`` for none): one row per timed
+Every run writes docs/results/benchmarks/sem_ent_speed.<CPU kind>.json (``--result PATH``, or ``-`` for none): one row per timed
 route, its seconds over dialeval default's and its scores' difference from dialeval's.
 """
 
@@ -33,7 +33,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
-    RESULTS,
     batched_flops,
     fixed_batches,
     forward_flops,
@@ -43,6 +42,7 @@ from _common import (  # noqa: E402
     non_embedding_params,
     offline,
     peers_line,
+    result_file,
     route_records,
     table,
     write_result,
@@ -282,8 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", nargs="+", default=["fp32"], help="fp32 (all routes) and/or bf16 (torch routes)")
     p.add_argument("--large", type=int, default=0, help="also N responses through a DialoGPT-large-shaped model")
     p.add_argument("--quick", action="store_true", help="--n 256 --repeats 3")
-    p.add_argument("--result", default=str(RESULTS / "sem_ent_speed.json"),
-                   help="result file to write (default docs/results/benchmarks/sem_ent_speed.json; '-': none)")
+    p.add_argument("--result", default=str(result_file("sem_ent_speed")),
+                   help="result file to write (default docs/results/benchmarks/sem_ent_speed.<CPU kind>.json; '-': none)")
     p.add_argument("--agreement", type=int, default=-1, metavar="N",
                    help="cluster agreement of onnx / onnx-int8 with torch on N distinct DailyDialog test responses "
                         "(-1: all; 0: skip)")

@@ -208,11 +208,13 @@ def test_benchmarks_page_shows_every_result_file(site):
 
 # ------------------------------------------------------------------------------------------ the cards' regions
 CARDS = [*sorted((REPO / "metrics").glob("*/README.md")), *sorted((REPO / "datasets_scripts" / "cards").glob("*/README.md"))]
-REGION = re.compile(r"<!-- generated:([a-z0-9_-]+) -->\n(.*?)<!-- /generated -->", re.S)
+REGION = re.compile(r"<!-- generated:([a-z0-9_.-]+) -->\n(.*?)<!-- /generated -->", re.S)
 TOKEN = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?")
-EXPECTED_REGIONS = {("full_followup", "benchmark-full_followup"), ("full_followup", "benchmark-full_routes"),
-                    ("sem_ent", "benchmark-sem_ent_speed"), ("sem_ent", "benchmark-sem_ent_memory"),
-                    ("nli_diversity", "benchmark-nli_diversity"), ("llm_judge", "benchmark-llm_judge")}
+EXPECTED_REGIONS = {("sem_ent", "benchmark-sem_ent_memory"), ("context_relevance", "benchmark-quality_speed.avx512-bf16"),
+                    ("learned_quality", "benchmark-quality_speed.avx512-bf16"),
+                    *((card, f"benchmark-{name}.{kind}") for card, name in [
+                        ("full_followup", "full_followup"), ("full_followup", "full_routes"), ("sem_ent", "sem_ent_speed"),
+                        ("nli_diversity", "nli_diversity"), ("llm_judge", "llm_judge")] for kind in ("amx", "avx512-bf16"))}
 
 
 def card_regions() -> list[tuple[Path, str, str]]:

@@ -1,7 +1,7 @@
-"""FULL's shared-context prefixes and packed follow-ups (the cached routes; the token-tree default is
-``tests/test_full_tree.py``): the grouping by hand, and the scores of several responses to one context equal to
-a plain loop (one forward pass per history + follow-up, no cache), on torch and ONNX Runtime, for both
-follow-up routes."""
+"""FULL's cached route (shared-context prefixes, nested histories, packed follow-up tries; the token-tree default is
+``tests/test_token_tree.py``): the grouping by hand, and the scores of several responses to one context equal to
+a plain loop (one forward pass per history + follow-up, no cache), on torch and ONNX Runtime, under every query
+budget."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import torch
 
 from dialeval.full import hosted
 from dialeval.full import scorer as full_scorer
-from dialeval.full.causal import packed_layout
 from dialeval.full.hosted import followup_trie, query_chunks
 from dialeval.full.scorer import FollowupScorer
 from dialeval.full.texts import FOLLOW_UPS, mean_token_nll
@@ -164,14 +163,6 @@ def test_followup_trie_by_hand():
     assert query_chunks([1, 2], block=4, budget=64) == [[0, 1]]  # rows stay in order: the cache as it is
 
 
-def test_packed_layout_by_hand():
-    lay = packed_layout([[10, 11, 12], [20], [30, 31]])
-    # inputs: every follow-up but its last token; a one-token follow-up has none
-    assert lay["ids"].tolist() == [10, 11, 30] and lay["target"].tolist() == [11, 12, 31]
-    assert lay["segment"].tolist() == [0, 0, 2] and lay["offset"].tolist() == [0, 1, 0]
-    assert lay["sees"].tolist() == [[True, False, False], [True, True, False], [False, False, True]]
-
-
 @pytest.fixture(scope="module")
 def tiny_path(tmp_path_factory):
     return str(build_tiny_causal_lm(tmp_path_factory.mktemp("shared") / "llama", arch="llama"))
@@ -197,27 +188,23 @@ def test_shared_and_packed_equal_the_plain_loop(tiny_path, backend, monkeypatch)
     hosts = nested_hosts(items)
     assert len(set(hosts)) < len(items) - 1  # the conversation's turns (and the repeated item) run inside others
     expected = [[_plain_nll(reference, ids, f) for f in f_ids] for ids in items]
-    routes = [(True, True, True, 512), (True, True, True, 90), (True, True, True, 30), (True, True, False, 512),
-              (True, False, False, 512), (False, True, False, 512)]
-    # budget 90: a few guests per pass, cache rows copied; 30: one guest per pass, a host split over passes
-    routes.append((True, True, True, 30, 1))  # batch size 1: one host alone, its guests over several passes
-    for share, packed, nested, budget, *batch in routes:
+    # budget 90: a few guests per pass, cache rows copied; 30: one guest per pass, a host split over passes;
+    # batch size 1: one host alone, its guests over several passes
+    for budget, batch in [(512, 2), (90, 2), (30, 2), (30, 1)]:
         monkeypatch.setattr(hosted, "QUERY_BUDGET", budget)
-        got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=(batch or [2])[0], progress=False, share_prefix=share,
-                           packed=packed, nested=nested, tree=False)
+        got = scorer.score(HISTORIES, FOLLOW_UPS, batch_size=batch, progress=False, tree=False)
         for i in range(len(items)):
             for k in range(len(f_ids)):
-                assert got[i, k] == pytest.approx(expected[i][k], abs=2e-5), (share, packed, nested, budget, i, k)
+                assert got[i, k] == pytest.approx(expected[i][k], abs=2e-5), (budget, batch, i, k)
 
 
-@pytest.mark.parametrize("nested", [True, False])
-def test_a_token_budget_regroups_packs_and_keeps_the_nlls(tiny_path, nested, monkeypatch):
+def test_a_token_budget_regroups_packs_and_keeps_the_nlls(tiny_path, monkeypatch):
     scorer = FollowupScorer(load_lm(tiny_path, device="cpu", backend="torch"))
-    free = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested, tree=False)
+    free = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, tree=False)
     passes = []
     original = full_scorer.shared_history_pass
     monkeypatch.setattr(full_scorer, "shared_history_pass", lambda lm, pack, *a: passes.append(pack)
                         or original(lm, pack, *a))
-    capped = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, nested=nested, max_tokens=40, tree=False)
+    capped = scorer.score(HISTORIES, FOLLOW_UPS, progress=False, max_tokens=40, tree=False)
     assert len(passes) > 2  # without a budget, one pack holds every shared context
     assert capped == pytest.approx(free, abs=1e-6)  # regrouped rows: float rounding only

@@ -320,7 +320,7 @@ def test_graphs_export_eager_attention_without_a_nan_guard_and_the_model_keeps_s
 
     lm = load_lm(str(build_tiny_causal_lm(tmp_path / "llama")), backend="onnx")
     graphs = sorted((tmp_path / "cache" / "onnx").glob("*/model.onnx"))
-    assert graphs  # the prefix and continuation graphs, exported on load
+    assert graphs  # the prefix graph, exported on load
     for path in graphs:
         ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
         assert "IsNaN" not in ops and "Softmax" in ops, path.parent.name  # SDPA's export guards with IsNaN

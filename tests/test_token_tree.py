@@ -5,7 +5,6 @@ row; real ConTurE turns with the offline SmolLM2."""
 
 from __future__ import annotations
 
-import functools
 from types import SimpleNamespace
 
 import numpy as np
@@ -169,14 +168,21 @@ def test_judge_tree_rows_equal_every_prompt_from_scratch(tiny_path, backend, mon
     assert [sorted(map(len, p)) for p in passes] == [[15, 40 + 2 + 1 + 6 + 4]]
 
 
+def _plain_score(scorer: FollowupScorer, histories, follow_ups, **_) -> np.ndarray:
+    """:meth:`FollowupScorer.score` as a plain loop: one forward pass per history + follow-up (:func:`_plain_nll`)."""
+    f_ids = scorer.encode_follow_ups(follow_ups)
+    budget = scorer.max_length - max(len(f) for f in f_ids)
+    return np.array([[_plain_nll(scorer.lm, scorer.encode_history(h, budget), f) for f in f_ids] for h in histories])
+
+
 def test_conture_turns_as_token_trees_equal_from_scratch(shared_data, monkeypatch):
     """The first conversation of ConTurE with the offline SmolLM2: every turn's context begins the next one's, so
     the judge's prompts and FULL's histories share most tokens; the tree route equals scoring each from scratch."""
     rows = load_rows("conture", "turn", data_dir=shared_data / DATA_FOLDERS["conture"])[:6]
     judged = score_rows("llm_judge", "conture", "turn", rows, {"backend": "onnx"}, round_decimals=None)["scores"]
     full = score_rows("full_followup", "conture", "turn", rows, {"backend": "onnx"}, round_decimals=None)["scores"]
-    # from scratch: every judge prompt whole; every FULL history on its own, no shared cache
-    monkeypatch.setattr(FollowupScorer, "score", functools.partialmethod(FollowupScorer.score, share_prefix=False))
+    # from scratch: every judge prompt whole; every FULL history with each follow-up in one pass, no cache
+    monkeypatch.setattr(FollowupScorer, "score", _plain_score)
     # the tree's rows and the prompts from scratch sum in other orders (other row lengths, other CPU kernels): the
     # tolerance of SmolLM2's depth, widest sum and vocabulary (tests/tolerances.py), about 1.7e-4
     np.testing.assert_allclose(judged, score_rows("llm_judge", "conture", "turn", rows, {"share_prefix": False},

@@ -5,8 +5,8 @@ the cards.
 A generated region is the text between ``<!-- generated:NAME -->`` and ``<!-- /generated -->``; its content is
 rewritten from the result files under ``docs/results/``. The README holds the regions of :data:`REGIONS`; any
 card (``metrics/*/README.md``, ``datasets_scripts/cards/*/README.md``) may hold ``benchmark-NAME`` regions, each
-rendered from ``docs/results/benchmarks/NAME.json`` (:func:`benchmark_region`: the file's summary, the command
-that rewrites it, the machine and its load, the date and a table of its routes).
+rendered from ``docs/results/benchmarks/NAME.json`` (:func:`benchmark_region.benchmark_region`: the file's summary,
+the command that rewrites it, the machine, its CPU kind and its load, the date and a table of its routes).
 
 ``python tools/sitegen.py readme`` rewrites every generated region of the README and the cards (only files that
 hold a region and differ are written, each atomically); ``python tools/sitegen.py check`` exits 1, naming the
@@ -26,6 +26,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from benchmark_region import BENCHMARKS, benchmark_region, cpu_kind_of, machine_line
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"
@@ -55,24 +57,6 @@ def fmt(x: Any, digits: int = 3) -> str:
     if isinstance(x, int) and not isinstance(x, bool):
         return f"{x:,}"
     return f"{x:.{digits}f}"
-
-
-def machine_line(meta: dict[str, Any]) -> str:
-    """One sentence saying what a measurement ran on (any of cpu, cores, threads, load, note)."""
-    m = meta.get("machine", {})
-    if isinstance(m, str):  # a script that writes its machine as one sentence
-        load = meta.get("load")
-        if load and "load average" in m:  # the sentence holds the load at the start; the file's is at the end
-            load = "at the end " + re.sub(r"\s*\([^)]*at the end\)", "", str(load))
-        return (m + (f"; GEMM peak {meta['gemm_peak_gflops']:.0f} GFLOP/s" if meta.get("gemm_peak_gflops") else "")
-                + (f"; load average {load}" if load else ""))
-    parts = [m.get("cpu"), f"{m['cores']} cores" if m.get("cores") and "core" not in str(m.get("cpu")) else None,
-             f"{meta['threads']} threads" if meta.get("threads") else None,
-             f"load average {meta['load']}" if meta.get("load") else None]
-    flags = m.get("flags")
-    if flags:
-        parts.insert(1, "CPU flags: " + ", ".join(flags))
-    return "; ".join(p for p in parts if p)
 
 
 # ----------------------------------------------------------------------------------------------------- cards
@@ -273,7 +257,8 @@ def benchmarks_page(results: list[dict[str, Any]]) -> str:
            "rewrites it and the machine it ran on. Wall times depend on the machine and its load: compare the "
            "ratios within a section, not absolute times across sections.", ""]
     for res in results:
-        out += [f"## {res.get('title', res.get('script', '?'))}", "",
+        kind = cpu_kind_of(res)
+        out += [f"## {res.get('title', res.get('script', '?'))}" + (f", CPU kind {kind}" if kind else ""), "",
                 f"Command: `{res.get('command', '?')}`  ", f"Ran on: {machine_line(res)}.", ""]
         if res.get("note"):
             out += [res["note"], ""]
@@ -393,107 +378,6 @@ REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": re
            "quality-units": quality_units, "quality-summary": quality_summary}
 
 
-# ------------------------------------------------------------------------------------ benchmark regions (cards)
-BENCHMARKS = RESULTS / "benchmarks"
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
-
-
-def _long_date(iso: str) -> str:
-    """``2026-12-03`` as ``3 December 2026`` (pages hold no ISO dates: tests/test_docs_history.py reads those as
-    work-log entries)."""
-    try:
-        year, month, day = (int(p) for p in iso.split("-"))
-        return f"{day} {_MONTHS[month - 1]} {year}"
-    except (ValueError, IndexError):
-        return iso
-
-
-def _sentence(text: Any) -> str:
-    text = " ".join(str(text).split())
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _md_cell(x: Any) -> str:
-    """A table cell: integers with thousands separators, floats to 3 significant digits (whole numbers from 100
-    up), ``–`` for a missing value, ``|`` escaped."""
-    if isinstance(x, bool) or isinstance(x, str):
-        return " ".join(str(x).split()).replace("|", "\\|")
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float) and math.isfinite(x):
-        return f"{x:.3g}" if abs(x) < 100 else f"{x:,.0f}"
-    return "–"
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _route_groups(rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """Rows split by the part of their ``route`` before the first ``": "`` (a precision or a mode, shared by
-    the rows it heads), in order of first appearance; one untitled group when some route has no such part."""
-    if not rows or not all(isinstance(r.get("route"), str) and ": " in r["route"] for r in rows):
-        return [("", rows)]
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        head, route = r["route"].split(": ", 1)
-        groups.setdefault(head, []).append({**r, "route": route})
-    return list(groups.items())
-
-
-def _route_table(rows: list[dict[str, Any]]) -> list[str]:
-    """A markdown table of whatever scalar fields the rows have (``seconds`` left out where a throughput
-    column, ``…/s``, says the same); numeric columns right-aligned. One row is written as a two-column table,
-    field by field."""
-    keys = [k for k in dict.fromkeys(k for r in rows for k in r)
-            if not any(isinstance(r.get(k), (dict, list)) for r in rows)]
-    if any(k.endswith("/s") for k in keys):
-        keys = [k for k in keys if k != "seconds"]
-    if len(rows) == 1:
-        (first, *rest) = keys
-        return ([f"| {_md_cell(first)} | {_md_cell(rows[0][first])} |", "|---|---|"]
-                + [f"| {_md_cell(k)} | {_md_cell(rows[0][k])} |" for k in rest])
-    align = ["---:" if all(_is_number(r[k]) for r in rows if r.get(k) is not None) else "---" for k in keys]
-    return (["| " + " | ".join(_md_cell(k) for k in keys) + " |", "|" + "|".join(align) + "|"]
-            + ["| " + " | ".join(_md_cell(r.get(k)) for k in keys) + " |" for r in rows])
-
-
-def benchmark_region(name: str) -> str:
-    """A card's ``benchmark-NAME`` region, from ``docs/results/benchmarks/NAME.json``: one paragraph (title,
-    summary, note, the date, the machine and its load, the command that rewrites the file or prints the numbers
-    transcribed into it), then a table of its routes, one per route group (see :func:`_route_groups`). Fields a
-    file lacks are left out."""
-    path = BENCHMARKS / f"{name}.json"
-    res = load_json(path)
-    title = " ".join(str(res.get("title") or res.get("what") or name).split())
-    text = f"**{title[:1].upper() + title[1:]}**"
-    if res.get("summary"):
-        text += " — " + _sentence(res["summary"])
-    else:
-        text += "."
-    if res.get("note"):
-        text += " " + _sentence(res["note"])
-    ran = "Run" + (f" on {_long_date(str(res['date']))}" if res.get("date") else "")
-    machine = machine_line(res)
-    text += f" {ran}" + (f" on {machine}" if machine else "") + "."
-    where = path.relative_to(REPO).as_posix()
-    if res.get("transcribed"):  # a script that prints its table: its numbers were copied into the file
-        text += (f" `{res.get('command', '?')}` prints these numbers; they are transcribed into `{where}`, the file "
-                 "this table is generated from.")
-    else:
-        text += f" `{res.get('command', '?')}` rewrites `{where}`, the file this table is generated from."
-    rows = res.get("rows") if isinstance(res.get("rows"), list) else res.get("units", [])
-    rows = [r for r in rows or [] if isinstance(r, dict)]
-    out = ["", text, ""]
-    groups = _route_groups(rows)
-    for head, group in groups:
-        if head:
-            out += [f"Routes, {head}:", ""]
-        out += _route_table(group) + [""]
-    return "\n".join(out)
-
-
 def region(name: str) -> str:
     """The content of the generated region ``name``: a README region of :data:`REGIONS` or ``benchmark-NAME``."""
     if name in REGIONS:
@@ -504,7 +388,7 @@ def region(name: str) -> str:
                      f"(NAME a file of {BENCHMARKS.relative_to(REPO).as_posix()}/)")
 
 
-_REGION = re.compile(r"<!-- generated:([a-z0-9_-]+) -->\n.*?<!-- /generated -->", re.S)
+_REGION = re.compile(r"<!-- generated:([a-z0-9_.-]+) -->\n.*?<!-- /generated -->", re.S)
 
 
 def render_regions(text: str) -> str:

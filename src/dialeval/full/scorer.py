@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.full.causal import mean_followup_nll
 from dialeval.full.formulation import (
     AGGREGATIONS,
     chat_pieces,
@@ -164,19 +163,18 @@ class FollowupScorer:
     # ---- scoring ---------------------------------------------------------------------------------
 
     def score(self, histories: Sequence[Sequence[str]], follow_ups: Sequence[str], *, batch_size: int = 16,
-              max_tokens: int | None = None, progress: bool | None = None, share_prefix: bool = True, packed: bool = True,
-              nested: bool = True, tree: bool = True) -> np.ndarray:
+              max_tokens: int | None = None, progress: bool | None = None, tree: bool = True) -> np.ndarray:
         """``[len(histories), len(follow_ups)]`` mean per-token NLLs (nats).
 
         ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
-        the caller applies the package's 50-turn lookback (:func:`package_turns`). Causal models run the
-        common token prefix of histories with equal earlier turns once (``share_prefix``; the same NLLs to
-        float rounding, :mod:`dialeval.models.shared_prefix`) and score a history's follow-ups in one packed row
-        (``packed``, :mod:`dialeval.full.causal`); with both and ``nested``, a history whose tokens begin
-        another's runs inside it and the follow-ups share their common first tokens (:mod:`dialeval.full.hosted`);
-        with all three and ``tree``, histories that share tokens run as packed token trees, without a cache
-        (:mod:`dialeval.full.tree`; not for int8 graphs). ``max_tokens`` caps the padded history tokens of a
-        pass, shared-context packs and tree rows included.
+        the caller applies the package's 50-turn lookback (:func:`package_turns`). Causal models run histories
+        that share tokens as packed token trees, without a cache (:mod:`dialeval.full.tree`); with ``tree=False``,
+        for int8 graphs, or where no two histories share tokens, the cached route runs: a history whose tokens
+        begin another's inside it, the common token prefix of histories with equal earlier turns once, and every
+        history's follow-ups in one packed row sharing their common first tokens (:mod:`dialeval.full.hosted`).
+        Both give the same NLLs to float rounding. Seq2seq models encode each history once and score every
+        follow-up on its states. ``max_tokens`` caps the padded history tokens of a pass, shared-context packs
+        and tree rows included.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"`batch_size` must be an int ≥ 1, got {batch_size!r}.")
@@ -191,29 +189,14 @@ class FollowupScorer:
             items = [self.encode_package_history(h) for h in histories]
         else:
             items = [self.encode_history(h, budget) for h in histories]
-        keys = [tuple(h[:-1]) if len(h) > 1 else None for h in histories]
-        if self.kind == "causal" and not self.compat and share_prefix and packed and nested:
+        if self.kind == "causal":  # compat mode is seq2seq only (checked in __init__)
             nll = self._score_tree(items, f_ids, batch_size, max_tokens, progress) if tree else None
             if nll is not None:
                 return nll
+            keys = [tuple(h[:-1]) if len(h) > 1 else None for h in histories]
             return self._score_hosted(items, keys, f_ids, batch_size, max_tokens, progress)
-        step = self._seq2seq_step if self.kind == "seq2seq" else lambda b, f: self._causal_step(b, f, packed)
-        groups, singles = [], list(range(len(items)))
-        if self.kind == "causal" and not self.compat and share_prefix:
-            groups, singles = prefix_groups(items, keys)
-        rows: list[Any] = [None] * len(items)
-        packs = pack_groups(groups, batch_size, max_tokens, [len(ids) for ids in items])
-        for pack, out in zip(packs, run_batched(packs, lambda ps: [self._shared_step(p, items, f_ids, packed) for p in ps],
-                                                 lengths=[1] * len(packs), batch_size=1, desc="FULL shared contexts",
-                                                 progress=progress if packs else False)):
-            for i, r in zip((i for _, members in pack for i in members), out):
-                rows[i] = r
-        single_rows = run_batched([items[i] for i in singles], lambda batch: step(batch, f_ids),
-                                  lengths=[len(items[i]) for i in singles], batch_size=batch_size,
-                                  max_tokens=max_tokens, desc="FULL follow-ups", progress=progress,
-                                  call_cost=LM_CALL_COST if self.kind == "causal" else None)
-        for i, r in zip(singles, single_rows):
-            rows[i] = r
+        rows = run_batched(items, lambda batch: self._seq2seq_step(batch, f_ids), lengths=[len(ids) for ids in items],
+                           batch_size=batch_size, max_tokens=max_tokens, desc="FULL follow-ups", progress=progress)
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(f_ids))
 
     def _score_tree(self, items: list[list[int]], f_ids: list[list[int]], batch_size: int, max_tokens: int | None,
@@ -312,18 +295,6 @@ class FollowupScorer:
             total = total + (rest * lmask[:, 1:].repeat(n_items, 1)).sum(-1).view(n_items, n_f)
         return (-total / lmask.sum(-1).to(total.dtype)).double().cpu().tolist()
 
-    def _causal_step(self, batch: list[list[int]], f_ids: list[list[int]], packed: bool = True) -> list[list[float]]:
-        """Run the (left-padded) histories once, then every follow-up after their key/value cache."""
-        last, cache, attn = history_pass(self.lm, batch, pad_id(self.model), self.device)
-        return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)
-
-    def _shared_step(self, pack: list[tuple[int, list[int]]], items: list[list[int]], f_ids: list[list[int]],
-                     packed: bool = True) -> list[list[float]]:
-        """Each group's shared prefix once, then its members (:func:`dialeval.models.lm.shared_history_pass`), then the
-        follow-ups."""
-        last, cache, attn = shared_history_pass(self.lm, pack, items, pad_id(self.model), self.device)
-        return mean_followup_nll(self.lm, last, cache, attn, f_ids, packed=packed)
-
 
 def _onnx_seq2seq_nll(onnx: Any, input_ids: np.ndarray, attn: np.ndarray, labels: Any, lmask: Any,
                       start: int) -> list[list[float]]:
@@ -379,8 +350,7 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
                 compat: str | None = None, separator: str | None = None, max_length: int | None = None,
                 lookback: int = PACKAGE_LOOKBACK, batch_size: int = 16, max_tokens: int | None = None,
                 progress: bool | None = None, follow_up_prefix: str = "", chat_template: bool = False,
-                aggregation: str | None = None, share_prefix: bool = True, packed: bool = True,
-                nested: bool = True, tree: bool = True) -> dict[str, Any]:
+                aggregation: str | None = None, tree: bool = True) -> dict[str, Any]:
     """Score validated histories (turn level: context turns + response) and aggregate.
 
     Returns ``scores`` (one per item), ``follow_up_scores`` (per item, per follow-up: NLL, or perplexity
@@ -400,8 +370,7 @@ def full_scores(histories: list[list[str]], *, level: str, lm: Any, follow_ups: 
         # the package keeps `lookback` context turns plus the response (turn level) or `lookback` turns (dialog)
         histories = [package_turns(h[:-1], h[-1], lookback) if level == "turn" else package_turns(h, None, lookback)
                      for h in histories]
-    nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress,
-                       share_prefix=share_prefix, packed=packed, nested=nested, tree=tree)
+    nll = scorer.score(histories, fus, batch_size=batch_size, max_tokens=max_tokens, progress=progress, tree=tree)
     if not compat:
         nll = followup_nll(nll, [len(f) for f in scorer.encode_follow_ups(fus)], aggregation)
     values = followup_values(nll, compat)

@@ -17,13 +17,14 @@ def cache_tensors(cache: Any) -> list[Any]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Causal LMs (FULL): a prefix graph returning the last position's logits and the key/value cache, and a
-# continuation graph scoring tokens after a given cache — the history runs once per item, as on torch.
+# Causal LMs (FULL, the LLM judge): a prefix graph returning the last position's logits and the key/value cache,
+# and graphs running tokens after a given cache — the history runs once per item, as on torch.
 # --------------------------------------------------------------------------------------------------
 
 def causal_modules(model: Any) -> tuple[Any, Any]:
     """(prefix, continuation, last-position continuation, extension) modules of a transformers causal LM
-    with a ``DynamicCache``; the extension returns the last position's logits and the grown cache."""
+    with a ``DynamicCache``; the continuation returns every position's logits (FULL's ``packed`` graph under a 4-D
+    mask), the extension the last position's logits and the grown cache."""
     import torch
     from transformers import DynamicCache
 
@@ -67,8 +68,8 @@ TORCH_ATTENTION_CELLS = 100_000
 
 
 class OnnxCausalLM:
-    """A causal LM on ONNX Runtime: ``prefix(ids, mask, positions) -> (last logits, past)`` and
-    ``continuation(ids, mask, positions, past) -> logits`` (numpy). In fp32, a pass over long rows
+    """A causal LM on ONNX Runtime: ``prefix(ids, mask, positions) -> (last logits, past)``, and after a ``past``
+    the ``last``, ``extend`` and ``packed`` graphs (numpy; each exported on first use). In fp32, a pass over long rows
     (:data:`TORCH_ATTENTION_CELLS`) runs the same module on torch instead, numpy in and out."""
 
     def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
@@ -77,8 +78,7 @@ class OnnxCausalLM:
         prefix, cont, *lazy = causal_modules(model)
         self._name, self._backend, self._device = name, backend, device
         # every graph's torch module; its ONNX Runtime session in _runners (last, extend, packed: on first use)
-        self._modules: dict[str, Any] = dict(zip(("prefix", "continuation", "last", "extend", "packed"),
-                                                 (prefix, cont, *lazy, cont)))
+        self._modules: dict[str, Any] = dict(zip(("prefix", "last", "extend", "packed"), (prefix, *lazy, cont)))
         ids = torch.tensor([[5, 6, 7], [0, 8, 9]])
         mask = torch.tensor([[1, 1, 1], [0, 1, 1]])
         sample = {"input_ids": ids, "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
@@ -92,10 +92,7 @@ class OnnxCausalLM:
         cont_sample = {"input_ids": ids[:, :2], "attention_mask": torch.cat([mask, mask[:, :2]], 1),
                        "position_ids": sample["position_ids"][:, :2] + 3, **dict(zip(self.past_names, past))}
         self._cont_sample = cont_sample
-        self.continuation = onnx_runner(name, "causal-lm-continuation", cont, cont_sample, ["logits"],
-                                        backend=backend, device=device,
-                                        output_axes={"logits": {0: "batch", 1: "input_ids_length"}})
-        self._runners: dict[str, OnnxRunner] = {"prefix": self.prefix, "continuation": self.continuation}
+        self._runners: dict[str, OnnxRunner] = {"prefix": self.prefix}
 
     def engine(self, width: int, past: int = 0) -> str:
         """``"torch"`` for a pass of ``width`` new tokens per row after ``past`` cached ones whose rows attend over
@@ -104,7 +101,7 @@ class OnnxCausalLM:
         return "torch" if self._backend == "onnx" and long else "onnxruntime"
 
     def run(self, mode: str, feed: dict[str, Any], engine: str | None = None) -> list[np.ndarray]:
-        """Graph ``mode``'s outputs (``"prefix"``, ``"continuation"``, ``"last"``, ``"extend"``, ``"packed"``)
+        """Graph ``mode``'s outputs (``"prefix"``, ``"last"``, ``"extend"``, ``"packed"``)
         for ``feed``, on ``engine`` (``None``: :meth:`engine`'s choice), numpy in and out."""
         if engine is None:
             past = np.shape(feed[self.past_names[0]])[2] if self.past_names[0] in feed else 0
@@ -126,13 +123,6 @@ class OnnxCausalLM:
         out = self.run("prefix", {"input_ids": input_ids, "attention_mask": attention_mask,
                                    "position_ids": position_ids})
         return out[0], out[1:]
-
-    def run_continuation(self, past: list[np.ndarray], repeats: int, input_ids: Any, attention_mask: Any,
-                         position_ids: Any) -> np.ndarray:
-        """Logits after ``past`` with each of its rows repeated ``repeats`` times (row b → b*repeats…)."""
-        feed = {n: np.repeat(p, repeats, axis=0) for n, p in zip(self.past_names, past)}
-        feed.update(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
-        return self.run("continuation", feed)[0]
 
     def _graph(self, mode: str) -> OnnxRunner:
         """Graph ``mode``'s session; the ``last``, ``extend`` and ``packed`` graphs are exported on first use."""
@@ -164,7 +154,7 @@ class OnnxCausalLM:
 
     def run_packed(self, past: list[np.ndarray], input_ids: Any, mask: Any, position_ids: Any) -> np.ndarray:
         """Logits of ``input_ids`` after ``past`` under a 4-D additive ``mask`` ``[batch, 1, query, past + query]``
-        (FULL's packed follow-ups, :func:`dialeval.full.causal.mean_followup_nll`)."""
+        (FULL's follow-up rows after a cached history, :func:`dialeval.full.hosted.hosted_followup_nll`)."""
         feed = dict(zip(self.past_names, past))
         feed.update(input_ids=input_ids, attention_mask=mask, position_ids=position_ids)
         return self.run("packed", feed)[0]
