@@ -14,6 +14,8 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 OWN = ("context_relevance", "learned_quality")  #: the two compared head to head (at or above, per unit)
 REFERENCE_FREE = (*OWN, "full_followup", "llm_judge")
+ON_SMOLLM = {"full_followup": "FULL: the follow-up likelihood of FULL on the embedded SmolLM2-135M.",
+             "llm_judge": "judge: the LLM judge on the embedded SmolLM2-135M."}
 SHORT = {"context_relevance": "context_relevance", "learned_quality": "learned_quality", "full_followup": "FULL",
          "llm_judge": "judge"}
 
@@ -77,8 +79,9 @@ def region() -> str:
     report, meta = load()
     units, free = unit_rows(report), present(report)
     lines = ["", "Spearman ρ with the quality each unit's summary uses (its overall rating, or coherence, "
-             "engagement, appropriateness where that is what was rated), 95 % bootstrap interval. FULL and judge: "
-             "FULL's follow-up likelihood and the LLM judge on the embedded SmolLM2-135M. *leads*: the reference-free "
+             "engagement, appropriateness where that is what was rated), 95 % bootstrap interval. "
+             + " ".join(ON_SMOLLM[m] for m in free if m in ON_SMOLLM)
+             + " *leads*: the reference-free "
              "metrics in the unit's top significance cluster (the leaderboard's paired tests over every metric of the "
              "unit, the reference-based ones included); *none*: a baseline leads alone, or no metric separates from "
              "the rest.", "",
