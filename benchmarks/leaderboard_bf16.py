@@ -200,7 +200,7 @@ def run_pairs(pairs: list[tuple[str, str]], root: Path, work: Path, args: argpar
             sizes = {key: info["rows"] for key, info in report["datasets"].items()}
             rows[dtype] += [{**r, "unit_rows": sizes.get(f"{r['dataset']}/{r['config']}")} for r in report["rows"]]
             secs = sorted({r['seconds'] for r in report['rows'] if r.get('seconds') is not None})
-            print(f"  {metric} / {dataset} {dtype}: {', '.join(f'{s:.2f}' for s in secs)} s scoring, "
+            print(f"  {metric} / {dataset} {dtype}: {', '.join(f'{s:.2f}' for s in secs) or '–'} s scoring, "
                   f"{time.perf_counter() - start:.1f} s in all", flush=True)
     loads.append(os.getloadavg()[0])
     return rows, wall, loads
@@ -221,6 +221,15 @@ def print_tables(units: list[dict[str, Any]], correlations: list[dict[str, Any]]
                 "fp32_ci_width"]
         print(f"\n{len(missed)} correlation(s) outside the limits:")
         print(table(keys, [[cell(c[k], 4) for k in keys] for c in missed]))
+
+
+def signatures(rows: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, str]]:
+    """Each unit's metric signature in both runs (its dtype and backend: the route that ran)."""
+    out: dict[str, dict[str, str]] = {}
+    for dtype, found in rows.items():
+        for r in found:
+            out.setdefault(f"{r['metric']} {r['dataset']}/{r['config']}", {})[dtype] = r.get("signature")
+    return out
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -250,74 +259,90 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argpars
     return ap, args
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap, args = parse_args(argv)
-    offline()
-    os.environ.setdefault("DIALEVAL_MODEL_CACHE_SIZE", "32")  # both precisions' models stay loaded throughout
-    import torch
-
+def select(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[list[str], list[str], dict[str, int],
+                                                                       list[tuple[str, str, str]]]:
+    """The board's datasets and metrics as narrowed by the flags, ``--max-rows`` and the units to score."""
     from dialeval.cli.leaderboard import _max_rows
-    from dialeval.meta.dtypes import with_dtype
     from dialeval.meta.leaderboard import plan
 
     datasets, metrics = board_selection()
     datasets = [d for d in datasets if not args.dataset or d in args.dataset]
     metrics = [m for m in metrics if not args.metric or m in args.metric]
-    root = Path(args.data_dir).expanduser()
-    if not root.is_dir() or not datasets or not metrics:
-        ap.error(f"--data-dir {str(root)!r} must be a folder, and --dataset/--metric must name some of the board's.")
+    if not Path(args.data_dir).expanduser().is_dir() or not datasets or not metrics:
+        ap.error(f"--data-dir {args.data_dir!r} must be a folder, and --dataset/--metric must name some of the board's.")
     try:
-        max_rows = _max_rows(args.max_rows)
-        tasks, _skipped = plan(datasets, metrics)
+        return datasets, metrics, _max_rows(args.max_rows), plan(datasets, metrics)[0]
     except ValueError as exc:
         ap.error(str(exc))
+
+
+def publish(path: str, args: argparse.Namespace, found: dict[str, Any]) -> None:
+    """Write the result file: the precision-dependent units as its rows, everything else beside them."""
+    units, summary, loads = found["units"], found["summary"], found["loads"]
+    write_result(path, script="benchmarks/leaderboard_bf16.py", title="the leaderboard in bf16 against fp32",
+                 command=command_line(args), threads=args.threads, summary=found["line"],
+                 rows=[u for u in units if u["kind"] != SAME],
+                 machine_text=(f"{os.cpu_count()} CPUs shared with other jobs (load average {found['load_start']} at "
+                               f"the start; {found['load_text']} during the run); torch threads {args.threads}; fp32 "
+                               "and bf16 interleaved one metric and dataset at a time, one timing each"),
+                 note=(f"Every unit of the board scored in fp32 and in bf16 (`dialeval leaderboard --dtype bf16`), "
+                       f"fresh caches, seed {args.seed}, {args.resamples} resamples; seconds are each unit's scoring; "
+                       "|Δ| is a correlation's move, width its fp32 95 % interval's"),
+                 board={"command": found["board_command"], "datasets": found["datasets"], "metrics": found["metrics"],
+                        "max_rows": found["max_rows"]},
+                 targets={"lm_speedup": TARGET_SPEEDUP, "abs_delta": ABS_LIMIT, "width_share": WIDTH_SHARE},
+                 results={k: v for k, v in summary.items() if k != "worst_correlation"},
+                 worst_correlation=summary["worst_correlation"], wall_seconds=found["wall"],
+                 load_during={"min": min(loads), "median": statistics.median(loads), "max": max(loads)},
+                 same_route=[u for u in units if u["kind"] == SAME], signatures=signatures(found["rows"]),
+                 correlations=found["correlations"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap, args = parse_args(argv)
+    offline()
+    os.environ.setdefault("DIALEVAL_MODEL_CACHE_SIZE", "32")  # both precisions' models stay loaded throughout
+    import json
+
+    import torch
+
+    from dialeval.meta.dtypes import with_dtype
+
+    datasets, metrics, max_rows, tasks = select(ap, args)
     try:
         options = with_dtype(None, tasks, "bf16") or {}
     except ValueError as exc:  # a CPU without native bf16: the leaderboard's own one-line refusal
         print(f"leaderboard_bf16.py: {exc}", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
+    root = Path(args.data_dir).expanduser()
     load_start = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{len(tasks)} units, {os.cpu_count()} CPUs, torch threads {args.threads}, load average {load_start}",
           flush=True)
     started = time.perf_counter()
     warm_up(tasks, options, root)
-    pairs = list(dict.fromkeys((m, d) for m, d, _ in tasks))
     work = Path(tempfile.mkdtemp(prefix="dialeval-bf16-"))  # made here, removed here
     try:
-        rows, wall, loads = run_pairs(pairs, root, work, args, max_rows)
+        rows, wall, loads = run_pairs(list(dict.fromkeys((m, d) for m, d, _ in tasks)), root, work, args, max_rows)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     correlations = compare_correlations(rows["fp32"], rows["bf16"])
     units = compare_units(rows["fp32"], rows["bf16"], options, correlations)
-    timed = [u for u in units if u["kind"] != SAME] + [u for u in units if u["kind"] == SAME]
-    print_tables(timed, correlations)
+    print_tables([u for u in units if u["kind"] != SAME] + [u for u in units if u["kind"] == SAME], correlations)
     summary = summarize(units, correlations)
-    line = summary_line(summary)
-    total = time.perf_counter() - started
+    line, total = summary_line(summary), time.perf_counter() - started
     load_text = f"1-minute load {min(loads):.1f} to {max(loads):.1f}, median {statistics.median(loads):.1f}"
     print(f"\n{line}\nwall {total:.0f} s (fp32 builds {wall['fp32']:.0f} s, bf16 builds {wall['bf16']:.0f} s); "
           f"{load_text}", flush=True)
     whole = not (args.dataset or args.metric or args.max_rows)
     path = args.json or (str(RESULTS / "leaderboard_bf16.json") if whole else "-")
     if path != "-":
-        write_result(path, script="benchmarks/leaderboard_bf16.py", title="the leaderboard in bf16 against fp32",
-                     command=command_line(args), threads=args.threads, summary=line,
-                     rows=[u for u in units if u["kind"] != SAME],
-                     machine_text=(f"{os.cpu_count()} CPUs shared with other jobs (load average {load_start} at the "
-                                   f"start; {load_text} during the run); torch threads {args.threads}; fp32 and bf16 "
-                                   "interleaved one metric and dataset at a time, one timing each"),
-                     note=(f"Every unit of the board scored in fp32 and in bf16 (`dialeval leaderboard --dtype "
-                           f"bf16`), fresh caches, seed {args.seed}, {args.resamples} resamples; seconds are each "
-                           "unit's scoring; |Δ| is a correlation's move, width its fp32 95 % interval's"),
-                     board={"datasets": datasets, "metrics": metrics, "max_rows": max_rows},
-                     targets={"lm_speedup": TARGET_SPEEDUP, "abs_delta": ABS_LIMIT, "width_share": WIDTH_SHARE},
-                     results={k: v for k, v in summary.items() if k != "worst_correlation"},
-                     worst_correlation=summary["worst_correlation"],
-                     wall_seconds={"total": round(total, 1), "fp32": round(wall["fp32"], 1),
-                                   "bf16": round(wall["bf16"], 1)},
-                     load_during={"min": min(loads), "median": statistics.median(loads), "max": max(loads)},
-                     same_route=[u for u in units if u["kind"] == SAME], correlations=correlations)
+        board_command = json.loads(BOARD_META.read_text(encoding="utf-8"))["command"]
+        publish(path, args, {"units": units, "summary": summary, "line": line, "loads": loads, "rows": rows,
+                             "load_start": load_start, "load_text": load_text, "correlations": correlations,
+                             "board_command": board_command, "datasets": datasets, "metrics": metrics,
+                             "max_rows": max_rows, "wall": {"total": round(total, 1), "fp32": round(wall["fp32"], 1),
+                                                            "bf16": round(wall["bf16"], 1)}})
     return 0
 
 
