@@ -106,7 +106,7 @@ def compare_units(fp32: list[dict[str, Any]], bf16: list[dict[str, Any]], with_d
         out.append({"metric": metric, "unit": f"{dataset}/{config}", "rows": a.get(key, b.get(key, {})).get("unit_rows"),
                     "kind": kind, "fp32 s": sa, "bf16 s": sb, "speed-up": speedup,
                     "correlations within": f"{sum(c['meets both'] for c in mine)} of {len(mine)}",
-                    "max |Δ|": max(deltas, default=None), "max |Δ| / width": max(shares, default=None)})
+                    "max abs Δ": max(deltas, default=None), "max abs Δ / width": max(shares, default=None)})
     return out
 
 
@@ -117,17 +117,17 @@ def _ratio(units: list[dict[str, Any]]) -> float | None:
 
 def summarize(units: list[dict[str, Any]], correlations: list[dict[str, Any]]) -> dict[str, Any]:
     """The LM units' speed-up overall (Σ fp32 s / Σ bf16 s) and per unit (the slowest), the encoder units'
-    overall, how many correlations meet both criteria, the worst one (largest |Δ| / width, then largest |Δ|)
+    overall, how many correlations meet both criteria, the worst one (the largest |Δ| over the nearer limit)
     and whether the targets are met: every LM unit ≥ :data:`TARGET_SPEEDUP`× and every correlation within."""
     lm = [u for u in units if u["kind"] == "LM"]
     encoder = [u for u in units if u["kind"] == "encoder"]
     slowest = min((u for u in lm if u["speed-up"] is not None), key=lambda u: u["speed-up"], default=None)
     moved = [c for c in correlations if c["abs_delta"] is not None]
 
-    def badness(c: dict[str, Any]) -> tuple[float, float]:
-        width = c["fp32_ci_width"]
-        share = c["abs_delta"] / width if width else (math.inf if c["abs_delta"] else 0.0)
-        return share, c["abs_delta"]
+    def badness(c: dict[str, Any]) -> float:  # |Δ| over the nearer of its two limits (above 1: past it)
+        delta, width = c["abs_delta"], c["fp32_ci_width"]
+        tenth = delta / (WIDTH_SHARE * width) if width else (math.inf if delta else 0.0)
+        return max(delta / ABS_LIMIT, tenth)
 
     worst = max(moved, key=badness, default=None)
     met = sum(c["meets both"] for c in correlations)
@@ -145,9 +145,9 @@ def summary_line(s: dict[str, Any]) -> str:
 
     w = s["worst_correlation"]
     worst = ("none moved" if w is None else
-             f"the largest move is {w['metric']} on {w['dataset']}/{w['config']} ({w['statistic']}, {w['level']} level, "
+             f"the worst is {w['metric']} on {w['dataset']}/{w['config']} ({w['statistic']}, {w['level']} level, "
              f"{w['target']}): |Δ| {w['abs_delta']:.4f} against an interval {w['fp32_ci_width']:.3f} wide"
-             if w["fp32_ci_width"] is not None else f"the largest move is {w['metric']}: |Δ| {w['abs_delta']:.4f}")
+             if w["fp32_ci_width"] is not None else f"the worst is {w['metric']}: |Δ| {w['abs_delta']:.4f}")
     slow = s["lm_slowest_unit"]
     return (f"LM units (FULL, the LLM judge) {x(s['lm_speedup'])} faster in bf16 overall"
             + (f", slowest unit {slow['metric']} on {slow['unit']} {x(slow['speed-up'])}" if slow else "")
@@ -212,8 +212,8 @@ def print_tables(units: list[dict[str, Any]], correlations: list[dict[str, Any]]
     def cell(v: Any, digits: int = 3) -> str:
         return "–" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
-    keys = ["metric", "unit", "rows", "kind", "fp32 s", "bf16 s", "speed-up", "correlations within", "max |Δ|",
-            "max |Δ| / width"]
+    keys = ["metric", "unit", "rows", "kind", "fp32 s", "bf16 s", "speed-up", "correlations within", "max abs Δ",
+            "max abs Δ / width"]
     print("\n" + table(keys, [[cell(u[k], 4 if k.startswith("max") else 2) for k in keys] for u in units]))
     missed = [c for c in correlations if not c["meets both"]]
     if missed:

@@ -74,8 +74,8 @@ def test_units_their_kind_speed_up_and_correlations():
     assert (full["unit"], full["rows"], full["kind"], full["fp32 s"], full["bf16 s"]) == ("fed/turn", 60, "LM", 10.0, 4.0)
     assert full["speed-up"] == pytest.approx(2.5) and full["correlations within"] == "1 of 3"
     # the largest |Δ| is C's 0.5; the largest |Δ| / width too: C 0.5 / 2 = 0.25 (B 0.1125, A 0.015)
-    assert full["max |Δ|"] == pytest.approx(0.5) and full["max |Δ| / width"] == pytest.approx(0.25)
-    assert units["llm_judge"]["speed-up"] == pytest.approx(1.2) and units["llm_judge"]["max |Δ|"] is None
+    assert full["max abs Δ"] == pytest.approx(0.5) and full["max abs Δ / width"] == pytest.approx(0.25)
+    assert units["llm_judge"]["speed-up"] == pytest.approx(1.2) and units["llm_judge"]["max abs Δ"] is None
     assert units["sem_ent"]["kind"] == "encoder" and units["sem_ent"]["speed-up"] == pytest.approx(1.5)
     assert units["distinct_n"]["kind"] == "same route" and units["distinct_n"]["speed-up"] is None
     assert units["distinct_n"]["correlations within"] == "1 of 1"
@@ -94,6 +94,19 @@ def test_summary_of_the_board():
     line = bench.summary_line(s)
     assert "1.78× faster in bf16 overall" in line and "slowest unit llm_judge on fed/turn 1.20×" in line
     assert "encoder units 1.50×" in line and "4 of 6 correlations" in line and "|Δ| 0.5000" in line
+
+
+def test_the_worst_correlation_is_the_one_nearest_its_limit():
+    bench = _bench()
+    # X moves most (0.004 of 0.005: 0.8 of its limit; 0.004 of a tenth of 1.0: 0.04); Y moves 0.001, which is
+    # 0.2 of 0.005 but 0.909 of a tenth of its 0.011-wide interval: Y is nearer a limit
+    fp32 = [_row("llm_judge", "fed", "turn", "spearman", 0.2, 0.0, 1.0, 1.0),
+            _row("llm_judge", "fed", "turn", "pearson", 0.2, 0.2, 0.211, 1.0)]
+    bf16 = [{**fp32[0], "value": 0.204}, {**fp32[1], "value": 0.201}]
+    corr = bench.compare_correlations(fp32, bf16)
+    assert all(c["meets both"] for c in corr)
+    worst = bench.summarize(bench.compare_units(fp32, bf16, ["llm_judge"], corr), corr)["worst_correlation"]
+    assert worst["statistic"] == "pearson" and worst["abs_delta"] == pytest.approx(0.001)
 
 
 def test_met_when_every_lm_unit_is_fast_enough_and_nothing_moves():
@@ -123,3 +136,4 @@ def test_refused_in_one_line_where_the_cpu_has_no_native_bf16(tmp_path, monkeypa
     assert bench.main(["--data-dir", str(tmp_path), "--dataset", "fed", "--metric", "llm_judge"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--dtype bf16: this CPU (avx512) has neither avx512_bf16 nor AMX" in err
+
