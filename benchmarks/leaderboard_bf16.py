@@ -11,7 +11,9 @@ The board is the one ``docs/results/leaderboard.meta.json`` records (its ``--dat
 (so no cached score is reused) and removes at the end, at the same thread count, seed and resamples. The two runs
 are interleaved one metric × dataset at a time (the order alternating), so a change of the machine's load hits both
 alike; each metric is first run once per precision on a few rows, so model loads and graph exports stay out of the
-timings. A unit's time is the leaderboard's own ``seconds`` (its scoring, without the statistics).
+timings; the in-process embedding memo the encoder metrics share is emptied before each build, so no unit's time
+depends on what the run before it embedded. A unit's time is the leaderboard's own ``seconds`` (its scoring,
+without the statistics).
 
 Per unit (metric × dataset × config): fp32 seconds, bf16 seconds and their ratio. Metrics without a ``dtype``
 option (lexical metrics, stored columns) run the same route twice: their times are kept apart, with no speed-up,
@@ -184,6 +186,7 @@ def run_pairs(pairs: list[tuple[str, str]], root: Path, work: Path, args: argpar
     """Every (metric, dataset) through ``build`` in fp32 and bf16, alternating which goes first; returns each
     precision's board rows, its wall seconds (scoring and statistics) and the 1-minute load before each build."""
     from dialeval.meta.leaderboard import build
+    from dialeval.similarity.kernels import _EMBEDDINGS
 
     rows: dict[str, list[dict[str, Any]]] = {"fp32": [], "bf16": []}
     wall = {"fp32": 0.0, "bf16": 0.0}
@@ -191,6 +194,7 @@ def run_pairs(pairs: list[tuple[str, str]], root: Path, work: Path, args: argpar
     for i, (metric, dataset) in enumerate(pairs):
         for dtype in ("fp32", "bf16") if i % 2 == 0 else ("bf16", "fp32"):
             loads.append(os.getloadavg()[0])
+            _EMBEDDINGS.clear()  # each build embeds its own texts: no unit times the other precision's memo
             out = work / dtype / f"{metric.replace(':', '-')}__{dataset}"
             start = time.perf_counter()
             report = build(root, out, datasets=[dataset], metrics=[metric], max_rows=max_rows or None,
@@ -286,7 +290,7 @@ def publish(path: str, args: argparse.Namespace, found: dict[str, Any]) -> None:
                                f"the start; {found['load_text']} during the run); torch threads {args.threads}; fp32 "
                                "and bf16 interleaved one metric and dataset at a time, one timing each"),
                  note=(f"Every unit of the board scored in fp32 and in bf16 (`dialeval leaderboard --dtype bf16`), "
-                       f"fresh caches, seed {args.seed}, {args.resamples} resamples; seconds are each unit's scoring; "
+                       f"fresh caches (the embedding memo emptied before each metric), seed {args.seed}, {args.resamples} resamples; seconds are each unit's scoring; "
                        "|Δ| is a correlation's move, width its fp32 95 % interval's"),
                  board={"command": found["board_command"], "datasets": found["datasets"], "metrics": found["metrics"],
                         "max_rows": found["max_rows"]},
