@@ -137,3 +137,51 @@ def test_refused_in_one_line_where_the_cpu_has_no_native_bf16(tmp_path, monkeypa
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--dtype bf16: this CPU (avx512) has neither avx512_bf16 nor AMX" in err
 
+
+REPO = PATH.parents[1]
+PAGE = REPO / "docs" / "meta_evaluation.md"
+RESULT = REPO / "docs" / "results" / "benchmarks" / "leaderboard_bf16.json"
+
+
+def _cells(line):
+    return [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+
+
+def _shown(cell, value):
+    """Whether ``cell`` (``1.23``, ``1,024``, ``4.5e-05``) is ``value`` to the digits it shows."""
+    mantissa, _, exponent = cell.replace(",", "").partition("e")
+    half = 0.5 * 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
+    return abs(float(cell.replace(",", "")) - value) <= half * (1 + 1e-9)
+
+
+def test_the_meta_evaluation_page_shows_the_result_file():
+    """The page's region is what the generator makes of the result file, and read back from the page text, each
+    table cell is that unit's value in the file; the file's counts agree with its own correlation list."""
+    import json
+    import re
+    import sys
+
+    sys.path.insert(0, str(REPO / "tools"))
+    import sitegen
+
+    text = PAGE.read_text(encoding="utf-8")
+    assert sitegen.render_regions(text) == text, "docs/meta_evaluation.md: run python tools/sitegen.py readme"
+    region = re.search(r"<!-- generated:benchmark-leaderboard_bf16 -->\n(.*?)<!-- /generated -->", text, re.S).group(1)
+    result = json.loads(RESULT.read_text(encoding="utf-8"))
+    assert f"`{result['command']}`" in region and " ".join(result["summary"].split()) in " ".join(region.split())
+    lines = [line for line in region.splitlines() if line.startswith("|")]
+    head, body = _cells(lines[0]), [_cells(line) for line in lines[2:]]
+    assert len(body) == len(result["rows"]) and {"full_followup", "llm_judge"} <= {r["metric"] for r in result["rows"]}
+    for cells, row in zip(body, result["rows"]):
+        for key, cell in zip(head, cells):
+            value = row[key]
+            assert (cell == value if isinstance(value, str) else cell == "–" if value is None
+                    else _shown(cell, float(value))), (row["metric"], row["unit"], key, cell, value)
+    corr = result["correlations"]
+    for row in result["rows"]:
+        mine = [c for c in corr if (c["metric"], f"{c['dataset']}/{c['config']}") == (row["metric"], row["unit"])]
+        assert row["correlations within"] == f"{sum(c['meets both'] for c in mine)} of {len(mine)}"
+    lm = [r for r in result["rows"] if r["kind"] == "LM"]
+    assert result["results"]["lm_speedup"] == pytest.approx(sum(r["fp32 s"] for r in lm) / sum(r["bf16 s"] for r in lm))
+    assert result["results"]["correlations"] == len(corr)
+    assert result["results"]["correlations_within"] == sum(c["meets both"] for c in corr)
