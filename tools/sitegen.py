@@ -4,12 +4,13 @@ the cards.
 
 A generated region is the text between ``<!-- generated:NAME -->`` and ``<!-- /generated -->``; its content is
 rewritten from the result files under ``docs/results/``. The README holds the regions of :data:`REGIONS`; any
-card (``metrics/*/README.md``, ``datasets_scripts/cards/*/README.md``) may hold ``benchmark-NAME`` regions, each
-rendered from ``docs/results/benchmarks/NAME.json`` (:func:`benchmark_region.benchmark_region`: the file's summary,
-the command that rewrites it, the machine, its CPU kind and its load, the date and a table of its routes).
+card (``metrics/*/README.md``, ``datasets_scripts/cards/*/README.md``) and any page of ``docs/`` may hold
+``benchmark-NAME`` regions, each rendered from ``docs/results/benchmarks/NAME.json``
+(:func:`benchmark_region.benchmark_region`: the file's summary, the command that rewrites it, the machine, its CPU
+kind and its load, the date and a table of its routes).
 
-``python tools/sitegen.py readme`` rewrites every generated region of the README and the cards (only files that
-hold a region and differ are written, each atomically); ``python tools/sitegen.py check`` exits 1, naming the
+``python tools/sitegen.py readme`` rewrites every generated region of the README, the cards and the pages (only
+files that hold a region and differ are written, each atomically); ``python tools/sitegen.py check`` exits 1, naming the
 files, when any of them differs from its result files. The site build (``mkdocs build``) builds its pages
 through ``tools/gen_pages.py``.
 """
@@ -400,8 +401,10 @@ render_readme = render_regions
 
 
 def region_files() -> list[Path]:
-    """The files that may hold generated regions: the README and every metric and dataset card."""
-    return [REPO / "README.md", *sorted(METRICS.glob("*/README.md")), *sorted(DATASET_CARDS.glob("*/README.md"))]
+    """The files that may hold generated regions: the README, every metric and dataset card and the pages of
+    ``docs/`` (the site shows them as written)."""
+    return [REPO / "README.md", *sorted(METRICS.glob("*/README.md")), *sorted(DATASET_CARDS.glob("*/README.md")),
+            *sorted((REPO / "docs").glob("*.md"))]
 
 
 def _write_atomic(path: Path, text: str) -> None:
