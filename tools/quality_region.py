@@ -102,7 +102,7 @@ def region() -> str:
               + "; learned_quality is at or above context_relevance on "
               f"{above} of {len(turn)}. Over all {len(units)} units (the leaderboard's summary, with its interval): "
               + "; ".join(f"{m} {summary[m]['mean']:.3f} [{summary[m]['ci_low']:.3f}, {summary[m]['ci_high']:.3f}]"
-                          for m in OWN if m in summary) + ".",
+                          for m in free if m in summary) + "." + (f" {meta['note']}" if meta.get("note") else ""),
               "", f"`{meta['command']}` ({meta['wall']}; {meta['machine']}) wrote the leaderboard copied to "
               "`docs/results/quality_leaderboard.json`.", ""]
     return "\n".join(lines)

@@ -254,7 +254,7 @@ def benchmarks_page(results: list[dict[str, Any]]) -> str:
     out = ["# Benchmarks", "",
            "Speed and memory of dialeval's default routes against the fastest route a user would take, measured "
            "in the same run at the same precision and thread count. Each section is generated from the result "
-           "file its script writes (`docs/results/benchmarks/<script>.json`) and names the command that "
+           "file its script writes (`docs/results/benchmarks/<script>.<CPU kind>.json`) and names the command that "
            "rewrites it and the machine it ran on. Wall times depend on the machine and its load: compare the "
            "ratios within a section, not absolute times across sections.", ""]
     for res in results:
