@@ -40,6 +40,7 @@ def test_compute_takes_exactly_the_declared_options(name):
     assert not [p for p in params.values() if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL)], \
         f"{name}: _compute takes **kwargs/*args; declare its options explicitly"
     inputs = set().union(*(_input_names(cls, c if c != "default" else None) for c in decl.configs))
+    inputs |= set(getattr(cls, "CALL_INPUTS", ()))  # inputs given to compute alone (e.g. speakers), not options
     explicit = {p for p in params if p != "self" and not p.startswith("_")} - inputs
     assert explicit == {o.name for o in decl.options}, name
 
