@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from repo_scripts import load_script
 
 from dialeval.full.formulation import chat_pieces, followup_nll
 from dialeval.full.scorer import FollowupScorer, full_scores
@@ -108,14 +109,9 @@ def test_gemma_option_without_its_package(monkeypatch):
 def test_study_script_end_to_end(shared_data, tmp_path, lms):
     """The formulation study on a tiny model: rows per (text, aggregation), the NLL cache reused by a
     second run, and --merge selecting over both."""
-    import importlib.util
     import json
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "full_formulations.py"
-    spec = importlib.util.spec_from_file_location("full_formulations", path)
-    study = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(study)
+    study = load_script("benchmarks/full_formulations.py")
     common = ["--model", lms["llama"].path, "--fed", str(shared_data / "fed"), "--ddpp",
               str(shared_data / "dailydialog_plusplus"), "--fed-limit", "6", "--ddpp-contexts", "4", "--resamples", "10",
               "--dtype", "fp32", "--lengths", "1024", "--nll-cache", str(tmp_path / "nll")]

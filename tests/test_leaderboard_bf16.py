@@ -1,20 +1,17 @@
 """The fp32-against-bf16 leaderboard benchmark (benchmarks/leaderboard_bf16.py): its comparison of two boards,
 checked on hand-made rows whose expected values are worked out by hand; its refusal where bf16 is emulated."""
 
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
+from repo_scripts import load_script
 
 PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "leaderboard_bf16.py"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("leaderboard_bf16", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/leaderboard_bf16.py")
 
 
 def _row(metric, dataset, config, statistic, value, lo, hi, seconds, level="item"):

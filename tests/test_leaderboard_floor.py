@@ -1,16 +1,10 @@
 """The compute floor of the whole leaderboard (benchmarks/leaderboard_floor.py): its token counts, by hand."""
 
-import importlib.util
-from pathlib import Path
-
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "leaderboard_floor.py"
+from repo_scripts import load_script
 
 
 def _floor():
-    spec = importlib.util.spec_from_file_location("leaderboard_floor", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/leaderboard_floor.py")
 
 
 def test_trie_counts_each_distinct_prefix_once():

@@ -1,23 +1,12 @@
 """benchmarks/lm_op_profile.py's split of profiled torch time into matrix products, attention and the rest."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import torch
-
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "lm_op_profile.py"
+from repo_scripts import load_script
 
 
 def _profile_module():
-    sys.path.insert(0, str(PATH.parent))
-    try:
-        spec = importlib.util.spec_from_file_location("lm_op_profile", PATH)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(PATH.parent))
-    return module
+    return load_script("benchmarks/lm_op_profile.py")
 
 
 def test_profiled_operators_fall_into_matmul_attention_and_the_rest():

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from repo_scripts import load_script
+
 from dialeval.resources import examples_dir, semantic_space_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,13 +53,10 @@ def test_make_examples_rebuilds_the_bundled_examples_as_documented(shared_data, 
 def test_a_refit_equal_up_to_float_rounding_keeps_the_bundled_space():
     """make_examples.py keeps the bundled space (and its fingerprint) when a refit differs only in the last float
     bits (arrays within 1e-5, the same cluster sizes); a real change is written."""
-    import importlib.util
 
     import numpy as np
 
-    spec = importlib.util.spec_from_file_location("make_examples", REPO / "scripts" / "make_examples.py")
-    make_examples = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_examples)
+    make_examples = load_script("scripts/make_examples.py")
     rng = np.random.default_rng(0)
     old = [rng.normal(size=(8,)), rng.normal(size=(4, 8)), rng.normal(size=(3, 4))]
     dist = np.array([0.5, 0.3, 0.2])
