@@ -69,8 +69,9 @@ def test_a_checkpoint_of_another_configuration_is_refused(tiny, shared_data, tmp
 
 
 def _torch_reference(folder, contexts, responses):
-    """p_V · p_N from a plain transformers forward of the merged encoder (mean pooling, L2 norm) and the heads
-    in numpy, written out here: independent of the encoder route the metric runs on."""
+    """``{composition: scores}``: U·S and USL-H's (U + U·S + U·S·L) / 3 from a plain transformers forward of the merged encoder (mean pooling, L2
+    norm), the heads in numpy and the stored unigram table, written out here: independent of the encoder route
+    the metric runs on."""
     import torch
     from safetensors.numpy import load_file
     from transformers import AutoModel, AutoTokenizer
@@ -97,7 +98,11 @@ def _torch_reference(folder, contexts, responses):
 
     gelu = 0.5 * z * (1 + erf(z / np.sqrt(2)))
     p_valid = 1 / (1 + np.exp(-(gelu @ h["valid.2.weight"][0] + h["valid.2.bias"][0])))
-    return p_valid * p_next
+    nll = np.array([-sum(h["specificity.log_prob"][t] for t in tok(x, add_special_tokens=False)["input_ids"])
+                    for x in responses])
+    q25, q75 = h["specificity.quartiles"]
+    specific = np.minimum(1.0, np.maximum(0.0, (nll - q25) / (q75 - q25)))
+    return {"product": p_valid * p_next, "usl_h": (p_valid + p_valid * p_next + p_valid * p_next * specific) / 3}
 
 
 # fp32 encoders (ONNX Runtime against torch, either CPU kernel family): embeddings agree to ~1e-6 relative; the
@@ -105,16 +110,26 @@ def _torch_reference(folder, contexts, responses):
 PROB_TOL = 2e-4
 
 
-def test_scores_equal_the_heads_on_a_plain_torch_forward(tiny):
+@pytest.mark.parametrize("composition", ["product", "usl_h"])
+def test_scores_equal_the_heads_on_a_plain_torch_forward(tiny, composition):
     out, _ = tiny
     contexts = [["Do you like jazz?"], ["I lost my keys.", "Where did you see them last?"]]
     responses = ["I love it, especially Coltrane.", "jazz jazz jazz the the"]
-    got = dialeval.load("learned_quality", "turn", weights=str(out)).compute(contexts=contexts, predictions=responses)
-    np.testing.assert_allclose(got["scores"], _torch_reference(out, contexts, responses), atol=PROB_TOL)
+    got = dialeval.load("learned_quality", "turn", weights=str(out), composition=composition).compute(
+        contexts=contexts, predictions=responses)
+    np.testing.assert_allclose(got["scores"], _torch_reference(out, contexts, responses)[composition], atol=PROB_TOL)
     assert got["signature"].startswith("learned_quality|level:turn|weights:learned_quality@")
-    no_context = evaluator.compute_learned_quality([[]], ["Sure, why not?"], weights=out)
+    assert f"|score:{composition}|" in got["signature"]
+    no_context = evaluator.compute_learned_quality([[]], ["Sure, why not?"], weights=out, composition=composition)
     assert no_context["next_utterance"] == [None]
-    assert no_context["scores"] == pytest.approx(no_context["valid_utterance"], rel=1e-12)
+    u, sp = no_context["valid_utterance"][0], no_context["specificity"][0]
+    expected = u if composition == "product" else (u + u + u * sp) / 3  # nothing to follow: S = 1
+    assert no_context["scores"] == pytest.approx([expected], rel=1e-12)
+
+
+def test_an_unknown_composition_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="composition='usl' is not one of 'product', 'usl_h'"):
+        evaluator.compute_learned_quality([["Hi"]], ["Hello"], composition="usl")
 
 
 def test_changed_weights_are_refused_in_one_line(tiny, tmp_path):
@@ -138,6 +153,11 @@ def test_the_shipped_weights_match_their_card_and_size():
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert digest in card and "CC BY-NC-SA 4.0" in card
     assert meta["config"] == T.config_dict(T.TrainConfig())  # the documented command's defaults made them
+    rows = {"next-utterance accuracy": "next_utterance_accuracy", "valid-utterance accuracy": "valid_utterance_accuracy",
+            "ranking accuracy, product": "ranking_accuracy_product", "ranking accuracy, usl_h": "ranking_accuracy_usl_h"}
+    for label, key in rows.items():  # the card's proxy table is the run's record
+        line = next(x for x in card.splitlines() if x.startswith(f"| {label}"))
+        assert line.endswith(f"| {meta['proxy_before'][key]:.3f} | {meta['proxy'][key]:.3f} |"), line
 
 
 @pytest.mark.parametrize("args, message", [
@@ -170,3 +190,56 @@ def test_folders_holding_someone_elses_files_are_refused_before_any_work(where, 
     assert ("holds 'notes.txt', which this command did not write" if where == "work" else "did not create") in err
     assert (folder / "notes.txt").read_text(encoding="utf-8") == "mine"
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+def test_specificity_by_hand():
+    from dialeval.relevance import specificity as spec
+
+    # tokens 0..3; counts 3, 1, 0, 0 over N = 4 tokens; add-one over V = 4: p = 4/8, 2/8, 1/8, 1/8
+    model = spec.fit([[0, 0], [0, 1]], 4)
+    np.testing.assert_allclose(np.exp(model[spec.LOG_PROB]), [0.5, 0.25, 0.125, 0.125], rtol=1e-15)
+    # the two utterances' NLL: 2 log 2 and 3 log 2; numpy's linear quartiles of two values
+    np.testing.assert_allclose(model[spec.QUARTILES], [2.25 * np.log(2), 2.75 * np.log(2)], rtol=1e-14)
+    # scoring: NLL (−Σ log p) 0, 1, 2, 3 against quartiles 1 and 3 → clipped (NLL − 1) / 2
+    state = {spec.LOG_PROB: np.log([np.e ** -1, np.e ** -2, 0.5]), spec.QUARTILES: np.array([1.0, 3.0])}
+    got = spec.specificity(state, [[], [0], [1], [0, 1], [1, 1, 1]])
+    np.testing.assert_allclose(got, [0.0, 0.0, 0.5, 1.0, 1.0], rtol=1e-14, atol=1e-15)
+
+
+def test_weights_without_a_specificity_model_are_refused_in_one_line(tiny, tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    from dialeval.io.files import file_sha256
+
+    out, _ = tiny
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    tensors = {k: v for k, v in load_file(str(old / evaluator.DELTA_FILE)).items() if ".specificity." not in k}
+    save_file(tensors, str(old / evaluator.DELTA_FILE))
+    meta = json.loads((old / evaluator.DELTA_META).read_text())
+    meta["sha256"] = file_sha256(old / evaluator.DELTA_FILE)
+    (old / evaluator.DELTA_META).write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="has no specificity model") as err:
+        evaluator.compute_learned_quality([["Hi"]], ["Hello"], weights=old)
+    assert "\n" not in str(err.value)
+
+
+def test_the_proxy_ranking_accuracy_is_what_the_metric_ranks(tiny, shared_data):
+    """The trainer's ranking accuracy per composition, recomputed through the metric itself: for each proxy
+    context, the true next utterance against nine of other dialogues and its perturbed copy."""
+    from dialeval.relevance.corpus import load_corpus
+
+    out, meta = tiny
+    corpus = load_corpus(shared_data / "dailydialog", max_dialogues=TINY.max_dialogues)
+    texts, contexts, candidates, bad = trainer.proxy_texts(corpus, TINY.seed)
+    copies = dict(bad)
+    for composition in ("product", "usl_h"):
+        rows = [[*row, copies.get(int(row[0]), int(row[0]))] for row in candidates]
+        flat = [texts[i] for row in rows for i in row]
+        ctxs = [[texts[c]] for c, row in zip(contexts, rows) for _ in row]
+        scores = np.asarray(evaluator.compute_learned_quality(ctxs, flat, weights=out, composition=composition)
+                            ["scores"]).reshape(len(rows), -1)
+        hits = scores.argmax(1) == 0
+        # fp32 ONNX against the trainer's torch: a near-tie may flip (PROB_TOL), a few contexts at most
+        assert float(hits.mean()) == pytest.approx(meta["proxy"][f"ranking_accuracy_{composition}"], abs=0.01)
+        assert 0.1 < float(hits.mean()) < 1.0

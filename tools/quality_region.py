@@ -13,11 +13,13 @@ from typing import Any
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 OWN = ("context_relevance", "learned_quality")  #: the two compared head to head (at or above, per unit)
-REFERENCE_FREE = (*OWN, "full_followup", "llm_judge")
-ON_SMOLLM = {"full_followup": "FULL: the follow-up likelihood of FULL on the embedded SmolLM2-135M.",
+REFERENCE_FREE = (*OWN, "learned_quality_usl_h", "full_followup", "llm_judge")
+ON_SMOLLM = {"learned_quality_usl_h": "usl_h: learned_quality with composition=\"usl_h\", USL-H's (U + U·S + U·S·L) / 3.",
+             "full_followup": "FULL: the follow-up likelihood of FULL on the embedded SmolLM2-135M.",
              "llm_judge": "judge: the LLM judge on the embedded SmolLM2-135M."}
-SHORT = {"context_relevance": "context_relevance", "learned_quality": "learned_quality", "full_followup": "FULL",
-         "llm_judge": "judge"}
+SHORT = {"context_relevance": "context_relevance", "learned_quality": "learned_quality",
+         "learned_quality_usl_h": "usl_h", "full_followup": "FULL", "llm_judge": "judge"}
+CARD = {"learned_quality_usl_h": "learned_quality"}  #: a variant row's card is its metric's
 
 
 def load() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -109,8 +111,9 @@ def region() -> str:
 
 
 def summary_region() -> str:
-    """The README's compact form: per reference-free metric, its mean ρ over the turn units and over every unit
-    (with the leaderboard's interval) and the units it leads; then the units where none leads."""
+    """The README's compact form: per reference-free metric (its default row; variant rows are in its card), its
+    mean ρ over the turn units and over every unit (with the leaderboard's interval) and the units it leads; then
+    the units where none leads."""
     report, _meta = load()
     units = unit_rows(report)
     means = turn_means(units)
@@ -118,10 +121,10 @@ def summary_region() -> str:
     summary = {s["metric"]: s for s in report["summary"]}
     lines = [f"| metric | mean ρ, {n_turn} turn units | mean ρ, all {len(units)} units [95 % CI] | leads (top cluster) on |",
              "|---|---:|---:|---|"]
-    for metric in present(report):
+    for metric in (m for m in present(report) if m not in CARD):
         s = summary.get(metric, {})
         led = [u["unit"] for u in units if metric in u["leads"]]
-        lines.append(f"| [`{metric}`](metrics/{metric}/README.md) | {means[metric]:.3f} | {s.get('mean', math.nan):.3f} "
+        lines.append(f"| [`{metric}`](metrics/{CARD.get(metric, metric)}/README.md) | {means[metric]:.3f} | {s.get('mean', math.nan):.3f} "
                      f"[{s.get('ci_low', math.nan):.3f}, {s.get('ci_high', math.nan):.3f}] | {len(led)} of {len(units)} units |")
     none = [u["unit"] for u in units if not set(u["leads"]) & set(REFERENCE_FREE)]
     lines.append(f"| no reference-free metric leads | | | {', '.join(none) if none else 'no unit'} |")

@@ -1,14 +1,17 @@
-"""Learned quality: USL-H's valid- and next-utterance signals (Phy et al. 2020) learned by tuning the top layer of
-all-MiniLM-L6-v2 on unlabelled DailyDialog; the score is p(valid) · p(next utterance)."""
+"""Learned quality: USL-H's signals (Phy et al. 2020) over all-MiniLM-L6-v2 with its top layer tuned on unlabelled
+DailyDialog: valid utterance (U), next utterance (S) and specificity (L); the score is U·S, or USL-H's hierarchy
+(U + U·S + U·S·L) / 3 with ``composition="usl_h"`` (the leaderboard row ``learned_quality_usl_h``)."""
 
 from dialeval.models.encoders import BATCH_SIZE
 from dialeval.registry import MAX_BATCH, Option, declare
+from dialeval.relevance.model import COMPOSITIONS
 
 METRIC = declare(
     __name__,
     name="learned_quality",
     title="Learned quality",
-    summary="p(valid utterance) × p(next utterance) from a MiniLM evaluator trained on unlabelled dialogue (USL-H)",
+    summary="p(valid utterance) × p(next utterance) from a MiniLM evaluator trained on unlabelled dialogue (USL-H's "
+            "signals; its full hierarchy with specificity as an option)",
     papers=("Phy et al. 2020", "Mehri & Eskenazi 2020", "Ghazarian et al. 2019"),
     urls=("https://aclanthology.org/2020.coling-main.368/", "https://aclanthology.org/2020.acl-main.64/"),
     inputs="dialogues",
@@ -19,6 +22,9 @@ METRIC = declare(
     options=(
         Option("weights", None, "path", "an evaluator folder written by `dialeval train-evaluator` (None: the "
                "shipped weights)"),
+        Option("composition", "product", "str", "how the signals combine: product = U·S (the default, chosen on "
+               "unlabelled validation dialogue) or usl_h = USL-H's (U + U·S + U·S·L) / 3",
+               choices=COMPOSITIONS),
         Option("batch_size", BATCH_SIZE, "int", "encoder batch size (1 to 4,096 texts)", minimum=1, maximum=MAX_BATCH),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),
         Option("device", None, "str", "cpu, cuda or None (auto)"),
@@ -37,4 +43,5 @@ METRIC = declare(
     meta_levels=("turn", "dialog"),
     meta_protocols=("rated",),
     meta_adapter="dialeval.relevance.adapters:learned_quality_adapter",
+    meta_variants={"learned_quality": {}, "learned_quality_usl_h": {"composition": "usl_h"}},
 )

@@ -214,7 +214,7 @@ class MetricDeclaration:
     rows' level (``turn``/``dialog``; a set dataset's config name), a factory with a ``quality`` parameter also
     gets the dataset's overall quality and one with a ``rubric`` parameter the rubric text the dataset declares
     for it; ``meta_variants`` are extra leaderboard rows of the metric with fixed options, e.g.
-    ``{"<name>_1": {"max_order": 1}}`` (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets);
+    ``{"<name>_1": {"max_order": 1}}``; an entry under the metric's own name keeps its plain row beside them (default, for ``response_sets`` metrics: load the metric and ``compute`` the rows' response sets);
     ``meta_whole_set`` are options that, when true, make a row's score depend on the other rows (BERTScore's ``idf``:
     weights from every reference), so the leaderboard scores the whole set in one call, as meta-eval does. ``scale_out`` is ``"pkg.module:function"`` returning how the Ray engine runs the metric
     (``{"kind": "corpus", "plan", "state_kwargs", "state", "merge", "finish"}`` for mergeable Arrow states, or
@@ -447,7 +447,8 @@ def declarations() -> dict[str, MetricDeclaration]:
                     raise ValueError(f"metric {decl.name!r} is declared twice ({found[decl.name].package} and "
                                      f"{decl.package}); rename one.")
                 found[decl.name] = decl
-        clash = next((f"{d.name}'s variant {v!r}" for d in found.values() for v in d.meta_variants if v in found), None)
+        clash = next((f"{d.name}'s variant {v!r}" for d in found.values() for v in d.meta_variants
+                      if v in found and v != d.name), None)  # a metric may name itself: its own default row
         if clash:
             raise ValueError(f"{clash} has the name of a metric; rename the variant.")
         _CACHE = dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))

@@ -1,11 +1,12 @@
 """The learned quality evaluator at scoring time: the shipped delta over all-MiniLM-L6-v2, made into a full
 sentence-transformers folder once (``$DIALEVAL_CACHE/learned_quality/<sha256 prefix>``), encoded through the
 same encoder route as every other metric (ONNX Runtime on CPU when installed), then the heads of
-:mod:`dialeval.relevance.model` in float64:
+:mod:`dialeval.relevance.model` in float64, with U = p_V(r), S = p_N(c, r), L = specificity(r) (USL-H's
+signals, Phy et al. 2020) and ``c`` the last context turn (a response with no context has nothing to follow: S = 1):
 
-    score(c, r) = p_V(r) · p_N(c, r)      (a response with no context: p_V(r) alone)
-
-with ``c`` the last context turn. Dialogue level: the mean over the replies (:func:`core.dialog_items`).
+    score(c, r) = U·S                        (composition="product", the default)
+    score(c, r) = (U + U·S + U·S·L) / 3      (composition="usl_h", USL-H's hierarchy)
+ Dialogue level: the mean over the replies (:func:`core.dialog_items`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ from dialeval.models.encoders import (
 )
 from dialeval.models.runtime import cache_dir, cached_model, hub_source, is_offline
 from dialeval.relevance import core
-from dialeval.relevance.model import next_utterance_probability, valid_probability
+from dialeval.relevance import specificity as spec
+from dialeval.relevance.model import (
+    COMPOSITIONS,
+    combine,
+    next_utterance_probability,
+    valid_probability,
+)
 from dialeval.resources import resource_path
 
 DELTA_FILE = "evaluator.safetensors"
@@ -120,11 +127,15 @@ def tuned_encoder_folder(tensors: dict[str, Any], digest: str) -> Path:
 
 
 def load_evaluator(weights: Any = None, *, device: Any = None, dtype: Any = None, backend: Any = None
-                   ) -> tuple[Any, dict[str, np.ndarray], str]:
-    """``(encoder, head state, weights id)`` for the shipped weights (``None``) or a trained folder."""
+                   ) -> tuple[Any, dict[str, np.ndarray], str, Path]:
+    """``(encoder, head state, weights id, tuned encoder folder)`` for the shipped weights (``None``) or a trained
+    folder."""
     folder = default_weights() if weights is None else Path(weights)
     tensors, meta, digest = read_delta(folder)
     heads = {k[len(HEAD_PREFIX):]: np.asarray(v) for k, v in tensors.items() if k.startswith(HEAD_PREFIX)}
+    if spec.LOG_PROB not in heads or spec.QUARTILES not in heads:
+        raise ValueError(f"weights={str(folder)!r} has no specificity model (USL-H's third signal: an older "
+                         "`dialeval train-evaluator` wrote it); train it again with this version.")
     path = tuned_encoder_folder(tensors, digest)
     name = f"learned_quality@{digest[:12]}"
 
@@ -132,19 +143,31 @@ def load_evaluator(weights: Any = None, *, device: Any = None, dtype: Any = None
         return SentenceTransformerEncoder(p, device=device, dtype=dtype, backend=backend, name=name, revision=name)
 
     encoder = cached_model("encoder:learned_quality", str(path), load, str(device), str(dtype), str(backend))
-    return encoder, heads, name
+    return encoder, heads, name, path
+
+
+def response_tokens(encoder_folder: Path, texts: list[str]) -> list[list[int]]:
+    """The encoder tokenizer's WordPiece ids of each text, without special tokens (what specificity counts)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = cached_model("tokenizer:learned_quality", str(encoder_folder), AutoTokenizer.from_pretrained)
+    return tokenizer(texts, add_special_tokens=False, truncation=True, max_length=spec.MAX_TOKENS)["input_ids"]
 
 
 def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
                             speakers: Any = None, config: str | None = None, weights: Any = None,
-                            batch_size: int = BATCH_SIZE, dtype: Any = None, device: Any = None, backend: Any = None,
+                            composition: str = "product", batch_size: int = BATCH_SIZE, dtype: Any = None, device: Any = None, backend: Any = None,
                             progress: bool | None = None) -> dict[str, Any]:
-    """The learned evaluator per response (``turn``) or conversation (``dialog``): ``p_V·p_N``, its two parts
-    per response, their mean and a signature (``config=None``: ``dialog`` when ``dialogues`` are given)."""
+    """The learned evaluator per response (``turn``) or conversation (``dialog``): ``U·S`` (``composition=
+    "product"``) or USL-H's ``(U + U·S + U·S·L)/3`` (``"usl_h"``), the three signals per response, the mean and a
+    signature (``config=None``: ``dialog`` when ``dialogues`` are given)."""
     config = core.resolve_config(config, dialogues)
     core.check_options(1, "mean", config)
+    if composition not in COMPOSITIONS:
+        raise ValueError(f"composition={composition!r} is not one of {', '.join(map(repr, COMPOSITIONS))}: 'product' "
+                         "scores U·S, 'usl_h' USL-H's (U + U·S + U·S·L) / 3.")
     ctxs, resps, owner, n = core.check_inputs(config, contexts, predictions, dialogues, speakers)
-    encoder, heads, name = load_evaluator(weights, device=device, dtype=dtype, backend=backend)
+    encoder, heads, name, folder = load_evaluator(weights, device=device, dtype=dtype, backend=backend)
     last = [c[-1] if c else "" for c in ctxs]
     lookup = core.embed_lookup(encoder, [t for t in last if t] + list(resps), batch_size, progress)
     if resps:
@@ -153,13 +176,15 @@ def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialo
         has = np.array([bool(t) for t in last])
         c = np.stack([lookup[t] if t else lookup[resps[i]] for i, t in enumerate(last)])
         nxt = np.where(has, next_utterance_probability(heads, c, r), np.nan)
-        item = valid * np.where(has, nxt, 1.0)
+        specific = spec.specificity(heads, response_tokens(folder, list(resps)))
+        item = combine(composition, valid, np.where(has, nxt, 1.0), specific)
     else:
-        valid = nxt = item = np.zeros(0)
+        valid = nxt = specific = item = np.zeros(0)
     scores = item.tolist() if owner is None else core.dialog_means(item, owner, n)
     finite = [s for s in scores if not math.isnan(s)]
     return {"learned_quality": math.fsum(finite) / len(finite) if finite else math.nan, "scores": scores,
             "valid_utterance": valid.tolist(), "next_utterance": [None if math.isnan(x) else x for x in nxt.tolist()],
+            "specificity": specific.tolist(),
             "signature": make_signature("learned_quality", level=config, weights=name,
                                         dtype=encoder.dtype_name, backend=getattr(encoder, "backend", "torch"),
-                                        score="pV*pN")}
+                                        score=composition)}

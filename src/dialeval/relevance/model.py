@@ -5,8 +5,10 @@ mean-pooled embedding (all-MiniLM-L6-v2 by default; the bottom layers are frozen
 
 - next-utterance (USL-H's NUP, Phy et al. 2020): ``s = cos(W e(c) + b, e(r))`` and ``p_N = σ(a·s + a0)``;
 - valid utterance (USL-H's VUP): ``p_V = σ(MLP(e(r)))``, trained against perturbed utterances;
-- the score ``p_V · p_N``: the probability that the response is a valid utterance *and* follows the context
-  (USL-H's hierarchy: an invalid utterance scores low whatever its relevance).
+- specificity ``L`` (USL-H's third signal, :mod:`dialeval.relevance.specificity`);
+- the score (``composition``): ``product`` = ``U·S`` with ``U = p_V``, ``S = p_N``, the probability that the
+  response is a valid utterance *and* follows the context; or ``usl_h`` = USL-H's hierarchy
+  ``(U + U·S + U·S·L) / 3``: a response must first be understandable, then sensible; specificity only adds.
 
 State is saved as safetensors (tensors) and JSON (everything else); never pickle.
 """
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 HEAD_HIDDEN = 128
+COMPOSITIONS = ("product", "usl_h")
 
 
 def build_heads(dim: int) -> Any:
@@ -70,3 +73,11 @@ def valid_probability(state: dict[str, Any], response: np.ndarray) -> np.ndarray
     """``p_V = σ(w2·GELU(W1 e(r) + b1) + b2)``."""
     hidden = _gelu(response.astype(np.float64) @ _np(state, "valid.0.weight").T + _np(state, "valid.0.bias"))
     return _sigmoid(hidden @ _np(state, "valid.2.weight")[0] + _np(state, "valid.2.bias")[0])
+
+
+def combine(composition: str, valid: np.ndarray, follows: np.ndarray, specific: np.ndarray) -> np.ndarray:
+    """``product``: ``U·S``; ``usl_h``: USL-H's hierarchy ``(U + U·S + U·S·L) / 3`` (Phy et al. 2020, its equal
+    weights); both in [0, 1]."""
+    if composition == "product":
+        return valid * follows
+    return (valid + valid * follows + valid * follows * specific) / 3.0

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from dialeval.io.files import atomic_write_json, file_sha256
+from dialeval.relevance import specificity as spec
 from dialeval.relevance import training as T
 from dialeval.relevance.corpus import DialogueCorpus, perturb
-from dialeval.relevance.model import build_heads
+from dialeval.relevance.model import COMPOSITIONS, build_heads, combine
 
 CHECKPOINT = "checkpoint.safetensors"
 CHECKPOINT_STATE = "checkpoint.json"
@@ -117,21 +118,30 @@ def proxy_texts(corpus: DialogueCorpus, seed: int) -> tuple[list[str], np.ndarra
 
 
 def proxy_scores(layers: Any, heads: Any, states: list[Any], contexts: np.ndarray, candidates: np.ndarray,
-                 bad: list[tuple[int, int]]) -> dict[str, float]:
-    """Next-utterance accuracy among :data:`PROXY_CANDIDATES` and valid-utterance accuracy on the proxy."""
+                 bad: list[tuple[int, int]], specific: np.ndarray) -> dict[str, float]:
+    """Next-utterance accuracy among :data:`PROXY_CANDIDATES`, valid-utterance accuracy, and for each composition
+    of :data:`model.COMPOSITIONS` its ranking accuracy: the share of contexts whose true next utterance scores
+    highest among the candidates and its own perturbed copy (``specific``: L of every proxy text)."""
     import torch
 
     with torch.inference_mode():
         emb = T.top_embeddings(layers, states)
         ctx = torch.nn.functional.normalize(heads.context_map(emb[torch.from_numpy(contexts)]), dim=-1)
-        cand = emb[torch.from_numpy(candidates)]
+        copies = dict(bad)
+        ranked = np.asarray([[*row, copies.get(int(row[0]), int(row[0]))] for row in candidates])  # no copy: itself
+        cand = emb[torch.from_numpy(ranked)]
         sims = torch.einsum("pd,pkd->pk", ctx, cand)
-        nup = float((sims.argmax(1) == 0).float().mean())
+        nup = float((sims[:, :-1].argmax(1) == 0).float().mean())
         good = heads.valid(emb[[g for g, _ in bad]]).squeeze(-1)
         wrong = heads.valid(emb[[b for _, b in bad]]).squeeze(-1)
         vup = float(torch.cat([good > 0, wrong <= 0]).float().mean())
+        a, a0 = heads.calibration
+        follows = torch.sigmoid(a * sims + a0).double().numpy()
+        valid = torch.sigmoid(heads.valid(cand).squeeze(-1)).double().numpy()
+    rank = {f"ranking_accuracy_{c}": round(float(np.mean(combine(c, valid, follows, specific[ranked]).argmax(1) == 0)), 4)
+            for c in COMPOSITIONS}
     return {"next_utterance_accuracy": round(nup, 4), "valid_utterance_accuracy": round(vup, 4),
-            "chance_next_utterance": round(1 / PROXY_CANDIDATES, 4)}
+            "chance_next_utterance": round(1 / PROXY_CANDIDATES, 4), **rank}
 
 
 def base_encoder_id(base: Path) -> str:
@@ -206,6 +216,13 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
     return log
 
 
+def fit_specificity(tokenizer: Any, corpus: DialogueCorpus) -> dict[str, Any]:
+    """USL-H's specificity model (:func:`specificity.fit`) of the training utterances, and their token count."""
+    ids = tokenizer([u for d in corpus.train for u in d], add_special_tokens=False, truncation=True,
+                    max_length=spec.MAX_TOKENS)["input_ids"]
+    return {**spec.fit(ids, len(tokenizer)), "tokens": sum(len(x) for x in ids)}
+
+
 def check_folders(data_dir: str | os.PathLike, out: str | os.PathLike, work_dir: str | os.PathLike | None
                   ) -> tuple[Path, Path]:
     """``(out, work)`` checked before any work: ``out`` new, empty or an evaluator this command wrote; ``work``
@@ -251,6 +268,9 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     bottom = len(model.encoder.layer) - config.tuned_layers
     data = T.training_data(corpus, config)
     vtexts, contexts, candidates, bad = proxy_texts(corpus, config.seed)
+    specific = fit_specificity(tokenizer, corpus)
+    vspecific = spec.specificity(specific, tokenizer(vtexts, add_special_tokens=False, truncation=True,
+                                                     max_length=spec.MAX_TOKENS)["input_ids"])
     with _bar(len(data.texts) + len(vtexts), "frozen layers", progress) as bar:
         feats = T.frozen_features(model, tokenizer, data.texts, config.tuned_layers, config.max_length, bar.update)
         vfeats = T.frozen_features(model, tokenizer, vtexts, config.tuned_layers, config.max_length, bar.update)
@@ -258,26 +278,31 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     optimizer = new_optimizer(layers, heads, config)
     work.mkdir(parents=True, exist_ok=True)
     start, log = load_checkpoint(work, layers, heads, optimizer, bottom, config)
-    before = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad) if start == 0 else None
+    before = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad, vspecific) if start == 0 else None
     total = len(_step_batches(len(data.dialogues), config))
     with _bar(total, "training steps", progress) as bar:
         bar.update(start)
         log = _train_steps(layers, heads, optimizer, feats, data, config, work, start, log, bar, bottom)
-    after = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad)
+    after = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad, vspecific)
     meta = {"config": T.config_dict(config), "base_encoder": base_encoder_id(base),
             "base_sha256": file_sha256(base / "model.safetensors"), "train_dialogues": len(corpus.train),
             "left_out_dialogues": corpus.left_out, "train_texts": len(data.texts), "steps": total,
             "proxy_before": before, "proxy": after, "train_seconds": round(time.perf_counter() - began, 1),
-            "torch": torch.__version__, "final_loss": log[-1] if log else None}
+            "torch": torch.__version__, "final_loss": log[-1] if log else None,
+            "specificity": {"model": "unigram WordPiece, add-one", "tokens": int(specific.pop("tokens")),
+                            "nll_quartiles": [round(float(q), 6) for q in specific[spec.QUARTILES]]}}
     from safetensors.torch import save_file
 
     with atomic_directory(out, owned=lambda p: (p / DELTA_META).is_file()) as tmp:
-        save_file(trainable_state(layers, heads, bottom), str(tmp / DELTA_FILE))
+        state = trainable_state(layers, heads, bottom)
+        state.update({f"head.{k}": torch.from_numpy(np.ascontiguousarray(v)) for k, v in specific.items()})
+        save_file(state, str(tmp / DELTA_FILE))
         os.chmod(tmp / DELTA_FILE, 0o644)
         meta["sha256"] = file_sha256(tmp / DELTA_FILE)
         meta["bytes"] = (tmp / DELTA_FILE).stat().st_size
         atomic_write_json(tmp / DELTA_META, meta)
     echo(f"train-evaluator: next-utterance accuracy {after['next_utterance_accuracy']:.3f} (chance "
-         f"{after['chance_next_utterance']:.3f}), valid-utterance accuracy {after['valid_utterance_accuracy']:.3f}; "
+         f"{after['chance_next_utterance']:.3f}), valid-utterance accuracy {after['valid_utterance_accuracy']:.3f}, "
+         "ranking accuracy " + ", ".join(f"{c} {after[f'ranking_accuracy_{c}']:.3f}" for c in COMPOSITIONS) + "; "
          f"{meta['bytes'] / 1e6:.1f} MB in {out} after {meta['train_seconds']:.0f} s")
     return meta
