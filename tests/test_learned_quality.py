@@ -128,7 +128,7 @@ def test_scores_equal_the_heads_on_a_plain_torch_forward(tiny, composition):
 
 
 def test_an_unknown_composition_is_refused_in_one_line():
-    with pytest.raises(ValueError, match="composition='usl' is not one of 'product', 'usl_h'"):
+    with pytest.raises(ValueError, match=r"`composition`='usl' is not one of \['product', 'usl_h'\]"):
         evaluator.compute_learned_quality([["Hi"]], ["Hello"], composition="usl")
 
 

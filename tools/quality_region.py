@@ -14,7 +14,8 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 OWN = ("context_relevance", "learned_quality")  #: the two compared head to head (at or above, per unit)
 REFERENCE_FREE = (*OWN, "learned_quality_usl_h", "full_followup", "llm_judge")
-ON_SMOLLM = {"learned_quality_usl_h": "usl_h: learned_quality with composition=\"usl_h\", USL-H's (U + U·S + U·S·L) / 3.",
+ON_SMOLLM = {"learned_quality_usl_h": "usl_h: the row learned_quality_usl_h, learned_quality with composition=\"usl_h\" "
+                                      "(USL-H's (U + U·S + U·S·L) / 3).",
              "full_followup": "FULL: the follow-up likelihood of FULL on the embedded SmolLM2-135M.",
              "llm_judge": "judge: the LLM judge on the embedded SmolLM2-135M."}
 SHORT = {"context_relevance": "context_relevance", "learned_quality": "learned_quality",

@@ -22,8 +22,8 @@ METRIC = declare(
     options=(
         Option("weights", None, "path", "an evaluator folder written by `dialeval train-evaluator` (None: the "
                "shipped weights)"),
-        Option("composition", "product", "str", "how the signals combine: product = U·S (the default, chosen on "
-               "unlabelled validation dialogue) or usl_h = USL-H's (U + U·S + U·S·L) / 3",
+        Option("composition", "product", "str", "how the signals combine: product = U·S (the default) or usl_h = "
+               "USL-H's (U + U·S + U·S·L) / 3 with specificity L",
                choices=COMPOSITIONS),
         Option("batch_size", BATCH_SIZE, "int", "encoder batch size (1 to 4,096 texts)", minimum=1, maximum=MAX_BATCH),
         Option("dtype", None, "str", "fp32 (None), bf16 or fp16 (GPU)"),

@@ -135,7 +135,8 @@ def load_evaluator(weights: Any = None, *, device: Any = None, dtype: Any = None
     heads = {k[len(HEAD_PREFIX):]: np.asarray(v) for k, v in tensors.items() if k.startswith(HEAD_PREFIX)}
     if spec.LOG_PROB not in heads or spec.QUARTILES not in heads:
         raise ValueError(f"weights={str(folder)!r} has no specificity model (USL-H's third signal: an older "
-                         "`dialeval train-evaluator` wrote it); train it again with this version.")
+                         "`dialeval train-evaluator` wrote it); retrain with `dialeval train-evaluator --data-dir DIR "
+                         "--out FOLDER` from this version.")
     path = tuned_encoder_folder(tensors, digest)
     name = f"learned_quality@{digest[:12]}"
 
@@ -164,7 +165,7 @@ def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialo
     config = core.resolve_config(config, dialogues)
     core.check_options(1, "mean", config)
     if composition not in COMPOSITIONS:
-        raise ValueError(f"composition={composition!r} is not one of {', '.join(map(repr, COMPOSITIONS))}: 'product' "
+        raise ValueError(f"learned_quality: `composition`={composition!r} is not one of {list(COMPOSITIONS)}; 'product' "
                          "scores U·S, 'usl_h' USL-H's (U + U·S + U·S·L) / 3.")
     ctxs, resps, owner, n = core.check_inputs(config, contexts, predictions, dialogues, speakers)
     encoder, heads, name, folder = load_evaluator(weights, device=device, dtype=dtype, backend=backend)
