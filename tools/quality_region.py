@@ -14,7 +14,7 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 OWN = ("context_relevance", "learned_quality")  #: the two compared head to head (at or above, per unit)
 REFERENCE_FREE = (*OWN, "learned_quality_usl_h", "full_followup", "llm_judge")
-ON_SMOLLM = {"learned_quality_usl_h": "usl_h: the row learned_quality_usl_h, learned_quality with composition=\"usl_h\" "
+NOTES = {"learned_quality_usl_h": "usl_h: the row learned_quality_usl_h, learned_quality with composition=\"usl_h\" "
                                       "(USL-H's (U + U·S + U·S·L) / 3).",
              "full_followup": "FULL: the follow-up likelihood of FULL on the embedded SmolLM2-135M.",
              "llm_judge": "judge: the LLM judge on the embedded SmolLM2-135M."}
@@ -83,7 +83,7 @@ def region() -> str:
     units, free = unit_rows(report), present(report)
     lines = ["", "Spearman ρ with the quality each unit's summary uses (its overall rating, or coherence, "
              "engagement, appropriateness where that is what was rated), 95 % bootstrap interval. "
-             + " ".join(ON_SMOLLM[m] for m in free if m in ON_SMOLLM)
+             + " ".join(NOTES[m] for m in free if m in NOTES)
              + " *leads*: the reference-free "
              "metrics in the unit's top significance cluster (the leaderboard's paired tests over every metric of the "
              "unit, the reference-based ones included); *none*: a baseline leads alone, or no metric separates from "

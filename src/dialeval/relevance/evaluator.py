@@ -151,8 +151,8 @@ def response_tokens(encoder_folder: Path, texts: list[str]) -> list[list[int]]:
     """The encoder tokenizer's WordPiece ids of each text, without special tokens (what specificity counts)."""
     from transformers import AutoTokenizer
 
-    tokenizer = cached_model("tokenizer:learned_quality", str(encoder_folder), AutoTokenizer.from_pretrained)
-    return tokenizer(texts, add_special_tokens=False, truncation=True, max_length=spec.MAX_TOKENS)["input_ids"]
+    return spec.token_ids(cached_model("tokenizer:learned_quality", str(encoder_folder), AutoTokenizer.from_pretrained),
+                          texts)
 
 
 def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,

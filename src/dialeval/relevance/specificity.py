@@ -12,12 +12,19 @@ shares) counted on the training utterances, add-one smoothed: p(t) = (count(t) +
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 LOG_PROB = "specificity.log_prob"
 QUARTILES = "specificity.quartiles"
 MAX_TOKENS = 256  # a longer response is past q75 long before this
+
+
+def token_ids(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
+    """What specificity counts: each text's WordPiece ids from ``tokenizer``, without special tokens, at most
+    :data:`MAX_TOKENS` (the same call in training and at scoring time)."""
+    return tokenizer(list(texts), add_special_tokens=False, truncation=True, max_length=MAX_TOKENS)["input_ids"]
 
 
 def unigram_log_probs(token_ids: Sequence[Sequence[int]], vocab_size: int) -> np.ndarray:

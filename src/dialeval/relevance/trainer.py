@@ -216,11 +216,10 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
     return log
 
 
-def fit_specificity(tokenizer: Any, corpus: DialogueCorpus) -> dict[str, Any]:
+def fit_specificity(tokenizer: Any, corpus: DialogueCorpus) -> tuple[dict[str, np.ndarray], int]:
     """USL-H's specificity model (:func:`specificity.fit`) of the training utterances, and their token count."""
-    ids = tokenizer([u for d in corpus.train for u in d], add_special_tokens=False, truncation=True,
-                    max_length=spec.MAX_TOKENS)["input_ids"]
-    return {**spec.fit(ids, len(tokenizer)), "tokens": sum(len(x) for x in ids)}
+    ids = spec.token_ids(tokenizer, [u for d in corpus.train for u in d])
+    return spec.fit(ids, len(tokenizer)), sum(len(x) for x in ids)
 
 
 def check_folders(data_dir: str | os.PathLike, out: str | os.PathLike, work_dir: str | os.PathLike | None
@@ -268,9 +267,8 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     bottom = len(model.encoder.layer) - config.tuned_layers
     data = T.training_data(corpus, config)
     vtexts, contexts, candidates, bad = proxy_texts(corpus, config.seed)
-    specific = fit_specificity(tokenizer, corpus)
-    vspecific = spec.specificity(specific, tokenizer(vtexts, add_special_tokens=False, truncation=True,
-                                                     max_length=spec.MAX_TOKENS)["input_ids"])
+    specific, specific_tokens = fit_specificity(tokenizer, corpus)
+    vspecific = spec.specificity(specific, spec.token_ids(tokenizer, vtexts))
     with _bar(len(data.texts) + len(vtexts), "frozen layers", progress) as bar:
         feats = T.frozen_features(model, tokenizer, data.texts, config.tuned_layers, config.max_length, bar.update)
         vfeats = T.frozen_features(model, tokenizer, vtexts, config.tuned_layers, config.max_length, bar.update)
@@ -289,7 +287,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
             "left_out_dialogues": corpus.left_out, "train_texts": len(data.texts), "steps": total,
             "proxy_before": before, "proxy": after, "train_seconds": round(time.perf_counter() - began, 1),
             "torch": torch.__version__, "final_loss": log[-1] if log else None,
-            "specificity": {"model": "unigram WordPiece, add-one", "tokens": int(specific.pop("tokens")),
+            "specificity": {"model": "unigram WordPiece, add-one", "tokens": specific_tokens,
                             "nll_quartiles": [round(float(q), 6) for q in specific[spec.QUARTILES]]}}
     from safetensors.torch import save_file
 
