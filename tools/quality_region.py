@@ -20,7 +20,14 @@ NOTES = {"learned_quality_usl_h": "usl_h: the row learned_quality_usl_h, learned
              "llm_judge": "judge: the LLM judge on the embedded SmolLM2-135M."}
 SHORT = {"context_relevance": "context_relevance", "learned_quality": "learned_quality",
          "learned_quality_usl_h": "usl_h", "full_followup": "FULL", "llm_judge": "judge"}
-CARD = {"learned_quality_usl_h": "learned_quality"}  #: a variant row's card is its metric's
+
+
+def is_variant_row(row: str) -> bool:
+    """A metric's variant row (``learned_quality_usl_h``), as the registry declares it, not a metric's own row."""
+    from dialeval import registry
+
+    found = registry.meta_row(row)
+    return found is not None and found[0].name != row
 
 
 def load() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -122,10 +129,10 @@ def summary_region() -> str:
     summary = {s["metric"]: s for s in report["summary"]}
     lines = [f"| metric | mean ρ, {n_turn} turn units | mean ρ, all {len(units)} units [95 % CI] | leads (top cluster) on |",
              "|---|---:|---:|---|"]
-    for metric in (m for m in present(report) if m not in CARD):
+    for metric in (m for m in present(report) if not is_variant_row(m)):
         s = summary.get(metric, {})
         led = [u["unit"] for u in units if metric in u["leads"]]
-        lines.append(f"| [`{metric}`](metrics/{CARD.get(metric, metric)}/README.md) | {means[metric]:.3f} | {s.get('mean', math.nan):.3f} "
+        lines.append(f"| [`{metric}`](metrics/{metric}/README.md) | {means[metric]:.3f} | {s.get('mean', math.nan):.3f} "
                      f"[{s.get('ci_low', math.nan):.3f}, {s.get('ci_high', math.nan):.3f}] | {len(led)} of {len(units)} units |")
     none = [u["unit"] for u in units if not set(u["leads"]) & set(REFERENCE_FREE)]
     lines.append(f"| no reference-free metric leads | | | {', '.join(none) if none else 'no unit'} |")
