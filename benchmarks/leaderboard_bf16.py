@@ -117,6 +117,19 @@ def _ratio(units: list[dict[str, Any]]) -> float | None:
     return fp32 / bf16 if units and bf16 > 0 else None
 
 
+def by_metric(correlations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per metric whose correlations moved at all (bf16 reaches only metrics with a ``dtype`` option): how many of
+    its correlations are within both limits, of how many, and its largest |Δ|."""
+    moved = {c["metric"] for c in correlations if c["abs_delta"]}
+    out: dict[str, dict[str, Any]] = {}
+    for c in correlations:
+        if c["metric"] in moved:
+            m = out.setdefault(c["metric"], {"within": 0, "of": 0, "worst_abs_delta": 0.0})
+            m["within"], m["of"] = m["within"] + bool(c["meets both"]), m["of"] + 1
+            m["worst_abs_delta"] = max(m["worst_abs_delta"], c["abs_delta"] or 0.0)
+    return out
+
+
 def summarize(units: list[dict[str, Any]], correlations: list[dict[str, Any]]) -> dict[str, Any]:
     """The LM units' speed-up overall (Σ fp32 s / Σ bf16 s) and per unit (the slowest), the encoder units'
     overall, how many correlations meet both criteria, the worst one (the largest |Δ| over the nearer limit)
@@ -133,8 +146,10 @@ def summarize(units: list[dict[str, Any]], correlations: list[dict[str, Any]]) -
 
     worst = max(moved, key=badness, default=None)
     met = sum(c["meets both"] for c in correlations)
+    item = [c for c in correlations if c["level"] == "item"]
     return {"lm_speedup": _ratio(lm), "lm_slowest_unit": slowest and {k: slowest[k] for k in ("metric", "unit", "speed-up")},
             "encoder_speedup": _ratio(encoder), "correlations": len(correlations), "correlations_within": met,
+            "item_level": {"within": sum(c["meets both"] for c in item), "of": len(item)}, "by_metric": by_metric(correlations),
             "worst_correlation": worst,
             "speed_target_met": bool(lm) and all(u["speed-up"] is not None and u["speed-up"] >= TARGET_SPEEDUP for u in lm),
             "correlation_target_met": met == len(correlations)}
@@ -154,7 +169,10 @@ def summary_line(s: dict[str, Any]) -> str:
     return (f"LM units (FULL, the LLM judge) {x(s['lm_speedup'])} faster in bf16 overall"
             + (f", slowest unit {slow['metric']} on {slow['unit']} {x(slow['speed-up'])}" if slow else "")
             + f"; encoder units {x(s['encoder_speedup'])}; {s['correlations_within']} of {s['correlations']} "
-            f"correlations move by less than {ABS_LIMIT} and less than a tenth of their interval's width; {worst}")
+            f"correlations move by less than {ABS_LIMIT} and less than a tenth of their interval's width "
+            f"({s['item_level']['within']} of {s['item_level']['of']} at item level; "
+            + ", ".join(f"{name} {m['within']} of {m['of']}" for name, m in s["by_metric"].items())
+            + f"); {worst}")
 
 
 # ------------------------------------------------------------------------------------------------ the runs

@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dialeval.io.validation import check_texts
+from dialeval.models.bf16_matmul import cpu_bf16, with_bf16_matmuls
 from dialeval.models.folders import (
     check_finite_weights,
     check_tokenizer,
@@ -211,8 +212,12 @@ class LastTokenEncoder:
         check_tokenizer_files(name_or_path)
         self.tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="tokenizer of the encoder")
         # AutoModel gives the base transformer of a causal-LM checkpoint: no LM head is built or run.
+        bf16_products = cpu_bf16(self.dtype, self.device)  # bf16 matrix products in an fp32 model
         self.model = load_matching(lambda: load_pretrained(AutoModel, name_or_path, what="encoder model",
-                                                           dtype=self.dtype), name_or_path)
+                                                           dtype=_float32() if bf16_products else self.dtype),
+                                   name_or_path)
+        if bf16_products:
+            with_bf16_matmuls(self.model)
         check_tokenizer(self.tokenizer, self.model, name_or_path)
         check_finite_weights(self.model, name_or_path)
         self.model.to(self.device).eval()
@@ -304,7 +309,9 @@ class SentenceTransformerEncoder:
         self.model = load_matching(lambda: load_pretrained(_Loader, name_or_path, what="sentence-transformers encoder"),
                                    name_or_path)
         check_finite_weights(self.model, name_or_path)
-        if self.dtype is not _float32():
+        if cpu_bf16(self.dtype, self.device):
+            with_bf16_matmuls(self.model)
+        elif self.dtype is not _float32():
             self.model.to(self.dtype)
         self.model.eval()
         self.name = name or f"{SENTENCE_TRANSFORMERS}:{name_or_path}"

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.io.files import file_sha256
+from dialeval.models.bf16_matmul import cpu_bf16, with_bf16_matmuls
 from dialeval.models.onnx_backend import require_cpu, resolve_backend
 from dialeval.models.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
 from dialeval.models.runtime import (
@@ -268,6 +269,7 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
 
 
 def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
+    import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     hub_repo = hub_source(model) if model == DEFAULT_LM and not _has_smollm2_package() else None
@@ -287,14 +289,17 @@ def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
             f"{path!r} is an encoder-only model ({config.model_type}); FULL needs a causal or seq2seq language "
             "model (e.g. GPT-2, SmolLM2, BlenderBot).")
     loader = AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM
+    bf16_products = cpu_bf16(torch_dtype, dev)  # bf16 matrix products in an fp32 model
     try:
-        lm = load_pretrained(loader, path, what="language model", dtype=torch_dtype)
+        lm = load_pretrained(loader, path, what="language model", dtype=torch.float32 if bf16_products else torch_dtype)
     except ValueError as exc:
         if isinstance(exc, ModelNotAvailableError):
             raise
         raise ModelNotAvailableError(f"{path!r} is not a {kind} language model transformers can load: {exc}") from exc
     tok = load_pretrained(AutoTokenizer, path, what="tokenizer")
     lm.to(dev).eval()
+    if bf16_products:
+        with_bf16_matmuls(lm)
     # the offered model these weights are, also when named by its Hub repo (its defaults follow it)
     offered = model if model in (DEFAULT_LM, GEMMA3_LM) else offered_model(model)
     return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path,

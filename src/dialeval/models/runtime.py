@@ -246,8 +246,11 @@ def load_pretrained(loader: Any, name_or_path: str | os.PathLike, *, what: str =
 
 
 def loaded_dtype(model: Any) -> Any:
-    """The dtype a loaded model actually computes in (its ``dtype`` attribute, else its first parameter's)."""
-    dtype = getattr(model, "dtype", None)
+    """The dtype a loaded model actually computes in: bf16 for fp32 models whose matrix products run in bf16
+    (:mod:`dialeval.models.bf16_matmul`), else its ``dtype`` attribute, else its first parameter's."""
+    from dialeval.models.bf16_matmul import compute_dtype
+
+    dtype = compute_dtype(model) or getattr(model, "dtype", None)
     if dtype is None:
         dtype = next(iter(model.parameters())).dtype
     return dtype

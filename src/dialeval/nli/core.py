@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dialeval.io.validation import check_text_sets
+from dialeval.models.bf16_matmul import compute_dtype, cpu_bf16, with_bf16_matmuls
 from dialeval.models.folders import check_finite_weights
 from dialeval.models.onnx_backend import logits_module, onnx_runner, resolve_backend
 from dialeval.models.runtime import (
@@ -300,7 +301,14 @@ class NLIClassifier:
 
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
-        self.model = model.to(device=self.device, dtype=self.dtype).eval()
+        import torch
+
+        if cpu_bf16(self.dtype, self.device):  # bf16 matrix products in an fp32 model, converted once
+            self.model = model if compute_dtype(model) is not None else with_bf16_matmuls(
+                model.to(device=self.device, dtype=torch.float32))
+        else:
+            self.model = model.to(device=self.device, dtype=self.dtype)
+        self.model.eval()
         self.tokenizer = tokenizer
         self.id2label = dict(model.config.id2label)
         canonical_label_order(self.id2label)  # fail early on a non-NLI head

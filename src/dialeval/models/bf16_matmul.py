@@ -1,0 +1,96 @@
+"""bf16 on a CPU: bf16 matrix products inside an fp32 model.
+
+A model loaded whole in bf16 keeps its residual stream, norms, attention softmax and logits in bf16, so every
+layer adds a rounding of relative size up to 2⁻⁸ to what it passes on. Here only the matrix products run in bf16: each
+``nn.Linear`` keeps a bf16 copy of its weight, rounds its input to bf16, multiplies with fp32 accumulation
+(oneDNN's bf16 kernels on ``avx512_bf16`` and AMX) and hands its output back in fp32, where the residual sum,
+normalisation, attention and softmax run. This is close to the precision split of ``torch.autocast`` (Micikevicius et al.
+2018, "Mixed precision training"), with the weights cast once at load instead of at every call.
+
+The LM head stays fp32 too: a logit between 16 and 32 rounded to bf16 moves by up to 0.06, enough to reorder the LLM
+judge's expected ratings, whose spread over items is small. ``benchmarks/leaderboard_bf16.py`` measures the
+published board both ways.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The attribute a converted model carries: the dtype of its matrix products (see :func:`compute_dtype`).
+MARK = "dialeval_matmul_dtype"
+
+
+def cpu_bf16(dtype: Any, device: Any) -> bool:
+    """Whether a model asked for in ``dtype`` on ``device`` (both resolved torch objects) runs this way: bf16 on
+    a CPU. A GPU keeps the model in bf16 whole."""
+    return str(dtype) == "torch.bfloat16" and getattr(device, "type", str(device)) == "cpu"
+
+
+class LastCast:
+    """The bf16 copy of the last tensor cast, kept while that tensor is alive: q, k and v (and an MLP's gate and
+    up) read the same input tensor, which is rounded once instead of three (two) times. The tensor is known by
+    identity (inference tensors keep no version counter): a transformer block feeds its projections a fresh
+    normalised tensor and never writes into it between them, which the tests check against a cast per call."""
+
+    def __init__(self) -> None:
+        self.source: Any = None
+        self.copy: Any = None
+
+    def __call__(self, x: Any) -> Any:
+        import torch
+
+        if x is not self.source:
+            self.source, self.copy = x, x.to(torch.bfloat16)
+        return self.copy
+
+
+def bf16_linear_class() -> Any:
+    import torch
+    import torch.nn.functional as F  # noqa: N812 - torch's own name
+
+    class Bf16Linear(torch.nn.Module):
+        """y = float32(bf16(x) · bf16(W)ᵀ) + b: an ``nn.Linear`` whose product runs in bf16 and whose input and
+        output stay fp32 (the bias is added in fp32). ``cast`` rounds the input (shared by a model's layers)."""
+
+        def __init__(self, linear: torch.nn.Module, cast: LastCast) -> None:
+            super().__init__()
+            weight = linear.weight.detach()
+            if not isinstance(linear, torch.nn.Linear):  # transformers' Conv1D (GPT-2): y = x·W + b, W [in, out]
+                weight = weight.t()
+            self.out_features, self.in_features = weight.shape
+            self.weight = torch.nn.Parameter(weight.to(torch.bfloat16).contiguous(), requires_grad=False)
+            bias = linear.bias
+            self.bias = None if bias is None else torch.nn.Parameter(bias.detach().float(), requires_grad=False)
+            self.cast = cast
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = F.linear(self.cast(x), self.weight).to(x.dtype)
+            return y if self.bias is None else y + self.bias
+
+    return Bf16Linear
+
+
+def with_bf16_matmuls(model: Any) -> Any:
+    """``model`` (fp32, in place) with every ``nn.Linear`` but its output embeddings (the LM head) replaced by a
+    bf16-product one; embeddings, norms, the logits and everything else stay fp32. Returns the model, marked with
+    :data:`MARK`."""
+    import torch
+    from transformers.pytorch_utils import Conv1D
+
+    linear_class, cast = bf16_linear_class(), LastCast()
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    converted = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) in (torch.nn.Linear, Conv1D) and child is not head:
+                setattr(parent, name, linear_class(child, cast))
+                converted += 1
+    if not converted:
+        raise ValueError(f"{type(model).__name__} has no linear layers to run in bf16 on this CPU; use dtype='fp32'.")
+    setattr(model, MARK, torch.bfloat16)
+    return model
+
+
+def compute_dtype(model: Any) -> Any:
+    """The dtype a model's matrix products run in: bf16 for a :func:`with_bf16_matmuls` model, else ``None``."""
+    return getattr(model, MARK, None)
