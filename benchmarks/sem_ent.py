@@ -7,12 +7,14 @@ DailyDialog reader).
 
 ``realdata`` fits a space on the responses of ../shared/data/dailydialog/validation.json (all turns but each
 dialogue's first) and reports Sem-Ent of the test.json human responses and of a generic set (the 20 most
-frequent validation responses repeated to the same size), plus the bf16-vs-fp32 assignment agreement.
+frequent validation responses repeated to the same size), plus the bf16-vs-fp32 assignment agreement; it writes
+``docs/results/sem_ent_dailydialog.json`` (the Sem-Ent card's table) and, under ``artifacts/``, the space and a plot.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import os
@@ -30,6 +32,7 @@ import torch  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = (REPO / ".." / "shared" / "data").resolve()
+REALDATA_RESULT = REPO / "docs" / "results" / "sem_ent_dailydialog.json"
 
 
 def dailydialog_responses(path: Path) -> list[str]:
@@ -65,6 +68,7 @@ def reference_scheme(model: torch.nn.Module, ids: list[list[int]], batch_size: i
 # ---------------------------------------------------------------- real data
 
 def run_realdata(args: argparse.Namespace) -> None:
+    from dialeval.io.files import atomic_write_text
     from dialeval.semantic.cli_fit_space import plot_distribution
     from dialeval.semantic.space import SemanticSpace, agreement, cluster_distribution, entropy_nats
 
@@ -99,11 +103,15 @@ def run_realdata(args: argparse.Namespace) -> None:
         "generic_responses": sorted(set(generic)),
     }
     (out_dir / "report.json").write_text(json.dumps(res, indent=2) + "\n")
+    published = {"command": "python benchmarks/sem_ent.py realdata",
+                 "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+                 **{k: v for k, v in res.items() if k not in ("generic_responses", "fit_seconds", "embed_test_seconds")}}
+    atomic_write_text(REALDATA_RESULT, json.dumps(published, indent=1, ensure_ascii=False) + "\n")
     plot_distribution(space.reference_distribution, out_dir / "distributions.png",
                       "DailyDialog: validation (reference) vs test human responses",
                       other=cluster_distribution(test_labels, space.k), other_label="test (human)")
     print(json.dumps({k: v for k, v in res.items() if k != "generic_responses"}, indent=2))
-    print(f"wrote {out_dir}/report.json and distributions.png")
+    print(f"wrote {REALDATA_RESULT.relative_to(REPO)}, {out_dir}/report.json and distributions.png")
 
 
 def run_dress(args: argparse.Namespace) -> None:

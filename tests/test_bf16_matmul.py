@@ -114,3 +114,67 @@ def test_the_default_encoder_in_bf16_keeps_fp32_between_its_products_and_stays_c
     assert norms and set(norms) == {torch.float32}
     assert _cosines(got, want).min() > 0.999  # bf16 rounding of 6 layers' products, not a different embedding
     assert (1 - _cosines(got, want)).max() < (1 - _cosines(cast, want)).max()
+
+
+def test_an_nli_classifier_keeps_its_head_fp32_and_a_converted_model_is_not_reused_in_fp32(tmp_path):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from dialeval.nli.core import NLIClassifier
+    from dialeval.testing.roberta import CNE, tiny_nli_model
+
+    path = tiny_nli_model(tmp_path / "nli", CNE)
+    model = AutoModelForSequenceClassification.from_pretrained(str(path))
+    tok = AutoTokenizer.from_pretrained(str(path))
+    bf16 = NLIClassifier(model, tok, device="cpu", dtype="bf16")
+    converted = [m for m in bf16.model.modules() if hasattr(m, "cast")]
+    assert converted and all(not hasattr(m, "cast") for m in bf16.model.classifier.modules())
+    probs = np.asarray(bf16([("a cat sat", "a cat sat"), ("it rains", "the sun is out")]))
+    assert probs.shape == (2, 3) and np.all(np.isfinite(probs))
+    with pytest.raises(ValueError, match=r"^this NLI model runs its products in bf16 .*load it again for "
+                                         r"dtype='fp32'\.$"):
+        NLIClassifier(model, tok, device="cpu")
+
+
+def test_a_model_not_in_fp32_is_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"^Linear is not all fp32; load it in fp32 before"):
+        bf16_matmul.with_bf16_matmuls(torch.nn.Linear(3, 3).to(torch.float16))
+
+
+def test_the_cast_memo_keeps_no_input_after_a_forward_pass(tiny):
+    lm = load_lm(str(tiny["llama"]), device="cpu", dtype="bf16")
+    with torch.inference_mode():
+        lm.model(input_ids=torch.tensor([[1, 2, 3]]))
+    casts = {id(m.cast): m.cast for m in lm.model.modules() if hasattr(m, "cast")}
+    assert len(casts) == 1 and next(iter(casts.values())).last is None
+
+
+def test_the_default_encoder_gives_the_same_numbers_with_one_cast_per_product():
+    """The shared cast on BERT (the default encoder): q, k and v read one normalised tensor."""
+    from dialeval.models.encoders import get_encoder
+
+    class EveryCall(bf16_matmul.LastCast):
+        def __call__(self, x):
+            return x.to(torch.bfloat16)
+
+    enc = get_encoder(None, device="cpu", dtype="bf16", backend="torch")
+    texts = ["the weather is awful today", "shall we go to the cinema?"]
+    shared = enc.encode(texts)
+    layers = [m for m in enc.model.modules() if hasattr(m, "cast")]
+    kept = layers[0].cast
+    try:
+        for m in layers:
+            m.cast = EveryCall()
+        assert np.array_equal(enc.encode(texts), shared)
+    finally:
+        for m in layers:
+            m.cast = kept
+
+
+def test_a_last_token_encoder_in_bf16_names_bf16_and_runs(tiny):
+    from dialeval.models.encoders import LastTokenEncoder
+
+    enc = LastTokenEncoder(str(tiny["llama"]), device="cpu", dtype="bf16")
+    out = enc.encode(["hello there", "how are you"])
+    assert enc.dtype_name == "bf16" and out.dtype == np.float32 and np.all(np.isfinite(out))
+    wrapped = LastTokenEncoder.from_model(enc.model, enc.tokenizer, name="x")
+    assert wrapped.dtype_name == "bf16"  # what runs, not the first parameter's fp32

@@ -182,3 +182,21 @@ def test_the_meta_evaluation_page_shows_the_result_file():
     assert result["results"]["lm_speedup"] == pytest.approx(sum(r["fp32 s"] for r in lm) / sum(r["bf16 s"] for r in lm))
     assert result["results"]["correlations"] == len(corr)
     assert result["results"]["correlations_within"] == sum(c["meets both"] for c in corr)
+
+
+def test_the_result_files_counts_are_its_correlation_lists():
+    """The per-metric and item-level counts of the summary, recounted here from the file's own correlation list."""
+    import json
+
+    result = json.loads(RESULT.read_text(encoding="utf-8"))
+    rows = result["correlations"]
+    moved = {c["metric"] for c in rows if c["abs_delta"]}
+    for metric in moved:
+        mine = [c for c in rows if c["metric"] == metric]
+        assert result["results"]["by_metric"][metric] == {
+            "within": sum(c["abs_delta"] < 0.005 and c["abs_delta"] < c["fp32_ci_width"] / 10 for c in mine),
+            "of": len(mine), "worst_abs_delta": max(c["abs_delta"] for c in mine)}
+    assert set(result["results"]["by_metric"]) == moved
+    item = [c for c in rows if c["level"] == "item"]
+    assert result["results"]["item_level"] == {"within": sum(c["meets both"] for c in item), "of": len(item)}
+    assert f"{result['results']['item_level']['within']} of {len(item)} at item level" in result["summary"]

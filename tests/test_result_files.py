@@ -108,3 +108,19 @@ def test_leaderboard_fields_are_what_the_code_writes(name, shared_data):
             key = (r["target"], r["statistic"], r.get("level"))
             assert key in written, (dataset, config, key)
             assert set(r) - optional == written[key], (dataset, config, r["metric"], key)
+
+
+def test_the_sem_ent_card_shows_the_dailydialog_result_file():
+    """Each number of the Sem-Ent card's DailyDialog table, read back from the page, is the result file's."""
+    result = _load("sem_ent_dailydialog.json")
+    page = (REPO / "metrics" / "sem_ent" / "README.md").read_text(encoding="utf-8")
+    wanted = [f"| validation, the reference itself | {result['n_reference']:,} | {result['reference_sem_ent']:.4f} |",
+              f"| test, human | {result['n_test']:,} | **{result['test_human_sem_ent']:.4f}** |",
+              f"| {result['n_test']:,} | **{result['generic_top20_sem_ent']:.4f}** |",
+              f"| maximum (ln {result['k']}) | | {result['max_sem_ent']:.4f} |",
+              f"PCA kept {result['kept_components']} of {result['dim']} dimensions",
+              f"Re-embedding {result['bf16_agreement_n']:,} test responses with `dtype=\"bf16\"` put "
+              f"{100 * result['bf16_vs_fp32_assignment_agreement']:.2f}% of",
+              f"`{result['command']}`"]
+    for text in wanted:
+        assert text in page, f"metrics/sem_ent/README.md lacks {text!r}: rerun {result['command']}"

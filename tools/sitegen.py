@@ -374,9 +374,16 @@ def quality_summary() -> str:
     return quality_region.summary_region()
 
 
+def judge_units() -> str:
+    sys.path.insert(0, str(REPO / "tools"))
+    import judge_region
+
+    return judge_region.region()
+
+
 REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": readme_suite_time,
            "install": readme_install, "usr-baselines": readme_usr_baselines, "caches": readme_caches,
-           "quality-units": quality_units, "quality-summary": quality_summary}
+           "quality-units": quality_units, "quality-summary": quality_summary, "judge-units": judge_units}
 
 
 def region(name: str) -> str:

@@ -3,11 +3,12 @@
 A model loaded whole in bf16 keeps its residual stream, norms, attention softmax and logits in bf16, so every
 layer adds a rounding of relative size up to 2⁻⁸ to what it passes on. Here only the matrix products run in bf16: each
 ``nn.Linear`` keeps a bf16 copy of its weight, rounds its input to bf16, multiplies with fp32 accumulation
-(oneDNN's bf16 kernels on ``avx512_bf16`` and AMX) and hands its output back in fp32, where the residual sum,
-normalisation, attention and softmax run. This is close to the precision split of ``torch.autocast`` (Micikevicius et al.
+(oneDNN's bf16 kernels on ``avx512_bf16`` and AMX), rounds the product to bf16 once (torch has no bf16 product
+with an fp32 result on CPU) and hands it back in fp32, where the residual sum, normalisation, attention and
+softmax run. This is close to the precision split of ``torch.autocast`` (Micikevicius et al.
 2018, "Mixed precision training"), with the weights cast once at load instead of at every call.
 
-The LM head stays fp32 too: a logit between 16 and 32 rounded to bf16 moves by up to 0.06, enough to reorder the LLM
+The output heads stay fp32 too (an LM's head, a classifier's ``classifier`` or ``score`` module): a logit between 16 and 32 rounded to bf16 moves by up to 0.06, enough to reorder the LLM
 judge's expected ratings, whose spread over items is small. ``benchmarks/leaderboard_bf16.py`` measures the
 published board both ways.
 """
@@ -30,18 +31,23 @@ class LastCast:
     """The bf16 copy of the last tensor cast, kept while that tensor is alive: q, k and v (and an MLP's gate and
     up) read the same input tensor, which is rounded once instead of three (two) times. The tensor is known by
     identity (inference tensors keep no version counter): a transformer block feeds its projections a fresh
-    normalised tensor and never writes into it between them, which the tests check against a cast per call."""
+    normalised tensor and never writes into it between them, which the tests check against a cast per call. The
+    (tensor, copy) pair is read and replaced as one object, so threads sharing a model never mix two pairs."""
 
     def __init__(self) -> None:
-        self.source: Any = None
-        self.copy: Any = None
+        self.last: tuple[Any, Any] | None = None
 
     def __call__(self, x: Any) -> Any:
         import torch
 
-        if x is not self.source:
-            self.source, self.copy = x, x.to(torch.bfloat16)
-        return self.copy
+        last = self.last
+        if last is None or last[0] is not x:
+            last = (x, x.to(torch.bfloat16))
+            self.last = last
+        return last[1]
+
+    def clear(self) -> None:
+        self.last = None
 
 
 def bf16_linear_class() -> Any:
@@ -70,23 +76,35 @@ def bf16_linear_class() -> Any:
     return Bf16Linear
 
 
+def output_heads(model: Any) -> set[int]:
+    """The ids of the modules whose outputs are the model's answer: an LM's output embeddings, a sequence
+    classifier's ``classifier``/``score`` head, and every module inside them."""
+    import torch
+
+    heads = [model.get_output_embeddings()] if hasattr(model, "get_output_embeddings") else []
+    heads += [getattr(model, name, None) for name in ("classifier", "score")]
+    return {id(m) for head in heads if isinstance(head, torch.nn.Module) for m in head.modules()}
+
+
 def with_bf16_matmuls(model: Any) -> Any:
-    """``model`` (fp32, in place) with every ``nn.Linear`` but its output embeddings (the LM head) replaced by a
-    bf16-product one; embeddings, norms, the logits and everything else stay fp32. Returns the model, marked with
-    :data:`MARK`."""
+    """``model`` (fp32, in place) with every ``nn.Linear`` (and transformers' ``Conv1D``) outside its output heads
+    (:func:`output_heads`) replaced by a bf16-product one; embeddings, norms, the heads and everything else stay
+    fp32. Returns the model, marked with :data:`MARK`; a model with nothing to convert is refused in one line."""
     import torch
     from transformers.pytorch_utils import Conv1D
 
-    linear_class, cast = bf16_linear_class(), LastCast()
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if any(p.dtype != torch.float32 for p in model.parameters() if p.is_floating_point()):
+        raise ValueError(f"{type(model).__name__} is not all fp32; load it in fp32 before running its products in bf16.")
+    linear_class, cast, heads = bf16_linear_class(), LastCast(), output_heads(model)
     converted = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) in (torch.nn.Linear, Conv1D) and child is not head:
+            if type(child) in (torch.nn.Linear, Conv1D) and id(child) not in heads:
                 setattr(parent, name, linear_class(child, cast))
                 converted += 1
     if not converted:
         raise ValueError(f"{type(model).__name__} has no linear layers to run in bf16 on this CPU; use dtype='fp32'.")
+    model.register_forward_hook(lambda *_: cast.clear())  # the last input is not kept past a forward pass
     setattr(model, MARK, torch.bfloat16)
     return model
 

@@ -45,6 +45,7 @@ from dialeval.models.runtime import (
     cached_model,
     hub_source,
     load_pretrained,
+    loaded_dtype,
     model_identity,
     model_revision,
     progress_bar,
@@ -234,8 +235,7 @@ class LastTokenEncoder:
     def from_model(cls, model: Any, tokenizer: Any, *, name: str, max_length: int = MAX_LENGTH) -> LastTokenEncoder:
         """Wrap an already loaded base model (e.g. ``GPT2Model``) and tokenizer; ``name`` identifies it."""
         self = cls.__new__(cls)
-        param = next(model.parameters())
-        self.device, self.dtype = param.device, param.dtype
+        self.device, self.dtype = next(model.parameters()).device, loaded_dtype(model)
         self.dtype_name = _dtype_name(self.dtype)
         self.max_length = max_length
         self.tokenizer, self.model = tokenizer, model.eval()
@@ -310,7 +310,7 @@ class SentenceTransformerEncoder:
                                    name_or_path)
         check_finite_weights(self.model, name_or_path)
         if cpu_bf16(self.dtype, self.device):
-            with_bf16_matmuls(self.model)
+            with_bf16_matmuls(self.model.float())  # a checkpoint saved in fp16 loads as fp16
         elif self.dtype is not _float32():
             self.model.to(self.dtype)
         self.model.eval()

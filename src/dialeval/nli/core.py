@@ -303,7 +303,12 @@ class NLIClassifier:
         self.dtype = resolve_dtype(dtype, self.device)
         import torch
 
-        if cpu_bf16(self.dtype, self.device):  # bf16 matrix products in an fp32 model, converted once
+        self.backend = resolve_backend(backend, self.device, _dtype_name(self.dtype))
+        products = cpu_bf16(self.dtype, self.device)
+        if compute_dtype(model) is not None and not products:
+            raise ValueError(f"this NLI model runs its products in bf16 (loaded with dtype='bf16' on a CPU); load it "
+                             f"again for dtype={_dtype_name(self.dtype)!r}.")
+        if products:  # bf16 matrix products in an fp32 model, converted once
             self.model = model if compute_dtype(model) is not None else with_bf16_matmuls(
                 model.to(device=self.device, dtype=torch.float32))
         else:
@@ -326,7 +331,6 @@ class NLIClassifier:
         self.forward_calls = 0
         self.pairs_classified = 0
 
-        self.backend = resolve_backend(backend, self.device, _dtype_name(self.dtype))
         self.runner = None if self.backend == "torch" else runner or self.onnx_runner()
 
     def onnx_runner(self) -> Any:

@@ -102,6 +102,7 @@ def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any
                    num_layers: int | None = None) -> Any:
     """bert-score's scorer for ``model`` on ``device`` in ``dtype``, from the process-wide model cache (the
     declaration's ``loader``: a Space places it on its GPU at start-up)."""
+    from dialeval.models.bf16_matmul import cpu_bf16, with_bf16_matmuls
     from dialeval.models.runtime import cached_model, resolve_device, resolve_dtype
 
     source = model_source(model)
@@ -113,7 +114,10 @@ def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any
         from dialeval.extras import optional
 
         scorer = optional("bert_score", "bertscore").BERTScorer(model_type=ident, num_layers=layers, device=str(dev))
-        scorer._model.to(torch_dtype)
+        if cpu_bf16(torch_dtype, dev):  # bf16 matrix products in an fp32 model
+            with_bf16_matmuls(scorer._model.float())
+        else:
+            scorer._model.to(torch_dtype)
         return scorer
 
     return cached_model("bertscore", source, load, str(dev), str(torch_dtype), layers)
@@ -153,7 +157,9 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
     for j, i in enumerate(scored):
         full["precision"][i], full["recall"][i], full["scores"][i] = (
             float(precision[j]), float(recall[j]), float(f1[j]))
-    dtype_name = str(next(scorer._model.parameters()).dtype).removeprefix("torch.")
+    from dialeval.models.runtime import loaded_dtype
+
+    dtype_name = str(loaded_dtype(scorer._model)).removeprefix("torch.")  # what ran (bf16 products: bfloat16)
     return {"bertscore": math.fsum(full["scores"]) / len(preds), "precision": full["precision"],
             "recall": full["recall"], "f1": list(full["scores"]), "scores": full["scores"],
             "signature": _signature(model, scorer.num_layers, idf, dtype_name)}
