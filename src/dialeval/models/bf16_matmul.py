@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+SHORT_NAMES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+
 #: The attribute a converted model carries: the dtype of its matrix products (see :func:`compute_dtype`).
 MARK = "dialeval_matmul_dtype"
 
@@ -107,6 +109,23 @@ def with_bf16_matmuls(model: Any) -> Any:
     model.register_forward_hook(lambda *_: cast.clear())  # the last input is not kept past a forward pass
     setattr(model, MARK, torch.bfloat16)
     return model
+
+
+def placed(model: Any, dtype: Any, device: Any, what: str = "model") -> Any:
+    """``model`` on ``device`` in ``dtype`` (resolved torch objects): bf16 on a CPU converts an fp32 copy of its
+    weights in place, once (:func:`with_bf16_matmuls`); a model already converted that way is refused in one line
+    for any other dtype, since casting it would undo the conversion."""
+    import torch
+
+    if cpu_bf16(dtype, device):
+        if compute_dtype(model) is not None:
+            return model
+        return with_bf16_matmuls(model.to(device=device, dtype=torch.float32))
+    if compute_dtype(model) is not None:
+        name = str(dtype).removeprefix("torch.")
+        raise ValueError(f"this {what} runs its products in bf16 (loaded with dtype='bf16' on a CPU); load it again "
+                         f"for dtype={SHORT_NAMES.get(name, name)!r}.")
+    return model.to(device=device, dtype=dtype)
 
 
 def compute_dtype(model: Any) -> Any:

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dialeval.io.validation import check_text_sets
-from dialeval.models.bf16_matmul import compute_dtype, cpu_bf16, with_bf16_matmuls
+from dialeval.models.bf16_matmul import placed
 from dialeval.models.folders import check_finite_weights
 from dialeval.models.onnx_backend import logits_module, onnx_runner, resolve_backend
 from dialeval.models.runtime import (
@@ -301,19 +301,8 @@ class NLIClassifier:
 
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
-        import torch
-
         self.backend = resolve_backend(backend, self.device, _dtype_name(self.dtype))
-        products = cpu_bf16(self.dtype, self.device)
-        if compute_dtype(model) is not None and not products:
-            raise ValueError(f"this NLI model runs its products in bf16 (loaded with dtype='bf16' on a CPU); load it "
-                             f"again for dtype={_dtype_name(self.dtype)!r}.")
-        if products:  # bf16 matrix products in an fp32 model, converted once
-            self.model = model if compute_dtype(model) is not None else with_bf16_matmuls(
-                model.to(device=self.device, dtype=torch.float32))
-        else:
-            self.model = model.to(device=self.device, dtype=self.dtype)
-        self.model.eval()
+        self.model = placed(model, self.dtype, self.device, "NLI model").eval()  # bf16 on a CPU: bf16 products
         self.tokenizer = tokenizer
         self.id2label = dict(model.config.id2label)
         canonical_label_order(self.id2label)  # fail early on a non-NLI head
