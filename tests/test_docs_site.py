@@ -210,7 +210,7 @@ def test_benchmarks_page_shows_every_result_file(site):
 CARDS = [*sorted((REPO / "metrics").glob("*/README.md")), *sorted((REPO / "datasets_scripts" / "cards").glob("*/README.md"))]
 REGION = re.compile(r"<!-- generated:([a-z0-9_.-]+) -->\n(.*?)<!-- /generated -->", re.S)
 TOKEN = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?")
-EXPECTED_REGIONS = {("sem_ent", "benchmark-sem_ent_memory"), ("context_relevance", "benchmark-quality_speed.avx512-bf16"),
+EXPECTED_REGIONS = {("sem_ent", "benchmark-sem_ent_memory"), ("llm_judge", "judge-units"), ("context_relevance", "benchmark-quality_speed.avx512-bf16"),
                     ("learned_quality", "benchmark-quality_speed.avx512-bf16"),
                     *((card, f"benchmark-{name}.{kind}") for card, name in [
                         ("full_followup", "full_followup"), ("full_followup", "full_routes"), ("sem_ent", "sem_ent_speed"),
@@ -356,3 +356,26 @@ def test_cards_do_not_narrate_measurements_outside_their_regions():
         for number, line in enumerate(text.splitlines(), 1):
             found += [f"{card.relative_to(REPO)}:{number}: {m.group(0)!r}" for m in NARRATED.finditer(line)]
     assert not found, "\n".join(found)
+
+
+def test_the_judge_cards_units_are_the_two_leaderboards_values():
+    """Read back from the LLM judge's card: each unit's judge cell is judge_leaderboard.json's item-level Spearman
+    row for the unit's overall quality, and its FULL cell is quality_leaderboard.json's, with their intervals."""
+    text = (REPO / "metrics" / "llm_judge" / "README.md").read_text(encoding="utf-8")
+    region = next(body for name, body in REGION.findall(text) if name == "judge-units")
+    (_, head, rows), = region_tables(region)
+    boards = {name: json.loads((RESULTS / f"{name}_leaderboard.json").read_text(encoding="utf-8"))
+              for name in ("judge", "quality")}
+
+    def cell(board: dict, metric: str, unit: str) -> str:
+        dataset, config = unit.split(" · ")
+        target = board["datasets"][f"{dataset}/{config}"]["overall"]
+        row, = [r for r in board["rows"] if (r["metric"], r["dataset"], r["config"], r["target"], r["statistic"],
+                                              r.get("level", "item")) == (metric, dataset, config, target, "spearman", "item")]
+        return f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+
+    assert len(rows) == len(boards["judge"]["datasets"]) == 16
+    for cells in rows:
+        got = dict(zip(head, cells))
+        assert got["judge"] == cell(boards["judge"], "llm_judge", got["unit"])
+        assert got["FULL, same model"] == cell(boards["quality"], "full_followup", got["unit"])

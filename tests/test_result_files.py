@@ -66,7 +66,7 @@ def _rows(dataset: str, config: str, shared_data: Path) -> list[dict]:
     return protocol_rows(decl, raw_rows(decl, config, data_dir=shared_data / decl.folder))
 
 
-BOARDS = ("leaderboard.json", "quality_leaderboard.json")  # the headline board and the reference-free quality one
+BOARDS = ("leaderboard.json", "quality_leaderboard.json", "judge_leaderboard.json")  # headline, quality, LLM judge
 
 
 @pytest.mark.parametrize("name", BOARDS)
