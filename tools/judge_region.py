@@ -5,17 +5,15 @@ column of ``docs/results/quality_leaderboard.json``."""
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
-from quality_region import RESULTS, _cell, unit_rows
+from quality_region import _cell, read, unit_rows
 
 JUDGE, FULL = "llm_judge", "full_followup"
 
 
 def load() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    read = lambda name: json.loads((RESULTS / name).read_text(encoding="utf-8"))  # noqa: E731
     return read("judge_leaderboard.json"), read("judge_leaderboard.meta.json"), read("quality_leaderboard.json")
 
 
@@ -42,9 +40,8 @@ def region() -> str:
         if other is None or other["n"] != u["n"]:
             raise ValueError(f"{u['unit']}: the judge's board and the quality board scored different rows; rerun "
                              "both with the same --dataset and --max-rows flags")
-        target = next(r["target"] for r in u["rows"].values())
         lines.append(f"| {u['unit']} | {u['quality']} | {u['n']:,} | {_cell(u['rows'].get(JUDGE))} | "
-                     f"{_cell(other['rows'].get(FULL))} | {system_cell(judge, u['unit'], target)} |")
+                     f"{_cell(other['rows'].get(FULL))} | {system_cell(judge, u['unit'], u['target'])} |")
     item = [u["rows"][JUDGE] for u in units if JUDGE in u["rows"]]
     means = {s["metric"]: s for s in judge["summary"] + quality["summary"] if s["metric"] in (JUDGE, FULL)}
     above = sum(1 for u in units if u["rows"][JUDGE]["value"] > full[u["unit"]]["rows"][FULL]["value"])

@@ -30,8 +30,12 @@ def is_variant_row(row: str) -> bool:
     return found is not None and found[0].name != row
 
 
+def read(name: str) -> dict[str, Any]:
+    """A committed result file of ``docs/results/``."""
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
 def load() -> tuple[dict[str, Any], dict[str, Any]]:
-    read = lambda name: json.loads((RESULTS / name).read_text(encoding="utf-8"))  # noqa: E731
     return read("quality_leaderboard.json"), read("quality_leaderboard.meta.json")
 
 
@@ -42,7 +46,8 @@ def _cell(row: dict[str, Any] | None) -> str:
 
 
 def unit_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One entry per unit: its name, level, overall quality, n, each metric's item-level Spearman row and leads."""
+    """One entry per unit: its name, level, overall quality (``target``, and ``quality`` its short name), n, each
+    metric's item-level Spearman row and leads."""
     units = []
     for key, info in report["datasets"].items():
         dataset, config = key.split("/", 1)
@@ -51,7 +56,8 @@ def unit_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                 and r.get("target") == overall and r.get("statistic") == "spearman" and r.get("level", "item") == "item"}
         leads = [c["metric"] for c in report["clusters"] if (c["dataset"], c["config"]) == (dataset, config)
                  and c.get("target") == overall and c.get("statistic") == "spearman" and c.get("leads")]
-        units.append({"unit": f"{dataset} · {config}", "level": info["level"], "quality": overall.split(".", 1)[-1],
+        units.append({"unit": f"{dataset} · {config}", "level": info["level"], "target": overall,
+                      "quality": overall.split(".", 1)[-1],
                       "n": info["rows"], "rows": rows, "leads": leads})
     return units
 

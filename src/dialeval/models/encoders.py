@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dialeval.io.validation import check_texts
-from dialeval.models.bf16_matmul import cpu_bf16, with_bf16_matmuls
+from dialeval.models.bf16_matmul import cpu_bf16, placed
 from dialeval.models.folders import (
     check_finite_weights,
     check_tokenizer,
@@ -217,11 +217,9 @@ class LastTokenEncoder:
         self.model = load_matching(lambda: load_pretrained(AutoModel, name_or_path, what="encoder model",
                                                            dtype=_float32() if bf16_products else self.dtype),
                                    name_or_path)
-        if bf16_products:
-            with_bf16_matmuls(self.model)
         check_tokenizer(self.tokenizer, self.model, name_or_path)
         check_finite_weights(self.model, name_or_path)
-        self.model.to(self.device).eval()
+        self.model = placed(self.model, self.dtype, self.device, "encoder").eval()
         self.name = f"{LAST_TOKEN}:{name_or_path}"
         self.revision = model_revision(self.model)
         self.dim = int(self.model.config.hidden_size)
@@ -309,10 +307,8 @@ class SentenceTransformerEncoder:
         self.model = load_matching(lambda: load_pretrained(_Loader, name_or_path, what="sentence-transformers encoder"),
                                    name_or_path)
         check_finite_weights(self.model, name_or_path)
-        if cpu_bf16(self.dtype, self.device):
-            with_bf16_matmuls(self.model.float())  # a checkpoint saved in fp16 loads as fp16
-        elif self.dtype is not _float32():
-            self.model.to(self.dtype)
+        if self.dtype is not _float32():  # bf16 on a CPU: bf16 products in the model made fp32
+            self.model = placed(self.model, self.dtype, self.device, "encoder")
         self.model.eval()
         self.name = name or f"{SENTENCE_TRANSFORMERS}:{name_or_path}"
         first = self.model[0]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.io.files import file_sha256
-from dialeval.models.bf16_matmul import cpu_bf16, with_bf16_matmuls
+from dialeval.models.bf16_matmul import cpu_bf16, placed
 from dialeval.models.onnx_backend import require_cpu, resolve_backend
 from dialeval.models.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
 from dialeval.models.runtime import (
@@ -297,9 +297,7 @@ def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
             raise
         raise ModelNotAvailableError(f"{path!r} is not a {kind} language model transformers can load: {exc}") from exc
     tok = load_pretrained(AutoTokenizer, path, what="tokenizer")
-    lm.to(dev).eval()
-    if bf16_products:
-        with_bf16_matmuls(lm)
+    lm = placed(lm, torch_dtype, dev, "language model").eval()  # bf16 on a CPU: bf16 products
     # the offered model these weights are, also when named by its Hub repo (its defaults follow it)
     offered = model if model in (DEFAULT_LM, GEMMA3_LM) else offered_model(model)
     return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path,

@@ -102,7 +102,7 @@ def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any
                    num_layers: int | None = None) -> Any:
     """bert-score's scorer for ``model`` on ``device`` in ``dtype``, from the process-wide model cache (the
     declaration's ``loader``: a Space places it on its GPU at start-up)."""
-    from dialeval.models.bf16_matmul import cpu_bf16, with_bf16_matmuls
+    from dialeval.models.bf16_matmul import placed
     from dialeval.models.runtime import cached_model, resolve_device, resolve_dtype
 
     source = model_source(model)
@@ -114,10 +114,7 @@ def load_bertscore(model: str = DEFAULT_MODEL, *, device: Any = None, dtype: Any
         from dialeval.extras import optional
 
         scorer = optional("bert_score", "bertscore").BERTScorer(model_type=ident, num_layers=layers, device=str(dev))
-        if cpu_bf16(torch_dtype, dev):  # bf16 matrix products in an fp32 model
-            with_bf16_matmuls(scorer._model.float())
-        else:
-            scorer._model.to(torch_dtype)
+        scorer._model = placed(scorer._model, torch_dtype, dev, "BERTScore model")  # bf16 on a CPU: bf16 products
         return scorer
 
     return cached_model("bertscore", source, load, str(dev), str(torch_dtype), layers)
