@@ -12,7 +12,8 @@ whose default model cannot load here (its declaration's probe says why) is liste
 
 Paired tests (same rows, same target): the difference of the two statistics, a paired bootstrap p-value
 (:func:`dialeval.meta.stats.paired_bootstrap`), for Spearman ρ Williams' test for dependent correlations
-(:func:`dialeval.meta.stats.williams_test`), and on rated data the paired permutation test the clusters use.
+(:func:`dialeval.meta.stats.williams_test`), and on rated data the paired permutation test the clusters use; they
+are run by :mod:`dialeval.meta.paired_tests`.
 """
 
 from __future__ import annotations
@@ -35,17 +36,14 @@ from dialeval.meta import own_data, sources, variants
 from dialeval.meta import quality as lq
 from dialeval.meta.dtypes import dtype_name, with_dtype
 from dialeval.meta.evaluation import (
-    STATISTICS,
     evaluate_scores,
     left_out_rows,
-    paired_bootstrap,
     protocol_rows,
     raw_rows,
     score_rows,
-    spearman,
     targets_for,
-    williams_test,
 )
+from dialeval.meta.paired_tests import pair_left_out, pair_rows  # noqa: F401 - pair_left_out re-exported
 from dialeval.meta.progress import Heartbeat
 from dialeval.meta.sources import DatasetDeclaration
 from dialeval.meta.tables import _json_safe, markdown, plot_png, write_outputs  # noqa: F401 - re-exported
@@ -196,36 +194,6 @@ def _entry(cache: Path, metric: str, decl: DatasetDeclaration, label: str, rows:
                               write=lambda p, o: atomic_write_json(p, o, indent=None))
 
 
-def pair_left_out(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Sequence[float]) -> str | None:
-    """Why the paired test of ``a`` and ``b`` on ``target`` says nothing (``None`` when it is kept): a metric
-    against itself (the same name, or the same scores under two names), or a metric whose scores are the human
-    reference itself, where Williams' test only measures the reference against itself."""
-    y = np.asarray(target, dtype=float)
-    if a == b or np.array_equal(sa, sb):
-        return "self-pair: the two metrics' scores are identical"
-    for name, s in ((a, sa), (b, sb)):
-        if np.array_equal(s, y):
-            return f"{name} is the human reference of this target"
-    return None
-
-
-def _pair_tests(a: str, b: str, sa: np.ndarray, sb: np.ndarray, target: Any, base: dict[str, Any],
-                n_resamples: int, seed: int, confidence: float) -> dict[str, Any]:
-    y = np.asarray(target.values, dtype=float)
-    fn = STATISTICS[target.statistic]
-    boot = paired_bootstrap(fn, sa, sb, y, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    out = {"metric_a": a, "metric_b": b, **base, "value_a": fn(sa, y), "value_b": fn(sb, y),
-           "difference": boot["difference"], "p_bootstrap": boot["p_value"], "diff_ci_low": boot["ci_low"],
-           "diff_ci_high": boot["ci_high"], "p_williams": None, "t_williams": None}
-    if target.statistic == "spearman":
-        keep = ~np.isnan(y)  # the rows the two ρ are computed on (all, unless a target is undefined)
-        r23 = spearman(sa[keep], sb[keep])
-        if np.isfinite(r23) and np.isfinite(out["value_a"]) and np.isfinite(out["value_b"]) and keep.sum() > 3:
-            w = williams_test(out["value_a"], out["value_b"], r23, int(keep.sum()))
-            out.update(p_williams=w["p_value"], t_williams=w["t"], rho_ab=r23)
-    return out
-
-
 def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, Any]], scored: dict[str, dict[str, Any]],
                    acc: dict[str, Any], group: dict[str, Any], *, n_resamples: int, fraction: float, seed: int,
                    confidence: float, beat: Heartbeat | None = None) -> None:
@@ -254,7 +222,7 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
     for k, (a, b) in enumerate(pairs, len(scored) + 1):
         if beat is not None:
             beat.doing(f"{label} {k}/{total} ({a} vs {b})")
-        _pair_rows(decl, config, a, b, scored, targets, acc, n_resamples=n_resamples, seed=seed, confidence=confidence)
+        pair_rows(decl, config, a, b, scored, targets, acc, n_resamples=n_resamples, seed=seed, confidence=confidence)
     if beat is not None and (seconds := time.perf_counter() - started) >= PROGRESS_EVERY:
         beat.log(f"{label} done in {seconds:.0f} s")
     if rated:
@@ -263,24 +231,6 @@ def _analyse_group(decl: DatasetDeclaration, config: str, data: list[dict[str, A
         acc["units"][(decl.name, config)] = {"overall": overall, "targets": {overall: y}, "scores": {
             m: res["scores"] for m, res in scored.items() if lq.quality_copy(np.asarray(res["scores"], dtype=float),
                                                                       targets) is None}}
-
-
-def _pair_rows(decl: DatasetDeclaration, config: str, a: str, b: str, scored: dict[str, dict[str, Any]],
-               targets: Sequence[Any], acc: dict[str, Any], *, n_resamples: int, seed: int, confidence: float) -> None:
-    """The paired tests of metrics ``a`` and ``b`` on every target (or why there are none), appended to ``acc``."""
-    sa, sb = (np.asarray(scored[m]["scores"], dtype=float) for m in (a, b))
-    for t in targets:
-        base = {"dataset": decl.name, "config": config, "target": t.name, "statistic": t.statistic}
-        why = pair_left_out(a, b, sa, sb, t.values)
-        if why:
-            acc["left_out"].append({"metric_a": a, "metric_b": b, **base, "reason": why})
-            continue
-        pair = _pair_tests(a, b, sa, sb, t, base, n_resamples, seed, confidence)
-        perm = (lq.permutation_p(t.statistic, sa, sb, t.values, n_resamples=n_resamples, seed=seed)
-                if decl.protocol == "rated" else None)
-        if perm is not None:
-            pair.update(p_permutation=perm["p_value"], p_one_sided=perm["p_one_sided"])
-        acc["pairs"].append(pair)
 
 
 def _check_settings(max_rows: dict[str, int] | None, known: list[str], n_resamples: int, fraction: float,

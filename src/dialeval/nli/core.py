@@ -10,9 +10,10 @@ Every ordered pair (i, j), i ≠ j, of a set of n responses is classified with p
 - ``confidence_soft``: Σ_pairs  P(c) − P(e)   (another reading, every pair's full probabilities; not the paper's)
 
 Layout: pure functions over probability tables (columns always in the canonical order
-contradiction, neutral, entailment — :data:`CANONICAL`), pair construction with deduplication, and
-:class:`NLIClassifier`, the batched transformers classifier (length-sorted batches through
-:func:`dialeval.models.runtime.run_batched`, pairs truncated longest-first to the model's maximum length).
+contradiction, neutral, entailment — :data:`CANONICAL`; the scores in :mod:`dialeval.nli.variant_scores`), pair
+construction with deduplication, and :class:`NLIClassifier`, the batched transformers classifier (length-sorted
+batches through :func:`dialeval.models.runtime.run_batched`, pairs truncated longest-first to the model's maximum
+length).
 
 Any object with an ``id2label`` mapping and ``__call__(pairs) -> (len(pairs), num_labels) probabilities``
 (rows in ``id2label`` order) is a classifier; :func:`compute_nli_diversity` scores each distinct
@@ -43,9 +44,20 @@ from dialeval.models.runtime import (
     resolve_dtype,
     run_batched,
 )
+from dialeval.nli.variant_scores import (  # noqa: F401 - re-exported: the scores of a pair table
+    CANONICAL,
+    VARIANT_FUNCTIONS,
+    VARIANTS,
+    baseline_score,
+    check_variant,
+    class_counts,
+    confidence_score,
+    confidence_soft_score,
+    neutral_score,
+    predicted_classes,
+    variant_score,
+)
 
-CANONICAL = ("contradiction", "neutral", "entailment")
-VARIANTS = ("baseline", "neutral", "confidence", "confidence_soft")
 DEFAULT_MODEL = "roberta-large-mnli"
 #: The fixed cost of one classifier call, in padded tokens: length-sorted pairs are cut into batches where
 #: padding plus calls cost least (:func:`dialeval.models.batching.least_padding_cuts`), not filled to
@@ -99,64 +111,6 @@ def to_canonical(probs: Any, id2label: Mapping[Any, str]) -> np.ndarray:
     if table.ndim != 2 or table.shape[1] != len(id2label):
         raise ValueError(f"classifier returned shape {table.shape}; expected (pairs, {len(id2label)}).")
     return table[:, canonical_label_order(id2label)]
-
-
-# ---------------------------------------------------------------------------------------------------
-# Pure scoring functions over canonical probability tables (rows = pairs, columns = C, N, E)
-
-
-def predicted_classes(probs_cne: Any) -> np.ndarray:
-    """Argmax class per pair (0 = contradiction, 1 = neutral, 2 = entailment); ties go to the earlier class."""
-    table = np.asarray(probs_cne, dtype=np.float64).reshape(-1, 3)
-    return table.argmax(axis=1)
-
-
-def class_counts(probs_cne: Any) -> dict[str, int]:
-    """How many pairs are predicted contradiction / neutral / entailment."""
-    pred = predicted_classes(probs_cne)
-    return {name: int((pred == k).sum()) for k, name in enumerate(CANONICAL)}
-
-
-def baseline_score(probs_cne: Any) -> float:
-    """Σ_pairs [ŷ=contradiction] − [ŷ=entailment] (neutral counts 0)."""
-    c = class_counts(probs_cne)
-    return float(c["contradiction"] - c["entailment"])
-
-
-def neutral_score(probs_cne: Any) -> float:
-    """Σ_pairs [ŷ=contradiction] + [ŷ=neutral] − [ŷ=entailment]."""
-    c = class_counts(probs_cne)
-    return float(c["contradiction"] + c["neutral"] - c["entailment"])
-
-
-def confidence_score(probs_cne: Any) -> float:
-    """Σ_pairs [ŷ=contradiction]·P(contradiction) − [ŷ=entailment]·P(entailment)."""
-    table = np.asarray(probs_cne, dtype=np.float64).reshape(-1, 3)
-    pred = predicted_classes(table)
-    terms = [table[i, 0] if k == 0 else -table[i, 2] for i, k in enumerate(pred) if k != 1]
-    return math.fsum(terms)
-
-
-def confidence_soft_score(probs_cne: Any) -> float:
-    """Σ_pairs P(contradiction) − P(entailment), not gated by the argmax (a reading of "confidence" that
-    the paper's §3.3 definition does not take; kept as a named variant for comparison)."""
-    table = np.asarray(probs_cne, dtype=np.float64).reshape(-1, 3)
-    return math.fsum(table[:, 0]) - math.fsum(table[:, 2])
-
-
-VARIANT_FUNCTIONS = {"baseline": baseline_score, "neutral": neutral_score, "confidence": confidence_score,
-                     "confidence_soft": confidence_soft_score}
-
-
-def variant_score(probs_cne: Any, variant: str) -> float:
-    """Score of one set's pair table under ``variant`` (one of :data:`VARIANTS`)."""
-    return VARIANT_FUNCTIONS[check_variant(variant)](probs_cne)
-
-
-def check_variant(variant: Any) -> str:
-    if variant not in VARIANT_FUNCTIONS:
-        raise ValueError(f"`variant`={variant!r} is not known; use one of {list(VARIANTS)}.")
-    return variant
 
 
 # ---------------------------------------------------------------------------------------------------
