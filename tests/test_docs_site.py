@@ -379,3 +379,25 @@ def test_the_judge_cards_units_are_the_two_leaderboards_values():
         got = dict(zip(head, cells))
         assert got["judge"] == cell(boards["judge"], "llm_judge", got["unit"])
         assert got["FULL, same model"] == cell(boards["quality"], "full_followup", got["unit"])
+
+
+def test_the_learned_quality_cards_prose_numbers_are_the_quality_boards():
+    """The composition comparison written in learned_quality's card and its model card: the quality board's
+    item-level Spearman ρ for each unit's overall quality (Holistic fluency; the plain mean over the turn units)."""
+    board = json.loads((RESULTS / "quality_leaderboard.json").read_text(encoding="utf-8"))
+
+    def rho(metric: str, unit: str) -> float:
+        dataset, config = unit.split("/")
+        target = board["datasets"][unit]["overall"]
+        row, = [r for r in board["rows"] if (r["metric"], r["dataset"], r["config"], r["target"], r["statistic"],
+                                              r.get("level", "item")) == (metric, dataset, config, target, "spearman", "item")]
+        return row["value"]
+
+    turn = [u for u, info in board["datasets"].items() if info["level"] == "turn"]
+    mean = {m: sum(rho(m, u) for u in turn) / len(turn) for m in ("learned_quality", "learned_quality_usl_h")}
+    model_card = (REPO / "src" / "dialeval" / "resources" / "learned_quality" / "README.md").read_text(encoding="utf-8")
+    assert f"{mean['learned_quality_usl_h']:.3f} against {mean['learned_quality']:.3f}\nover the turn units" in model_card
+    card = (REPO / "metrics" / "learned_quality" / "README.md").read_text(encoding="utf-8")
+    fluency = "holistic_pang2020/fluency"
+    assert (f"Holistic fluency {rho('learned_quality_usl_h', fluency):.3f} against "
+            f"{rho('learned_quality', fluency):.3f}") in card

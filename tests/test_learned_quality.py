@@ -158,6 +158,11 @@ def test_the_shipped_weights_match_their_card_and_size():
     for label, key in rows.items():  # the card's proxy table is the run's record
         line = next(x for x in card.splitlines() if x.startswith(f"| {label}"))
         assert line.endswith(f"| {meta['proxy_before'][key]:.3f} | {meta['proxy'][key]:.3f} |"), line
+    quartiles = ", ".join(f"{q:.2f}" for q in meta["specificity"]["nll_quartiles"])
+    for fact in (f"{meta['bytes']:,} bytes", f"the other {meta['train_dialogues']:,}", f"{meta['steps']} steps",
+                 f"{meta['specificity']['tokens']:,}\n  tokens", f"quartiles [{quartiles}]",
+                 f"{meta['train_seconds']:.0f} s on 2 cores"):  # the card's facts are the run's record
+        assert fact in card, fact
 
 
 @pytest.mark.parametrize("args, message", [

@@ -23,8 +23,8 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="folder to write the evaluator to (use it with weights=FOLDER)")
     p.add_argument("--work-dir", default=None, help="checkpoints, to resume a killed run (default: OUT.work)")
     p.add_argument("--seed", type=int, default=d.seed, help=f"batches, perturbations and heads (default {d.seed})")
-    p.add_argument("--max-dialogues", type=int, default=d.max_dialogues,
-                   help=f"train on the first N dialogues (default {d.max_dialogues}; 0 = all)")
+    p.add_argument("--max-dialogues", type=int, default=d.max_dialogues or 0,
+                   help="train on the first N dialogues (default 0: all of them)")
     p.add_argument("--tuned-layers", type=int, default=d.tuned_layers, help=f"top layers tuned (default {d.tuned_layers})")
     p.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the dialogues (default {d.epochs})")
     p.add_argument("--batch-dialogues", type=int, default=d.batch_dialogues,

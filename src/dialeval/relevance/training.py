@@ -26,7 +26,7 @@ class TrainConfig:
     """What a training run depends on (the output records it; a resumed run must match it)."""
 
     seed: int = 0
-    max_dialogues: int | None = 4000
+    max_dialogues: int | None = None  # every training dialogue
     tuned_layers: int = 1
     epochs: int = 1
     batch_dialogues: int = 32
