@@ -4,10 +4,15 @@ the unit's compute floor (``benchmarks/leaderboard_floor.py``: its distinct toke
 measured in the same run).
 
     python benchmarks/lm_op_profile.py --data-dir ../shared/data --threads 2 --sample 100
+    python benchmarks/lm_op_profile.py --data-dir ../shared/data --threads 2 --sample 100 --dtype bf16 --unit ...
 
 The floor prices every FLOP at the peak of large square GEMMs; when a unit's matrix products alone take close to
-its floor, no exact route on these kernels can come much closer, whatever it does with the rest. Writes
-docs/results/benchmarks/lm_op_profile.json (``--result PATH``, or ``-`` for none).
+its floor, no exact route on these kernels can come much closer, whatever it does with the rest. ``--dtype bf16``
+times each unit in fp32 and in ``dialeval leaderboard --dtype bf16`` (bf16 products, the rest fp32), interleaved,
+and profiles the bf16 route: since only its products get faster, fp32 time over its non-product time bounds the
+speed-up bf16 can give the unit. Writes
+docs/results/benchmarks/lm_op_profile.json (``lm_op_profile_bf16.json`` for bf16; ``--result PATH``, or ``-``
+for none).
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from _common import RESULTS, machine_line, matmul_peak, offline, table, write_re
 
 offline()
 
+import leaderboard_floor  # noqa: E402
 import torch  # noqa: E402
 from leaderboard_floor import floor_of, model_shape  # noqa: E402
 
 from dialeval.datasets import DATA_FOLDERS  # noqa: E402
+from dialeval.meta.dtypes import with_dtype  # noqa: E402
 from dialeval.meta.evaluation import load_rows, score_rows  # noqa: E402
 from dialeval.meta.leaderboard import plan  # noqa: E402
 
@@ -51,29 +58,108 @@ def op_seconds(prof: Any) -> dict[str, float]:
     return out
 
 
-def profiled_unit(unit: tuple[str, str, str], rows: list[dict[str, Any]], shape: dict[str, int],
-                  peak: float) -> dict[str, Any]:
-    """The unit's route time (unprofiled, best of 2), its floor, and its profiled split against the floor."""
-    score_rows(*unit, rows[:4], round_decimals=None)  # model loads and exports stay out of the timings
-    floor = floor_of(*unit, rows, shape)
-    floor_s = floor["flops"] / peak + floor["other_s"]
-    route_s = float("inf")
+def route_seconds(unit: tuple[str, str, str], rows: list[dict[str, Any]], options: dict[str, Any] | None) -> float:
+    """The unit's route time, unprofiled, best of 2 (after a warm-up on 4 rows: loads and exports stay out)."""
+    score_rows(*unit, rows[:4], options, round_decimals=None)
+    best = float("inf")
     for _ in range(2):
         start = time.perf_counter()
-        score_rows(*unit, rows, round_decimals=None)
-        route_s = min(route_s, time.perf_counter() - start)
+        score_rows(*unit, rows, options, round_decimals=None)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def profiled_parts(unit: tuple[str, str, str], rows: list[dict[str, Any]], options: dict[str, Any] | None,
+                   route_s: float) -> dict[str, float]:
+    """Seconds per part of one profiled run, the profiler's own overhead spread over the parts (they add up to
+    ``route_s``)."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         start = time.perf_counter()
-        score_rows(*unit, rows, round_decimals=None)
+        score_rows(*unit, rows, options, round_decimals=None)
         profiled_s = time.perf_counter() - start
     parts = op_seconds(prof)
     parts["outside torch"] = max(0.0, profiled_s - sum(parts.values()))
-    scale = route_s / profiled_s  # the profiler's own overhead, spread over the parts
+    return {name: seconds * route_s / profiled_s for name, seconds in parts.items()}
+
+
+def profiled_unit(unit: tuple[str, str, str], rows: list[dict[str, Any]], shape: dict[str, int],
+                  peak: float) -> dict[str, Any]:
+    """The unit's route time (unprofiled, best of 2), its floor, and its profiled split against the floor."""
+    options = leaderboard_floor.OPTIONS.get(unit[0])  # --dtype bf16: the metric's dtype
+    route_s = route_seconds(unit, rows, options)
+    floor = floor_of(*unit, rows, shape)
+    floor_s = floor["flops"] / peak + floor["other_s"]
     record = {"unit": "/".join(unit), "rows": len(rows), "route s": round(route_s, 3), "floor s": round(floor_s, 3),
               "route / floor": round(route_s / floor_s, 2)}
-    for name, seconds in parts.items():
-        record[f"{name} / floor"] = round(seconds * scale / floor_s, 2)
+    for name, seconds in profiled_parts(unit, rows, options, route_s).items():
+        record[f"{name} / floor"] = round(seconds / floor_s, 2)
     return record
+
+
+def bf16_ceiling(fp32_s: float, bf16_s: float, bf16_products_s: float) -> dict[str, float]:
+    """A unit's bf16 speed-up ``fp32_s / bf16_s`` and its ceiling ``fp32_s / (bf16_s - bf16_products_s)``: the
+    speed-up bf16 would give if its matrix products took no time at all, the rest of the route unchanged."""
+    rest = bf16_s - bf16_products_s
+    return {"speed-up": fp32_s / bf16_s, "ceiling": fp32_s / rest if rest > 0 else float("inf")}
+
+
+def bf16_unit(unit: tuple[str, str, str], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The unit's fp32 and bf16 routes, interleaved (best of 2 each), and the bf16 route's profiled split."""
+    options = leaderboard_floor.OPTIONS.get(unit[0])
+    fp32_s, bf16_s = route_seconds(unit, rows, None), route_seconds(unit, rows, options)
+    fp32_s, bf16_s = min(fp32_s, route_seconds(unit, rows, None)), min(bf16_s, route_seconds(unit, rows, options))
+    parts = profiled_parts(unit, rows, options, bf16_s)
+    ratios = bf16_ceiling(fp32_s, bf16_s, parts["matmul"])
+    return {"unit": "/".join(unit), "rows": len(rows), "fp32 s": round(fp32_s, 3), "bf16 s": round(bf16_s, 3),
+            "bf16 products s": round(parts["matmul"], 3), "bf16 attention s": round(parts["attention"], 3),
+            "bf16 other ops s": round(parts["other torch ops"], 3),
+            "bf16 outside torch s": round(parts["outside torch"], 3),
+            "speed-up": round(ratios["speed-up"], 2), "ceiling": round(ratios["ceiling"], 2)}
+
+
+TITLES = {"fp32": "Where LM units spend their time",
+          "bf16": "Where LM units spend their time in bf16, and the most bf16 could give them"}
+
+
+def unit_rows(unit: tuple[str, str, str], root: Path, sample: int) -> list[dict[str, Any]]:
+    return load_rows(unit[1], unit[2], data_dir=root / DATA_FOLDERS[unit[1]])[:sample]
+
+
+def profile_fp32(units: list[tuple[str, str, str]], root: Path, sample: int,
+                 threads: int) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """Each unit's profiled split against its floor (fp32 GEMM peak)."""
+    peak, shape = matmul_peak(torch.float32), model_shape()
+    records = []
+    for unit in units:
+        records.append(profiled_unit(unit, unit_rows(unit, root, sample), shape, peak))
+        print(f"  {records[-1]['unit']}: route {records[-1]['route s']:.2f} s", flush=True)
+    low, high = min(r["matmul / floor"] for r in records), max(r["matmul / floor"] for r in records)
+    summary = (f"the matrix products alone take {low:.2f}–{high:.2f}x these units' floors (GEMM peak "
+               f"{peak / 1e9:.0f} GFLOP/s, fp32, {threads} threads)")
+    note = ("Each part's seconds (the profiler's overhead spread over the parts) over the unit's floor; the parts add "
+            "up to route / floor.")
+    return records, summary, {"gemm_peak_gflops": peak / 1e9, "note": note}
+
+
+def profile_bf16(units: list[tuple[str, str, str]], root: Path, sample: int,
+                 threads: int) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """Each unit in fp32 and in bf16, interleaved, the bf16 route profiled: its speed-up and its ceiling."""
+    records = []
+    for unit in units:
+        records.append(bf16_unit(unit, unit_rows(unit, root, sample)))
+        print(f"  {records[-1]['unit']}: fp32 {records[-1]['fp32 s']:.2f} s, bf16 {records[-1]['bf16 s']:.2f} s",
+              flush=True)
+    under = [r for r in records if r["ceiling"] < 1.5]
+    summary = (f"bf16 speed-up {min(r['speed-up'] for r in records):.2f}–{max(r['speed-up'] for r in records):.2f}x "
+               f"over these units' fp32 routes ({threads} threads); with its matrix products taking no time at all, "
+               f"bf16 would reach {min(r['ceiling'] for r in records):.2f}–{max(r['ceiling'] for r in records):.2f}x"
+               + (f", under 1.5x on {len(under)} of {len(records)} units" if under else ""))
+    note = ("fp32 s and bf16 s: each route's time, best of 2 interleaved rounds (`dialeval leaderboard --dtype "
+            "bf16` for bf16: products in bf16, the rest fp32). The bf16 route's seconds are split by the torch "
+            "profiler (its overhead spread over the parts) into products, attention, other torch operators and "
+            "time outside torch. ceiling = fp32 s / (bf16 s − bf16 products s): what bf16 could give if only its "
+            "products got faster.")
+    return records, summary, {"note": note}
 
 
 def main() -> int:
@@ -82,8 +168,10 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sample", type=int, default=100, help="each unit's first N rows")
     ap.add_argument("--unit", action="append", help="metric/dataset/config (repeatable; default: four LM units)")
-    ap.add_argument("--result", default=str(RESULTS / "lm_op_profile.json"),
-                    help="result file to write (default docs/results/benchmarks/lm_op_profile.json; '-': none)")
+    ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"],
+                    help="profile `dialeval leaderboard --dtype DTYPE` (bf16: CPUs with avx512_bf16 or AMX)")
+    ap.add_argument("--result", default=None, help="result file to write (default docs/results/benchmarks/"
+                    "lm_op_profile.json, lm_op_profile_bf16.json for --dtype bf16; '-': none)")
     args = ap.parse_args()
     root = Path(args.data_dir).expanduser()
     if not root.is_dir():
@@ -96,27 +184,22 @@ def main() -> int:
                      f"{DEFAULT_UNITS[0]}.")
     if args.threads < 1 or args.sample < 1:
         ap.error("--threads and --sample must be ≥ 1.")
+    args.result = args.result or str(RESULTS / f"lm_op_profile{'_bf16' if args.dtype == 'bf16' else ''}.json")
+    try:
+        leaderboard_floor.OPTIONS.update(with_dtype(None, units, args.dtype) or {})
+    except ValueError as err:
+        ap.error(str(err))
     torch.set_num_threads(args.threads)
     machine = machine_line(args.threads)
     print(machine, flush=True)
-    peak = matmul_peak(torch.float32)
-    shape = model_shape()
-    records = []
-    for unit in units:
-        rows = load_rows(unit[1], unit[2], data_dir=root / DATA_FOLDERS[unit[1]])[:args.sample]
-        records.append(profiled_unit(unit, rows, shape, peak))
-        print(f"  {records[-1]['unit']}: route {records[-1]['route s']:.2f} s", flush=True)
+    run = profile_bf16 if args.dtype == "bf16" else profile_fp32
+    records, summary, extra = run(units, root, args.sample, args.threads)
     print(table(list(records[0]), [list(r.values()) for r in records]))
-    low, high = min(r["matmul / floor"] for r in records), max(r["matmul / floor"] for r in records)
-    summary = (f"the matrix products alone take {low:.2f}–{high:.2f}x these units' floors (GEMM peak "
-               f"{peak / 1e9:.0f} GFLOP/s, fp32, {args.threads} threads)")
     print(summary)
     if args.result != "-":
-        write_result(args.result, script="benchmarks/lm_op_profile.py", title="Where LM units spend their time",
+        write_result(args.result, script="benchmarks/lm_op_profile.py", title=TITLES[args.dtype],
                      command=" ".join(["python benchmarks/lm_op_profile.py", *sys.argv[1:]]), threads=args.threads,
-                     summary=summary, rows=records, machine_text=machine, gemm_peak_gflops=peak / 1e9,
-                     note="Each part's seconds (the profiler's overhead spread over the parts) over the unit's floor; "
-                          "the parts add up to route / floor.")
+                     dtype=args.dtype, summary=summary, rows=records, machine_text=machine, **extra)
     return 0
 
 
