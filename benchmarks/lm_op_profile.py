@@ -8,9 +8,9 @@ measured in the same run).
 
 The floor prices every FLOP at the peak of large square GEMMs; when a unit's matrix products alone take close to
 its floor, no exact route on these kernels can come much closer, whatever it does with the rest. ``--dtype bf16``
-times each unit in fp32 and in ``dialeval leaderboard --dtype bf16`` (bf16 products, the rest fp32), interleaved,
-and profiles the bf16 route: since only its products get faster, fp32 time over its non-product time bounds the
-speed-up bf16 can give the unit. Writes
+times each unit's leaderboard route in fp32 (its default engine: ONNX Runtime for these LMs on a CPU) and in
+``dialeval leaderboard --dtype bf16`` (torch, bf16 products), interleaved, and profiles the bf16 route: fp32 time
+over the bf16 route's non-product time bounds the speed-up bf16 products can give the unit. Writes
 docs/results/benchmarks/lm_op_profile.json (``lm_op_profile_bf16.json`` for bf16; ``--result PATH``, or ``-``
 for none).
 """
@@ -103,17 +103,25 @@ def bf16_ceiling(fp32_s: float, bf16_s: float, bf16_products_s: float) -> dict[s
     return {"speed-up": fp32_s / bf16_s, "ceiling": fp32_s / rest if rest > 0 else float("inf")}
 
 
+def backend_of(unit: tuple[str, str, str], rows: list[dict[str, Any]], options: dict[str, Any] | None) -> str:
+    """The engine the unit's route runs on, as its signature names it (``backend:onnx``, ``backend:torch``)."""
+    signature = score_rows(*unit, rows[:2], options, round_decimals=None)["signature"]
+    return next((part.split(":", 1)[1] for part in signature.split("|") if part.startswith("backend:")), "torch")
+
+
 def bf16_unit(unit: tuple[str, str, str], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The unit's fp32 and bf16 routes, interleaved (best of 2 each), and the bf16 route's profiled split."""
+    """The unit's fp32 and bf16 routes in two interleaved rounds (fp32, bf16, fp32, bf16; each the best of 2 runs
+    after a warm-up, so the best of 4 per route), then the bf16 route's profiled split."""
     options = leaderboard_floor.OPTIONS.get(unit[0])
     fp32_s, bf16_s = route_seconds(unit, rows, None), route_seconds(unit, rows, options)
     fp32_s, bf16_s = min(fp32_s, route_seconds(unit, rows, None)), min(bf16_s, route_seconds(unit, rows, options))
     parts = profiled_parts(unit, rows, options, bf16_s)
     ratios = bf16_ceiling(fp32_s, bf16_s, parts["matmul"])
-    return {"unit": "/".join(unit), "rows": len(rows), "fp32 s": round(fp32_s, 3), "bf16 s": round(bf16_s, 3),
-            "bf16 products s": round(parts["matmul"], 3), "bf16 attention s": round(parts["attention"], 3),
-            "bf16 other ops s": round(parts["other torch ops"], 3),
-            "bf16 outside torch s": round(parts["outside torch"], 3),
+    return {"unit": "/".join(unit), "rows": len(rows), "fp32 engine": backend_of(unit, rows, None),
+            "fp32 s": round(fp32_s, 3), "bf16 engine": backend_of(unit, rows, options), "bf16 s": round(bf16_s, 3),
+            "bf16: products s": round(parts["matmul"], 3), "bf16: attention s": round(parts["attention"], 3),
+            "bf16: other ops s": round(parts["other torch ops"], 3),
+            "bf16: outside torch s": round(parts["outside torch"], 3),
             "speed-up": round(ratios["speed-up"], 2), "ceiling": round(ratios["ceiling"], 2)}
 
 
@@ -154,11 +162,13 @@ def profile_bf16(units: list[tuple[str, str, str]], root: Path, sample: int,
                f"over these units' fp32 routes ({threads} threads); with its matrix products taking no time at all, "
                f"bf16 would reach {min(r['ceiling'] for r in records):.2f}–{max(r['ceiling'] for r in records):.2f}x"
                + (f", under 1.5x on {len(under)} of {len(records)} units" if under else ""))
-    note = ("fp32 s and bf16 s: each route's time, best of 2 interleaved rounds (`dialeval leaderboard --dtype "
-            "bf16` for bf16: products in bf16, the rest fp32). The bf16 route's seconds are split by the torch "
-            "profiler (its overhead spread over the parts) into products, attention, other torch operators and "
-            "time outside torch. ceiling = fp32 s / (bf16 s − bf16 products s): what bf16 could give if only its "
-            "products got faster.")
+    note = ("fp32 s and bf16 s: the time of the route `dialeval leaderboard` runs (fp32: its default engine, "
+            "ONNX Runtime for these LMs on a CPU; `--dtype bf16`: torch, each linear layer's product in bf16, the "
+            "rest and the output head fp32), the best of 4 runs in two interleaved rounds. The bf16 route's "
+            "seconds are split by the torch profiler (its overhead spread over the parts) into matrix products "
+            "(the bf16 layers' and the fp32 output head's), attention, other torch operators and time outside "
+            "torch. ceiling = fp32 s / (bf16 s − bf16 products s): what bf16 could give if its products took no "
+            "time.")
     return records, summary, {"note": note}
 
 
@@ -169,7 +179,9 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=100, help="each unit's first N rows")
     ap.add_argument("--unit", action="append", help="metric/dataset/config (repeatable; default: four LM units)")
     ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"],
-                    help="profile `dialeval leaderboard --dtype DTYPE` (bf16: CPUs with avx512_bf16 or AMX)")
+                    help="fp32: profile each unit against its floor; bf16: time each unit in fp32 and in "
+                         "`dialeval leaderboard --dtype bf16` and profile the bf16 route (CPUs with avx512_bf16 "
+                         "or AMX)")
     ap.add_argument("--result", default=None, help="result file to write (default docs/results/benchmarks/"
                     "lm_op_profile.json, lm_op_profile_bf16.json for --dtype bf16; '-': none)")
     args = ap.parse_args()
@@ -191,6 +203,8 @@ def main() -> int:
         ap.error(str(err))
     torch.set_num_threads(args.threads)
     machine = machine_line(args.threads)
+    if args.dtype == "bf16":  # this mode keeps the best of interleaved runs
+        machine = machine.replace("times are medians of interleaved runs", "times are the best of interleaved runs")
     print(machine, flush=True)
     run = profile_bf16 if args.dtype == "bf16" else profile_fp32
     records, summary, extra = run(units, root, args.sample, args.threads)

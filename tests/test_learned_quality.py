@@ -161,7 +161,7 @@ def test_the_shipped_weights_match_their_card_and_size():
     quartiles = ", ".join(f"{q:.2f}" for q in meta["specificity"]["nll_quartiles"])
     for fact in (f"{meta['bytes']:,} bytes", f"the other {meta['train_dialogues']:,}", f"{meta['steps']} steps",
                  f"{meta['specificity']['tokens']:,}\n  tokens", f"quartiles [{quartiles}]",
-                 f"{meta['train_seconds']:.0f} s on 2 cores"):  # the card's facts are the run's record
+                 f"{meta['train_seconds']:.0f} s on 2 otherwise idle cores"):  # the card's facts are the run's record
         assert fact in card, fact
 
 
