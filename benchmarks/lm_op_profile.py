@@ -58,15 +58,18 @@ def op_seconds(prof: Any) -> dict[str, float]:
     return out
 
 
-def route_seconds(unit: tuple[str, str, str], rows: list[dict[str, Any]], options: dict[str, Any] | None) -> float:
-    """The unit's route time, unprofiled, best of 2 (after a warm-up on 4 rows: loads and exports stay out)."""
-    score_rows(*unit, rows[:4], options, round_decimals=None)
+def route_seconds(unit: tuple[str, str, str], rows: list[dict[str, Any]],
+                  options: dict[str, Any] | None) -> tuple[float, str]:
+    """The unit's route time, unprofiled, best of 2 (after a warm-up on 4 rows: loads and exports stay out), and
+    the engine it runs on, as its signature names it (``backend:onnx``, ``backend:torch``)."""
+    signature = score_rows(*unit, rows[:4], options, round_decimals=None)["signature"]
+    engine = next((part.split(":", 1)[1] for part in signature.split("|") if part.startswith("backend:")), "torch")
     best = float("inf")
     for _ in range(2):
         start = time.perf_counter()
         score_rows(*unit, rows, options, round_decimals=None)
         best = min(best, time.perf_counter() - start)
-    return best
+    return best, engine
 
 
 def profiled_parts(unit: tuple[str, str, str], rows: list[dict[str, Any]], options: dict[str, Any] | None,
@@ -86,7 +89,7 @@ def profiled_unit(unit: tuple[str, str, str], rows: list[dict[str, Any]], shape:
                   peak: float) -> dict[str, Any]:
     """The unit's route time (unprofiled, best of 2), its floor, and its profiled split against the floor."""
     options = leaderboard_floor.OPTIONS.get(unit[0])  # --dtype bf16: the metric's dtype
-    route_s = route_seconds(unit, rows, options)
+    route_s, _engine = route_seconds(unit, rows, options)
     floor = floor_of(*unit, rows, shape)
     floor_s = floor["flops"] / peak + floor["other_s"]
     record = {"unit": "/".join(unit), "rows": len(rows), "route s": round(route_s, 3), "floor s": round(floor_s, 3),
@@ -103,22 +106,17 @@ def bf16_ceiling(fp32_s: float, bf16_s: float, bf16_products_s: float) -> dict[s
     return {"speed-up": fp32_s / bf16_s, "ceiling": fp32_s / rest if rest > 0 else float("inf")}
 
 
-def backend_of(unit: tuple[str, str, str], rows: list[dict[str, Any]], options: dict[str, Any] | None) -> str:
-    """The engine the unit's route runs on, as its signature names it (``backend:onnx``, ``backend:torch``)."""
-    signature = score_rows(*unit, rows[:2], options, round_decimals=None)["signature"]
-    return next((part.split(":", 1)[1] for part in signature.split("|") if part.startswith("backend:")), "torch")
-
-
 def bf16_unit(unit: tuple[str, str, str], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The unit's fp32 and bf16 routes in two interleaved rounds (fp32, bf16, fp32, bf16; each the best of 2 runs
     after a warm-up, so the best of 4 per route), then the bf16 route's profiled split."""
     options = leaderboard_floor.OPTIONS.get(unit[0])
-    fp32_s, bf16_s = route_seconds(unit, rows, None), route_seconds(unit, rows, options)
-    fp32_s, bf16_s = min(fp32_s, route_seconds(unit, rows, None)), min(bf16_s, route_seconds(unit, rows, options))
+    (fp32_s, fp32_engine), (bf16_s, bf16_engine) = route_seconds(unit, rows, None), route_seconds(unit, rows, options)
+    fp32_s = min(fp32_s, route_seconds(unit, rows, None)[0])
+    bf16_s = min(bf16_s, route_seconds(unit, rows, options)[0])
     parts = profiled_parts(unit, rows, options, bf16_s)
     ratios = bf16_ceiling(fp32_s, bf16_s, parts["matmul"])
-    return {"unit": "/".join(unit), "rows": len(rows), "fp32 engine": backend_of(unit, rows, None),
-            "fp32 s": round(fp32_s, 3), "bf16 engine": backend_of(unit, rows, options), "bf16 s": round(bf16_s, 3),
+    return {"unit": "/".join(unit), "rows": len(rows), "fp32 engine": fp32_engine,
+            "fp32 s": round(fp32_s, 3), "bf16 engine": bf16_engine, "bf16 s": round(bf16_s, 3),
             "bf16: products s": round(parts["matmul"], 3), "bf16: attention s": round(parts["attention"], 3),
             "bf16: other ops s": round(parts["other torch ops"], 3),
             "bf16: outside torch s": round(parts["outside torch"], 3),

@@ -358,6 +358,16 @@ def test_cards_do_not_narrate_measurements_outside_their_regions():
     assert not found, "\n".join(found)
 
 
+def overall_spearman_row(board: dict, metric: str, unit: str) -> dict:
+    """A leaderboard file's one item-level Spearman row of ``metric`` on ``unit`` ("dataset/config") for the unit's
+    overall quality."""
+    dataset, config = unit.split("/")
+    target = board["datasets"][unit]["overall"]
+    row, = [r for r in board["rows"] if (r["metric"], r["dataset"], r["config"], r["target"], r["statistic"],
+                                          r.get("level", "item")) == (metric, dataset, config, target, "spearman", "item")]
+    return row
+
+
 def test_the_judge_cards_units_are_the_two_leaderboards_values():
     """Read back from the LLM judge's card: each unit's judge cell is judge_leaderboard.json's item-level Spearman
     row for the unit's overall quality, and its FULL cell is quality_leaderboard.json's, with their intervals."""
@@ -368,10 +378,7 @@ def test_the_judge_cards_units_are_the_two_leaderboards_values():
               for name in ("judge", "quality")}
 
     def cell(board: dict, metric: str, unit: str) -> str:
-        dataset, config = unit.split(" · ")
-        target = board["datasets"][f"{dataset}/{config}"]["overall"]
-        row, = [r for r in board["rows"] if (r["metric"], r["dataset"], r["config"], r["target"], r["statistic"],
-                                              r.get("level", "item")) == (metric, dataset, config, target, "spearman", "item")]
+        row = overall_spearman_row(board, metric, unit.replace(" · ", "/"))
         return f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
 
     assert len(rows) == len(boards["judge"]["datasets"]) == 16
@@ -387,11 +394,7 @@ def test_the_learned_quality_cards_prose_numbers_are_the_quality_boards():
     board = json.loads((RESULTS / "quality_leaderboard.json").read_text(encoding="utf-8"))
 
     def rho(metric: str, unit: str) -> float:
-        dataset, config = unit.split("/")
-        target = board["datasets"][unit]["overall"]
-        row, = [r for r in board["rows"] if (r["metric"], r["dataset"], r["config"], r["target"], r["statistic"],
-                                              r.get("level", "item")) == (metric, dataset, config, target, "spearman", "item")]
-        return row["value"]
+        return overall_spearman_row(board, metric, unit)["value"]
 
     turn = [u for u, info in board["datasets"].items() if info["level"] == "turn"]
     mean = {m: sum(rho(m, u) for u in turn) / len(turn) for m in ("learned_quality", "learned_quality_usl_h")}
