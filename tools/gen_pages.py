@@ -40,8 +40,3 @@ with mkdocs_gen_files.open("benchmarks.md", "w") as f:
 with mkdocs_gen_files.open("changelog.md", "w") as f:
     f.write((sitegen.REPO / "CHANGELOG.md").read_text(encoding="utf-8"))
 
-# The page on meta-evaluating your own annotations is written separately; until it lands, the nav entry
-# points at a short page with the command that does it today.
-if not (sitegen.REPO / "docs" / "own_annotations.md").exists():
-    with mkdocs_gen_files.open("own_annotations.md", "w") as f:
-        f.write(sitegen.own_annotations_stub())

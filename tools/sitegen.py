@@ -360,30 +360,19 @@ def readme_usr_baselines() -> str:
                                                 "`docs/results/usr_baselines.json`.")
 
 
-def quality_units() -> str:
+def _tool_region(module: str, function: str) -> str:
+    """The region rendered by ``tools/<module>.py``'s ``function`` (the quality and judge tables)."""
     sys.path.insert(0, str(REPO / "tools"))
-    import quality_region
+    import importlib
 
-    return quality_region.region()
-
-
-def quality_summary() -> str:
-    sys.path.insert(0, str(REPO / "tools"))
-    import quality_region
-
-    return quality_region.summary_region()
-
-
-def judge_units() -> str:
-    sys.path.insert(0, str(REPO / "tools"))
-    import judge_region
-
-    return judge_region.region()
+    return getattr(importlib.import_module(module), function)()
 
 
 REGIONS = {"results": lambda: readme_results(leaderboard()[0]), "suite-time": readme_suite_time,
            "install": readme_install, "usr-baselines": readme_usr_baselines, "caches": readme_caches,
-           "quality-units": quality_units, "quality-summary": quality_summary, "judge-units": judge_units}
+           "quality-units": lambda: _tool_region("quality_region", "region"),
+           "quality-summary": lambda: _tool_region("quality_region", "summary_region"),
+           "judge-units": lambda: _tool_region("judge_region", "region")}
 
 
 def region(name: str) -> str:
@@ -450,17 +439,6 @@ def main(argv: list[str] | None = None) -> int:
     for name in stale:
         print(f"rewrote {name}")
     return 0
-
-
-def own_annotations_stub() -> str:
-    """The "Your own annotations" page until its full version is written: the short recipe of the README."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = re.search(r"\n## Evaluate your own annotations\n(.*?)(?=\n## )", readme, re.S)
-    body = section.group(1).strip() if section else ""
-    body = body.split("\nWith more than a handful", 1)[0].rstrip()
-    return ("# Your own annotations\n\n" + body.replace("](docs/", "](") + "\n\nWith more than a handful of items, "
-            "report a bootstrap interval too: [Meta-evaluation](meta_evaluation.md) shows how `dialeval meta-eval` "
-            "does it on the published datasets.\n")
 
 
 if __name__ == "__main__":
