@@ -68,10 +68,11 @@ def test_a_checkpoint_of_another_configuration_is_refused(tiny, shared_data, tmp
                                 progress=False, echo=lambda s: None)
 
 
-def _torch_reference(folder, contexts, responses):
-    """``{composition: scores}``: U·S and USL-H's (U + U·S + U·S·L) / 3 from a plain transformers forward of the merged encoder (mean pooling, L2
-    norm), the heads in numpy and the stored unigram table, written out here: independent of the encoder route
-    the metric runs on."""
+def _torch_reference(folder, contexts, responses, turns):
+    """``{composition: scores}``: U·S and USL-H's (U + U·S + U·S·L) / 3 from a plain transformers forward of the
+    merged encoder (mean pooling, L2 norm), the context the last ``turns`` turns' embeddings weighted 1, 1/2, 1/4, …
+    from the last back and scaled to unit length, the heads in numpy and the stored unigram table, written out
+    here: independent of the encoder route the metric runs on."""
     import torch
     from safetensors.numpy import load_file
     from transformers import AutoModel, AutoTokenizer
@@ -89,7 +90,14 @@ def _torch_reference(folder, contexts, responses):
         return torch.nn.functional.normalize(pooled, dim=-1).double().numpy()
 
     h = {k[5:]: v.astype(np.float64) for k, v in tensors.items() if k.startswith("head.")}
-    c, r = embed([x[-1] for x in contexts]), embed(responses)
+    r = np.asarray(embed(responses))
+    c = []
+    for context in contexts:
+        window = context[-turns:]
+        weights = np.array([0.5 ** (len(window) - 1 - i) for i in range(len(window))])
+        pooled = (weights[:, None] * embed(window)).sum(0) / weights.sum()
+        c.append(pooled / np.linalg.norm(pooled))
+    c = np.stack(c)
     mapped = c @ h["context_map.weight"].T + h["context_map.bias"]
     cos = (mapped * r).sum(1) / np.linalg.norm(mapped, axis=1)
     p_next = 1 / (1 + np.exp(-(h["calibration"][0] * cos + h["calibration"][1])))
@@ -110,15 +118,19 @@ def _torch_reference(folder, contexts, responses):
 PROB_TOL = 2e-4
 
 
-@pytest.mark.parametrize("composition", ["product", "usl_h"])
-def test_scores_equal_the_heads_on_a_plain_torch_forward(tiny, composition):
+@pytest.mark.parametrize(("composition", "turns"), [("product", 3), ("usl_h", 3), ("product", 1), ("product", 2)])
+def test_scores_equal_the_heads_on_a_plain_torch_forward(tiny, composition, turns):
     out, _ = tiny
-    contexts = [["Do you like jazz?"], ["I lost my keys.", "Where did you see them last?"]]
-    responses = ["I love it, especially Coltrane.", "jazz jazz jazz the the"]
-    got = dialeval.load("learned_quality", "turn", weights=str(out), composition=composition).compute(
+    contexts = [["Do you like jazz?"], ["I lost my keys.", "Where did you see them last?"],
+                ["We should plan the trip.", "Sure, when?", "Next weekend works for me.", "Where shall we go?"]]
+    responses = ["I love it, especially Coltrane.", "jazz jazz jazz the the", "The coast, if the weather holds."]
+    options = {} if turns == 3 else {"turns": turns}  # 3: the default
+    got = dialeval.load("learned_quality", "turn", weights=str(out), composition=composition, **options).compute(
         contexts=contexts, predictions=responses)
-    np.testing.assert_allclose(got["scores"], _torch_reference(out, contexts, responses)[composition], atol=PROB_TOL)
+    np.testing.assert_allclose(got["scores"], _torch_reference(out, contexts, responses, turns)[composition],
+                               atol=PROB_TOL)
     assert got["signature"].startswith("learned_quality|level:turn|weights:learned_quality@")
+    assert f"|turns:{turns}|" in got["signature"]
     assert f"|score:{composition}|" in got["signature"]
     no_context = evaluator.compute_learned_quality([[]], ["Sure, why not?"], weights=out, composition=composition)
     assert no_context["next_utterance"] == [None]
@@ -161,7 +173,7 @@ def test_the_shipped_weights_match_their_card_and_size():
     quartiles = ", ".join(f"{q:.2f}" for q in meta["specificity"]["nll_quartiles"])
     for fact in (f"{meta['bytes']:,} bytes", f"the other {meta['train_dialogues']:,}", f"{meta['steps']} steps",
                  f"{meta['specificity']['tokens']:,}\n  tokens", f"quartiles [{quartiles}]",
-                 f"{meta['train_seconds']:.0f} s on 2 otherwise idle cores"):  # the card's facts are the run's record
+                 f"{meta['train_seconds']:,.0f} s on 2 cores"):  # the card's facts are the run's record
         assert fact in card, fact
 
 

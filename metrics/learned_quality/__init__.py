@@ -1,10 +1,10 @@
-"""Learned quality: USL-H's signals (Phy et al. 2020) over all-MiniLM-L6-v2 with its top layer tuned on unlabelled
+"""Learned quality: USL-H's signals (Phy et al. 2020) over all-MiniLM-L6-v2 with its top two layers tuned on unlabelled
 DailyDialog: valid utterance (U), next utterance (S) and specificity (L); the score is U·S, or USL-H's hierarchy
 (U + U·S + U·S·L) / 3 with ``composition="usl_h"`` (the leaderboard row ``learned_quality_usl_h``)."""
 
 from dialeval.models.encoders import BATCH_SIZE
-from dialeval.registry import MAX_BATCH, Option, declare
-from dialeval.relevance.model import COMPOSITIONS
+from dialeval.registry import MAX_BATCH, MAX_TURNS, Option, declare
+from dialeval.relevance.model import COMPOSITIONS, DEFAULT_TURNS
 
 METRIC = declare(
     __name__,
@@ -22,6 +22,9 @@ METRIC = declare(
     options=(
         Option("weights", None, "path", "an evaluator folder written by `dialeval train-evaluator` (None: the "
                "shipped weights)"),
+        Option("turns", DEFAULT_TURNS, "int", "how many of the last context turns S reads: their embeddings weighted "
+               "1, 1/2, 1/4, … from the last turn back, averaged and scaled to unit length (1: the last turn only)",
+               minimum=1, maximum=MAX_TURNS),
         Option("composition", "product", "str", "how the signals combine: product = U·S (the default) or usl_h = "
                "USL-H's (U + U·S + U·S·L) / 3 with specificity L",
                choices=COMPOSITIONS),

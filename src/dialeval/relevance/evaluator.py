@@ -2,7 +2,8 @@
 sentence-transformers folder once (``$DIALEVAL_CACHE/learned_quality/<sha256 prefix>``), encoded through the
 same encoder route as every other metric (ONNX Runtime on CPU when installed), then the heads of
 :mod:`dialeval.relevance.model` in float64, with U = p_V(r), S = p_N(c, r), L = specificity(r) (USL-H's
-signals, Phy et al. 2020) and ``c`` the last context turn (a response with no context has nothing to follow: S = 1):
+signals, Phy et al. 2020) and ``e(c)`` the unit-length weighted mean of the last ``turns`` context turns'
+embeddings, weights 1, 1/2, 1/4, … from the last turn back (a response with no context has nothing to follow: S = 1):
 
     score(c, r) = U·S                        (composition="product", the default)
     score(c, r) = (U + U·S + U·S·L) / 3      (composition="usl_h", USL-H's hierarchy)
@@ -34,6 +35,7 @@ from dialeval.relevance import core
 from dialeval.relevance import specificity as spec
 from dialeval.relevance.model import (
     COMPOSITIONS,
+    DEFAULT_TURNS,
     combine,
     next_utterance_probability,
     valid_probability,
@@ -155,28 +157,40 @@ def response_tokens(encoder_folder: Path, texts: list[str]) -> list[list[int]]:
                           texts)
 
 
+def context_embeddings(windows: list[list[str]], lookup: dict[str, np.ndarray], turns: int) -> np.ndarray:
+    """``e(c)`` per non-empty context window: its turns' embeddings weighted 1, 1/2, 1/4, … from the last turn back,
+    averaged and scaled to unit length (the trained heads saw unit-length single-turn embeddings)."""
+    pooled = core.pooled_contexts(windows, lookup, turns, "decay")
+    return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-300)
+
+
 def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialogues: Any = None, *,
                             speakers: Any = None, config: str | None = None, weights: Any = None,
-                            composition: str = "product", batch_size: int = BATCH_SIZE, dtype: Any = None, device: Any = None, backend: Any = None,
+                            turns: int = DEFAULT_TURNS, composition: str = "product", batch_size: int = BATCH_SIZE,
+                            dtype: Any = None, device: Any = None, backend: Any = None,
                             progress: bool | None = None) -> dict[str, Any]:
     """The learned evaluator per response (``turn``) or conversation (``dialog``): ``U·S`` (``composition=
-    "product"``) or USL-H's ``(U + U·S + U·S·L)/3`` (``"usl_h"``), the three signals per response, the mean and a
-    signature (``config=None``: ``dialog`` when ``dialogues`` are given)."""
+    "product"``) or USL-H's ``(U + U·S + U·S·L)/3`` (``"usl_h"``), S read from the last ``turns`` context turns;
+    the three signals per response, the mean and a signature (``config=None``: ``dialog`` when ``dialogues`` are
+    given)."""
     config = core.resolve_config(config, dialogues)
-    core.check_options(1, "mean", config)
+    core.check_options(turns, "decay", config)
     if composition not in COMPOSITIONS:
         raise ValueError(f"learned_quality: `composition`={composition!r} is not one of {list(COMPOSITIONS)}; 'product' "
                          "scores U·S, 'usl_h' USL-H's (U + U·S + U·S·L) / 3.")
     ctxs, resps, owner, n = core.check_inputs(config, contexts, predictions, dialogues, speakers)
     encoder, heads, name, folder = load_evaluator(weights, device=device, dtype=dtype, backend=backend)
-    last = [c[-1] if c else "" for c in ctxs]
-    lookup = core.embed_lookup(encoder, [t for t in last if t] + list(resps), batch_size, progress)
+    window = [c[-turns:] for c in ctxs]
+    lookup = core.embed_lookup(encoder, [t for w in window for t in w] + list(resps), batch_size, progress)
     if resps:
         r = np.stack([lookup[x] for x in resps])
         valid = valid_probability(heads, r)
-        has = np.array([bool(t) for t in last])
-        c = np.stack([lookup[t] if t else lookup[resps[i]] for i, t in enumerate(last)])
-        nxt = np.where(has, next_utterance_probability(heads, c, r), np.nan)
+        has = np.array([bool(w) for w in window])
+        nxt = np.full(len(resps), np.nan)
+        if has.any():
+            rows = np.flatnonzero(has)
+            nxt[rows] = next_utterance_probability(heads, context_embeddings([window[i] for i in rows], lookup, turns),
+                                                   r[rows])
         specific = spec.specificity(heads, response_tokens(folder, list(resps)))
         item = combine(composition, valid, np.where(has, nxt, 1.0), specific)
     else:
@@ -186,6 +200,6 @@ def compute_learned_quality(contexts: Any = None, predictions: Any = None, dialo
     return {"learned_quality": math.fsum(finite) / len(finite) if finite else math.nan, "scores": scores,
             "valid_utterance": valid.tolist(), "next_utterance": [None if math.isnan(x) else x for x in nxt.tolist()],
             "specificity": specific.tolist(),
-            "signature": make_signature("learned_quality", level=config, weights=name,
+            "signature": make_signature("learned_quality", level=config, weights=name, turns=turns,
                                         dtype=encoder.dtype_name, backend=getattr(encoder, "backend", "torch"),
                                         score=composition)}

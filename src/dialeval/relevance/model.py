@@ -21,6 +21,7 @@ import numpy as np
 
 HEAD_HIDDEN = 128
 COMPOSITIONS = ("product", "usl_h")
+DEFAULT_TURNS = 3  #: context turns the next-utterance signal reads (chosen on the unlabelled proxy: the model card)
 
 
 def build_heads(dim: int) -> Any:

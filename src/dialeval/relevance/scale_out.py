@@ -62,4 +62,4 @@ def scale_out() -> dict[str, Any]:
 
     return {"kind": "items", "plan": plan, "scorer": scorer, "actors": True, "score": "always",
             "options": {"context_relevance": ("turns", "pooling", "encoder", *SHARED),
-                        "learned_quality": ("weights", "composition", *SHARED)}}
+                        "learned_quality": ("weights", "turns", "composition", *SHARED)}}

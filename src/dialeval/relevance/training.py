@@ -27,7 +27,7 @@ class TrainConfig:
 
     seed: int = 0
     max_dialogues: int | None = None  # every training dialogue
-    tuned_layers: int = 1
+    tuned_layers: int = 2
     epochs: int = 1
     batch_dialogues: int = 32
     lr_layers: float = 3e-5
