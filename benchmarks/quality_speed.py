@@ -4,7 +4,8 @@ against FULL's default route, same threads, fp32, interleaved rounds in one proc
 
     python benchmarks/quality_speed.py --threads 2 --pairs 512 --full-pairs 64 --repeats 3
 
-Workload: the first ``--pairs`` (last context turn, response) pairs of DailyDialog test (``--data-dir``). Routes:
+Workload: the first ``--pairs`` (context, response) pairs of DailyDialog test (``--data-dir``; the peers embed
+the last context turn, as the ten-line cosine does). Routes:
 
 - dialeval ``context_relevance`` and ``learned_quality`` (their default route: ONNX Runtime on CPU);
 - peers: ``SentenceTransformer.encode`` (torch, batch 32, normalised) of the contexts and responses, then the

@@ -133,12 +133,14 @@ class Dstc10Builder(QualityBuilder):
 
 
 #: The known files in the DSTC10 format, each built by :class:`Dstc10Builder` from its own folder: rated turns with
-#: references (all of them as each row's ``reference``), the judge's appropriateness rubric where that is the
-#: overall quality.
+#: references (all of them as each row's ``reference``; not offered to metrics where the reference is the rated
+#: response itself), the judge's appropriateness rubric where that is the overall quality.
 APPROPRIATENESS = "Appropriateness: is the response an appropriate reply to the context?"
 DATASETS = (
     rated_dataset("dailydialog_zhao", Dstc10Builder, "overall", builder="dailydialog_zhao", fields=("reference",)),
-    rated_dataset("dstc10_jsalt", Dstc10Builder, "appropriateness", builder="dstc10_jsalt", fields=("reference",),
+    # every JSALT item is the ground-truth reply rated, and its reference is that same reply: a reference-based
+    # metric would compare each response with itself (its correlation is rounding noise), so none is scored here
+    rated_dataset("dstc10_jsalt", Dstc10Builder, "appropriateness", builder="dstc10_jsalt",
                   rubrics={"appropriateness": APPROPRIATENESS}),
     rated_dataset("dstc10_esl", Dstc10Builder, "appropriateness", builder="dstc10_esl", fields=("reference",),
                   rubrics={"appropriateness": APPROPRIATENESS}),

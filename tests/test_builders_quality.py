@@ -99,6 +99,21 @@ def test_dstc10_instances_keep_their_qualities(shared_data, cache):
     assert len({r["system"] for r in esl}) == 7 and all(len(r["annotations"]["appropriateness"]) == 1 for r in esl)
 
 
+def test_jsalt_scores_no_reference_based_metric_as_each_reference_is_the_response(shared_data):
+    """Every JSALT item's reference is its rated response (read from the file itself), so no reference-based metric
+    is scored there; the ESL set, with real references, keeps them."""
+    from dialeval import registry
+    from dialeval.meta import sources
+
+    items = json.loads((shared_data / "dstc10_jsalt" / "jsalt_eval.json").read_text(encoding="utf-8"))
+    assert all(item["reference"][0].strip() == item["response"].strip() for item in items)
+    esl = json.loads(next((shared_data / "dstc10_esl").glob("*.json")).read_text(encoding="utf-8"))
+    assert any(item["reference"][0].strip() != item["response"].strip() for item in esl)
+    for metric in ("bleu", "bertscore", "chrf", "meteor"):
+        assert "reference" in sources.fits(registry.get(metric), sources.get("dstc10_jsalt"), "turn")
+        assert sources.fits(registry.get(metric), sources.get("dstc10_esl"), "turn") is None
+
+
 def _item(i, annotations):
     return {"dialogue_id": f"d{i}", "model": f"m{i % 2}", "context": "hi\nhello there", "response": f"r{i}",
             "reference": ["ref"], "annotations": annotations}

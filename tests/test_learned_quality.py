@@ -177,6 +177,24 @@ def test_the_shipped_weights_match_their_card_and_size():
         assert fact in card, fact
 
 
+def test_the_model_cards_context_table_is_the_proxy_result_file():
+    """The model card's table of context windows is ``docs/results/learned_quality_context_proxy.json``'s, and that
+    file was made with the shipped weights."""
+    from pathlib import Path
+
+    result = json.loads((Path(__file__).resolve().parents[1] / "docs" / "results" /
+                         "learned_quality_context_proxy.json").read_text(encoding="utf-8"))
+    folder = evaluator.default_weights()
+    digest = evaluator.read_delta(folder)[2]
+    assert result["weights"] == f"learned_quality@{digest[:12]}"
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert result["command"] in " ".join(card.split())
+    for row in result["rows"]:
+        line = next(x for x in card.splitlines() if x.startswith("| ") and f"`turns={row['turns']}`" in x)
+        cells = [c.strip(" *") for c in line.strip("|").split("|")]
+        assert cells[1:] == [f"{row['ranking_accuracy_product']:.3f}", f"{row['next_utterance_accuracy']:.3f}"], line
+
+
 @pytest.mark.parametrize("args, message", [
     (["--tuned-layers", "9"], "--tuned-layers 9"), (["--epochs", "0"], "--epochs 0"),
     (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024")])

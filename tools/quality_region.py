@@ -13,13 +13,17 @@ from typing import Any
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 OWN = ("context_relevance", "learned_quality")  #: the two compared head to head (at or above, per unit)
-REFERENCE_FREE = (*OWN, "learned_quality_usl_h", "full_followup", "llm_judge")
+REFERENCE_FREE = (*OWN, "learned_quality_usl_h", "learned_quality_last_turn", "full_followup", "llm_judge")
 NOTES = {"learned_quality_usl_h": "usl_h: the row learned_quality_usl_h, learned_quality with composition=\"usl_h\" "
                                       "(USL-H's (U + U·S + U·S·L) / 3).",
+             "learned_quality_last_turn": "last turn: the row learned_quality_last_turn, learned_quality with "
+                                          "turns=1 (S reads the last context turn alone; shown beside the default, "
+                                          "not used to choose it).",
              "full_followup": "FULL: the follow-up likelihood of FULL on the embedded SmolLM2-135M.",
              "llm_judge": "judge: the LLM judge on the embedded SmolLM2-135M."}
 SHORT = {"context_relevance": "context_relevance", "learned_quality": "learned_quality",
-         "learned_quality_usl_h": "usl_h", "full_followup": "FULL", "llm_judge": "judge"}
+         "learned_quality_usl_h": "usl_h", "learned_quality_last_turn": "last turn", "full_followup": "FULL",
+         "llm_judge": "judge"}
 
 
 def is_variant_row(row: str) -> bool:

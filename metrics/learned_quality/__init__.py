@@ -46,5 +46,6 @@ METRIC = declare(
     meta_levels=("turn", "dialog"),
     meta_protocols=("rated",),
     meta_adapter="dialeval.relevance.adapters:learned_quality_adapter",
-    meta_variants={"learned_quality": {}, "learned_quality_usl_h": {"composition": "usl_h"}},
+    meta_variants={"learned_quality": {}, "learned_quality_usl_h": {"composition": "usl_h"},
+                   "learned_quality_last_turn": {"turns": 1}},
 )

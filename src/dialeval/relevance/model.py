@@ -1,7 +1,8 @@
 """The learned evaluator's trainable parts over a sentence encoder: its top transformer layers and two heads.
 
-Scores, for a context ``c`` (its last turn) and a response ``r``, with ``e(x)`` the encoder's normalised
-mean-pooled embedding (all-MiniLM-L6-v2 by default; the bottom layers are frozen, the top ``tuned_layers`` tuned):
+Scores, for a context ``c`` (its last ``turns`` turns, pooled) and a response ``r``, with ``e(x)`` the encoder's
+normalised mean-pooled embedding (all-MiniLM-L6-v2 by default; the bottom layers are frozen, the top
+``tuned_layers`` tuned):
 
 - next-utterance (USL-H's NUP, Phy et al. 2020): ``s = cos(W e(c) + b, e(r))`` and ``p_N = σ(a·s + a0)``;
 - valid utterance (USL-H's VUP): ``p_V = σ(MLP(e(r)))``, trained against perturbed utterances;
