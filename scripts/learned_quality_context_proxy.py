@@ -23,7 +23,7 @@ import numpy as np
 from dialeval.io.files import atomic_write_json
 from dialeval.relevance import trainer
 from dialeval.relevance.corpus import load_corpus
-from dialeval.relevance.evaluator import compute_learned_quality
+from dialeval.relevance.evaluator import compute_learned_quality, default_weights, read_delta
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "learned_quality_context_proxy.json"
 COMMAND = "python scripts/learned_quality_context_proxy.py --data-dir ../shared/data"
@@ -34,9 +34,7 @@ def proxy_pairs(data_dir: str, seed: int = 0) -> tuple[list[list[str]], list[lis
     perturbed copy, or the true one again where it has none), as the trainer draws them."""
     corpus = load_corpus(data_dir)
     texts, contexts, candidates, bad = trainer.proxy_texts(corpus, seed)
-    pairs = [(d, t) for d, dialogue in enumerate(corpus.validation) for t in range(1, len(dialogue))]
-    rng = np.random.default_rng((seed, 7))  # the trainer's draw of the pairs (proxy_texts)
-    chosen = [pairs[i] for i in rng.choice(len(pairs), size=min(trainer.PROXY_PAIRS, len(pairs)), replace=False)]
+    chosen = trainer.proxy_pairs(corpus, np.random.default_rng((seed, 7)))  # the draw proxy_texts makes first
     if any(texts[p] != corpus.validation[d][t - 1] for p, (d, t) in enumerate(chosen)):
         raise RuntimeError("the proxy's pairs are not the trainer's; update this script with the trainer")
     copies = dict(bad)
@@ -62,10 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     histories, ranked = proxy_pairs(args.data_dir)
     rows = [accuracies(histories, ranked, turns) for turns in (1, 2, 3)]
-    signature = compute_learned_quality([["Hi"]], ["Hello"], config="turn", progress=False)["signature"]
     result = {"command": COMMAND, "pairs": len(ranked), "candidates": len(ranked[0]),
               "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2),
-              "weights": signature.split("|weights:", 1)[1].split("|", 1)[0], "rows": rows,
+              "weights": f"learned_quality@{read_delta(default_weights())[2][:12]}", "rows": rows,
               "seconds": round(time.perf_counter() - began, 1)}
     atomic_write_json(OUT, result)
     for r in rows:

@@ -94,13 +94,18 @@ def load_checkpoint(work: Path, layers: Any, heads: Any, optimizer: Any, bottom:
     return int(saved["step"]) + 1, list(saved.get("log", []))
 
 
+def proxy_pairs(corpus: DialogueCorpus, rng: np.random.Generator) -> list[tuple[int, int]]:
+    """:data:`PROXY_PAIRS` validation ``(dialogue, turn)`` pairs drawn by ``rng``: turn ``t`` follows turn ``t - 1``."""
+    pairs = [(d, t) for d, dialogue in enumerate(corpus.validation) for t in range(1, len(dialogue))]
+    return [pairs[i] for i in rng.choice(len(pairs), size=min(PROXY_PAIRS, len(pairs)), replace=False)]
+
+
 def proxy_texts(corpus: DialogueCorpus, seed: int) -> tuple[list[str], np.ndarray, np.ndarray, list[tuple[int, int]]]:
     """The proxy's texts: for :data:`PROXY_PAIRS` validation (context, next utterance) pairs drawn from ``seed``,
     each context's candidates ``(pairs, 10)`` (column 0 its true next utterance, then nine next utterances of
     other dialogues' pairs), the contexts' indices, and ``(utterance, perturbed copy)`` index pairs."""
-    pairs = [(d, t) for d, dialogue in enumerate(corpus.validation) for t in range(1, len(dialogue))]
     rng = np.random.default_rng((seed, 7))
-    chosen = [pairs[i] for i in rng.choice(len(pairs), size=min(PROXY_PAIRS, len(pairs)), replace=False)]
+    chosen = proxy_pairs(corpus, rng)
     texts = [corpus.validation[d][t - 1] for d, t in chosen] + [corpus.validation[d][t] for d, t in chosen]
     n = len(chosen)
     owner = np.asarray([d for d, _ in chosen])
