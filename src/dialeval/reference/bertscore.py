@@ -152,8 +152,11 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
         precision, recall, f1 = scorer.score(preds_in, refs_in, batch_size=int(batch_size))
     full = {name: [0.0] * len(preds) for name in ("precision", "recall", "scores")}
     for j, i in enumerate(scored):
+        # a response identical to a reference matches each of its tokens to itself: P = R = F = 1 exactly, which
+        # float rounding would scatter by ~1e-7 and so split those ties differently from run to run
+        exact = preds[i] in refs[i]
         full["precision"][i], full["recall"][i], full["scores"][i] = (
-            float(precision[j]), float(recall[j]), float(f1[j]))
+            (1.0, 1.0, 1.0) if exact else (float(precision[j]), float(recall[j]), float(f1[j])))
     from dialeval.models.runtime import loaded_dtype
 
     dtype_name = str(loaded_dtype(scorer._model)).removeprefix("torch.")  # what ran (bf16 products: bfloat16)

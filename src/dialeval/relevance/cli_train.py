@@ -29,6 +29,9 @@ def register(sub: Any) -> None:
     p.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the dialogues (default {d.epochs})")
     p.add_argument("--batch-dialogues", type=int, default=d.batch_dialogues,
                    help=f"dialogues per step (default {d.batch_dialogues})")
+    p.add_argument("--context-turns", type=int, default=d.context_turns,
+                   help="context turns pooled for the next-utterance signal while training (weights 1, 1/2, 1/4 from "
+                        f"the last back, as the metric's `turns` option scores; default {d.context_turns})")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -39,12 +42,13 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
     # make a 256 MB similarity matrix, the most one step may hold
     checks = {"--seed": (args.seed, 0, 2**32 - 1), "--max-dialogues": (args.max_dialogues, 0, 10**7),
               "--tuned-layers": (args.tuned_layers, 1, 6), "--epochs": (args.epochs, 1, 100),
-              "--batch-dialogues": (args.batch_dialogues, 2, 1024)}
+              "--batch-dialogues": (args.batch_dialogues, 2, 1024), "--context-turns": (args.context_turns, 1, 16)}
     for option, (value, low, high) in checks.items():
         if not low <= value <= high:
             raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
     return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
-                       epochs=args.epochs, batch_dialogues=args.batch_dialogues)
+                       epochs=args.epochs, batch_dialogues=args.batch_dialogues,
+                       context_turns=args.context_turns)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -100,10 +100,13 @@ def proxy_pairs(corpus: DialogueCorpus, rng: np.random.Generator) -> list[tuple[
     return [pairs[i] for i in rng.choice(len(pairs), size=min(PROXY_PAIRS, len(pairs)), replace=False)]
 
 
-def proxy_texts(corpus: DialogueCorpus, seed: int) -> tuple[list[str], np.ndarray, np.ndarray, list[tuple[int, int]]]:
+def proxy_texts(corpus: DialogueCorpus, seed: int, turns: int = 1
+                ) -> tuple[list[str], list[list[int]], np.ndarray, list[tuple[int, int]]]:
     """The proxy's texts: for :data:`PROXY_PAIRS` validation (context, next utterance) pairs drawn from ``seed``,
-    each context's candidates ``(pairs, 10)`` (column 0 its true next utterance, then nine next utterances of
-    other dialogues' pairs), the contexts' indices, and ``(utterance, perturbed copy)`` index pairs."""
+    each context's window (indices of its last ``turns`` turns, oldest first; text ``p`` is pair ``p``'s last
+    turn), each context's candidates ``(pairs, 10)`` (column 0 its true next utterance, then nine next utterances
+    of other dialogues' pairs), and ``(utterance, perturbed copy)`` index pairs. Earlier turns are appended after
+    everything else, so the draws and indices do not depend on ``turns``."""
     rng = np.random.default_rng((seed, 7))
     chosen = proxy_pairs(corpus, rng)
     texts = [corpus.validation[d][t - 1] for d, t in chosen] + [corpus.validation[d][t] for d, t in chosen]
@@ -119,19 +122,25 @@ def proxy_texts(corpus: DialogueCorpus, seed: int) -> tuple[list[str], np.ndarra
         if copy_ is not None:
             bad.append((i, len(texts)))
             texts.append(copy_)
-    return texts, np.arange(n), np.asarray(candidates), bad
+    windows = []
+    for p, (d, t) in enumerate(chosen):
+        earlier = corpus.validation[d][max(0, t - turns):t - 1]
+        windows.append([*range(len(texts), len(texts) + len(earlier)), p])
+        texts.extend(earlier)
+    return texts, windows, np.asarray(candidates), bad
 
 
-def proxy_scores(layers: Any, heads: Any, states: list[Any], contexts: np.ndarray, candidates: np.ndarray,
+def proxy_scores(layers: Any, heads: Any, states: list[Any], contexts: list[list[int]], candidates: np.ndarray,
                  bad: list[tuple[int, int]], specific: np.ndarray) -> dict[str, float]:
     """Next-utterance accuracy among :data:`PROXY_CANDIDATES`, valid-utterance accuracy, and for each composition
     of :data:`model.COMPOSITIONS` its ranking accuracy: the share of contexts whose true next utterance scores
-    highest among the candidates and its own perturbed copy (``specific``: L of every proxy text)."""
+    highest among the candidates and its own perturbed copy (``contexts``: each context's window of turns, pooled
+    as in training; ``specific``: L of every proxy text)."""
     import torch
 
     with torch.inference_mode():
         emb = T.top_embeddings(layers, states)
-        ctx = torch.nn.functional.normalize(heads.context_map(emb[torch.from_numpy(contexts)]), dim=-1)
+        ctx = torch.nn.functional.normalize(heads.context_map(T.pool_windows(emb, contexts)), dim=-1)
         copies = dict(bad)
         ranked = np.asarray([[*row, copies.get(int(row[0]), int(row[0]))] for row in candidates])  # no copy: itself
         cand = emb[torch.from_numpy(ranked)]
@@ -208,7 +217,8 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
             group["lr"] = base * scale
         with torch.inference_mode(False), torch.enable_grad():  # even where the caller runs without autograd
             loss, parts = T.step_loss(layers, heads, feats.states, [data.dialogues[i] for i in batch],
-                                      [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)))
+                                      [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)),
+                                      config.context_turns)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -271,7 +281,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     tokenizer, model = AutoTokenizer.from_pretrained(base), AutoModel.from_pretrained(base).eval()
     bottom = len(model.encoder.layer) - config.tuned_layers
     data = T.training_data(corpus, config)
-    vtexts, contexts, candidates, bad = proxy_texts(corpus, config.seed)
+    vtexts, contexts, candidates, bad = proxy_texts(corpus, config.seed, config.context_turns)
     specific, specific_tokens = fit_specificity(tokenizer, corpus)
     vspecific = spec.specificity(specific, spec.token_ids(tokenizer, vtexts))
     with _bar(len(data.texts) + len(vtexts), "frozen layers", progress) as bar:

@@ -2,10 +2,10 @@
 
 One pass: the encoder's bottom layers run once over every utterance and perturbed utterance (frozen features);
 each step then runs the tuned top layers over a batch of whole dialogues and minimises
-``InfoNCE(next utterance) + BCE(calibration) + BCE(valid utterance)``: every utterance's previous one is its
-context, every other response in the batch a negative (those of the same dialogue are the hard ones). Batches,
-perturbations and initial weights derive from ``seed``; dropout is off, so a resumed run continues exactly. A
-checkpoint (safetensors + JSON) is written every ``checkpoint_every`` steps into ``work_dir``.
+``InfoNCE(next utterance) + BCE(calibration) + BCE(valid utterance)``: every utterance's previous one (or its last
+``context_turns`` turns, pooled as at scoring time) is its context, every other response in the batch a negative
+(those of the same dialogue are the hard ones). Batches, perturbations and initial weights derive from ``seed``;
+dropout is off, so a resumed run continues exactly. A checkpoint (safetensors + JSON) is written every ``checkpoint_every`` steps into ``work_dir``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class TrainConfig:
     perturbed_share: float = 0.3
     max_length: int = 64
     checkpoint_every: int = 25
+    context_turns: int = 1  # turns pooled into a response's context (weights 1, 1/2, 1/4, ... from the last back)
 
 
 @dataclass
@@ -128,9 +129,36 @@ def training_data(corpus: DialogueCorpus, config: TrainConfig) -> TrainingData:
     return TrainingData(texts, dialogues, perturbed)
 
 
+def pool_windows(emb: Any, windows: list[list[int]]) -> Any:
+    """Per window (rows of ``emb``, oldest first) its context embedding: the row itself for a one-turn window, else
+    the unit-length mean of its rows weighted 1, 1/2, 1/4, ... from the last back, as
+    :func:`evaluator.context_embeddings` scores."""
+    import torch
+
+    if all(len(w) == 1 for w in windows):
+        return emb[torch.tensor([w[0] for w in windows])]
+    weights = torch.zeros(len(windows), emb.shape[0])
+    for row, window in enumerate(windows):
+        weights[row, window] = torch.from_numpy(0.5 ** np.arange(len(window) - 1, -1, -1)).float()
+    return torch.nn.functional.normalize(weights @ emb, dim=-1)
+
+
+def context_pool(emb: Any, dialogues: list[list[int]], turns: int) -> tuple[Any, Any]:
+    """Per response (turn ``t >= 1`` of each dialogue, rows of ``emb``), its context embedding (the last ``turns``
+    turns, :func:`pool_windows`) and a mask of the rows pooled into it."""
+    import torch
+
+    windows = [d[max(0, t - turns):t] for d in dialogues for t in range(1, len(d))]
+    mask = torch.zeros(len(windows), emb.shape[0], dtype=torch.bool)
+    for row, window in enumerate(windows):
+        mask[row, window] = True
+    return pool_windows(emb, windows), mask
+
+
 def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[int]], perturbed: list[list[int]],
-              rng: np.random.Generator) -> tuple[Any, dict[str, float]]:
-    """The loss of one batch of dialogues (indices into ``states``) and its parts."""
+              rng: np.random.Generator, context_turns: int = 1) -> tuple[Any, dict[str, float]]:
+    """The loss of one batch of dialogues (indices into ``states``) and its parts; each response's context is its
+    last ``context_turns`` turns (:func:`context_pool`)."""
     import torch
     import torch.nn.functional as F
 
@@ -138,11 +166,11 @@ def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[i
     bad = [i for p in perturbed for i in p]
     emb = top_embeddings(layers, [states[i] for i in real + bad])
     pos = {i: k for k, i in enumerate(real)}
-    ctx = torch.tensor([pos[d[t - 1]] for d in dialogues for t in range(1, len(d))])
     rsp = torch.tensor([pos[d[t]] for d in dialogues for t in range(1, len(d))])
-    mapped = F.normalize(heads.context_map(emb[ctx]), dim=-1)
-    sim = mapped @ emb[: len(real)].T  # every real utterance but the context itself is a candidate response
-    sim = sim.masked_fill(torch.nn.functional.one_hot(ctx, len(real)).bool(), -2.0)
+    pooled, pooled_turns = context_pool(emb[: len(real)], [[pos[i] for i in d] for d in dialogues], context_turns)
+    mapped = F.normalize(heads.context_map(pooled), dim=-1)
+    sim = mapped @ emb[: len(real)].T  # every real utterance but the context's own turns is a candidate response
+    sim = sim.masked_fill(pooled_turns, -2.0)
     nce = F.cross_entropy(sim * heads.log_temperature.exp(), rsp)
     diag = sim[torch.arange(len(rsp)), rsp].detach()
     neg_cols = torch.from_numpy(rng.integers(0, len(real), size=len(rsp)))
