@@ -9,7 +9,8 @@ utterance scores highest) and its next-utterance accuracy (S alone, among the te
 
     python scripts/learned_quality_context_proxy.py --data-dir ../shared/data
 
-writes ``docs/results/learned_quality_context_proxy.json`` (about half a minute on 2 cores).
+writes ``docs/results/learned_quality_context_proxy.json`` (about half a minute on 2 cores); with ``--weights
+FOLDER --out FILE`` it checks other weights (the model card's run F: ``docs/results/learned_quality_context_proxy_f.json``).
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     histories, ranked = proxy_pairs(args.data_dir)
     rows = [accuracies(histories, ranked, turns, args.weights) for turns in (1, 2, 3)]
-    folder = args.weights or default_weights()
-    result = {"command": COMMAND if args.weights is None else f"{COMMAND} --weights {args.weights} --out {out}",
+    _tensors, meta, digest = read_delta(args.weights or default_weights())
+    result = {"command": COMMAND if args.weights is None else f"{COMMAND} --weights {args.weights} --out {args.out}",
               "pairs": len(ranked), "candidates": len(ranked[0]),
               "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2),
-              "weights": f"learned_quality@{read_delta(folder)[2][:12]}", "rows": rows,
+              "weights": f"learned_quality@{digest[:12]}", "weights_config": meta.get("config"), "rows": rows,
               "seconds": round(time.perf_counter() - began, 1)}
     atomic_write_json(out, result)
     for r in rows:

@@ -195,6 +195,20 @@ def test_the_model_cards_context_table_is_the_proxy_result_file():
         assert cells[1:] == [f"{row['ranking_accuracy_product']:.3f}", f"{row['next_utterance_accuracy']:.3f}"], line
 
 
+def test_the_model_cards_run_f_figures_are_its_result_file():
+    """Run F (three context turns in training) in the model card: its three-turn proxy figures and command are
+    ``docs/results/learned_quality_context_proxy_f.json``'s, made with weights trained with ``context_turns`` 3."""
+    from pathlib import Path
+
+    result = json.loads((Path(__file__).resolve().parents[1] / "docs" / "results" /
+                         "learned_quality_context_proxy_f.json").read_text(encoding="utf-8"))
+    assert result["weights_config"]["context_turns"] == 3
+    card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
+    assert result["command"] in card
+    acc = {row["turns"]: f"{row['ranking_accuracy_product']:.3f}" for row in result["rows"]}
+    assert f"it reached {acc[3]} (last turn {acc[1]}, two turns {acc[2]})" in card
+
+
 @pytest.mark.parametrize("args, message", [
     (["--tuned-layers", "9"], "--tuned-layers 9"), (["--epochs", "0"], "--epochs 0"),
     (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),

@@ -151,18 +151,28 @@ def compute_bertscore(predictions: Any, references: Any, model: str = DEFAULT_MO
             scorer._idf_dict = idf_weights(scorer._tokenizer, [r for group in refs_in for r in group])
         precision, recall, f1 = scorer.score(preds_in, refs_in, batch_size=int(batch_size))
     full = {name: [0.0] * len(preds) for name in ("precision", "recall", "scores")}
+    same = _same_tokens(scorer._tokenizer, preds_in, refs_in)
     for j, i in enumerate(scored):
-        # a response identical to a reference matches each of its tokens to itself: P = R = F = 1 exactly, which
-        # float rounding would scatter by ~1e-7 and so split those ties differently from run to run
-        exact = preds[i] in refs[i]
+        p, r, f = float(precision[j]), float(recall[j]), float(f1[j])
+        # a response tokenised exactly as one of its references matches each token to itself: P = R = F = 1
+        # exactly, which float rounding would scatter by ~1e-7 (bf16: ~1e-3) and so split such ties differently
+        # from run to run; P and R stay bert-score's where its idf weights sum to 0 (0/0: NaN)
         full["precision"][i], full["recall"][i], full["scores"][i] = (
-            (1.0, 1.0, 1.0) if exact else (float(precision[j]), float(recall[j]), float(f1[j])))
+            (1.0, 1.0, 1.0) if same[j] and math.isfinite(p) and math.isfinite(r) else (p, r, f))
     from dialeval.models.runtime import loaded_dtype
 
     dtype_name = str(loaded_dtype(scorer._model)).removeprefix("torch.")  # what ran (bf16 products: bfloat16)
     return {"bertscore": math.fsum(full["scores"]) / len(preds), "precision": full["precision"],
             "recall": full["recall"], "f1": list(full["scores"]), "scores": full["scores"],
             "signature": _signature(model, scorer.num_layers, idf, dtype_name)}
+
+
+def _same_tokens(tokenizer: Any, preds: list[str], refs: list[list[str]]) -> list[bool]:
+    """Per response, whether bert-score's own encoding of it (case, spacing and truncation as its tokenizer has
+    them) equals that of one of its references."""
+    from bert_score.utils import sent_encode
+
+    return [any(sent_encode(tokenizer, p) == sent_encode(tokenizer, r) for r in group) for p, group in zip(preds, refs)]
 
 
 def _signature(model: str, layers: int | None, idf: bool, dtype: str = "float32") -> str:

@@ -30,8 +30,10 @@ def register(sub: Any) -> None:
     p.add_argument("--batch-dialogues", type=int, default=d.batch_dialogues,
                    help=f"dialogues per step (default {d.batch_dialogues})")
     p.add_argument("--context-turns", type=int, default=d.context_turns,
-                   help="context turns pooled for the next-utterance signal while training (weights 1, 1/2, 1/4 from "
-                        f"the last back, as the metric's `turns` option scores; default {d.context_turns})")
+                   help="context turns pooled for the next-utterance signal while training: weight 1 for the last "
+                        "turn, 1/2 for the one before, 1/4 for the one before that, as the metric's `turns` option "
+                        f"pools them (default {d.context_turns}). The metric reads `turns=3` whatever the weights "
+                        "were trained on: score with turns=N to match")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
