@@ -31,16 +31,14 @@ COMMAND = "python scripts/learned_quality_context_proxy.py --data-dir ../shared/
 
 
 def proxy_pairs(data_dir: str, seed: int = 0) -> tuple[list[list[str]], list[list[str]]]:
-    """Per proxy pair, its history and its candidates (true next utterance first, the nine others, then its
+    """Per proxy pair, its whole history and its candidates (true next utterance first, the nine others, then its
     perturbed copy, or the true one again where it has none), as the trainer draws them."""
     corpus = load_corpus(data_dir)
-    texts, contexts, candidates, bad = trainer.proxy_texts(corpus, seed)
-    chosen = trainer.proxy_pairs(corpus, np.random.default_rng((seed, 7)))  # the draw proxy_texts makes first
-    if any(texts[p] != corpus.validation[d][t - 1] for p, (d, t) in enumerate(chosen)):
-        raise RuntimeError("the proxy's pairs are not the trainer's; update this script with the trainer")
+    longest = max(len(d) for d in corpus.validation)
+    texts, windows, candidates, bad = trainer.proxy_texts(corpus, seed, turns=longest)
     copies = dict(bad)
     ranked = [[texts[i] for i in (*row, copies.get(int(row[0]), int(row[0])))] for row in candidates]
-    return [corpus.validation[d][:t] for d, t in chosen], ranked
+    return [[texts[i] for i in window] for window in windows], ranked
 
 
 def accuracies(histories: list[list[str]], ranked: list[list[str]], turns: int, weights: str | None = None

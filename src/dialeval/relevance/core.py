@@ -46,12 +46,17 @@ def check_options(turns: Any, pooling: Any, config: Any) -> None:
         raise ValueError(f"pooling={pooling!r}: use one of {list(POOLINGS)}.")
 
 
+def decay_weights(k: int) -> np.ndarray:
+    """``w_j = 2^{-j}`` for ``k`` turns, oldest first: 1 for the last turn, 1/2 for the one before, …"""
+    return 0.5 ** np.arange(k - 1, -1, -1, dtype=np.float64)
+
+
 def context_weights(n_turns: int, turns: int, pooling: str) -> np.ndarray:
     """Weights of the last ``min(n_turns, turns)`` turns, oldest first (they sum to 1)."""
     k = max(0, min(n_turns, turns))
     if k == 0:
         return np.ones(1)
-    w = np.ones(k) if pooling == "mean" else 0.5 ** np.arange(k - 1, -1, -1, dtype=np.float64)
+    w = np.ones(k) if pooling == "mean" else decay_weights(k)
     return w / w.sum()
 
 

@@ -5,7 +5,8 @@ each step then runs the tuned top layers over a batch of whole dialogues and min
 ``InfoNCE(next utterance) + BCE(calibration) + BCE(valid utterance)``: every utterance's previous one (or its last
 ``context_turns`` turns, pooled as at scoring time) is its context, every other response in the batch a negative
 (those of the same dialogue are the hard ones). Batches, perturbations and initial weights derive from ``seed``;
-dropout is off, so a resumed run continues exactly. A checkpoint (safetensors + JSON) is written every ``checkpoint_every`` steps into ``work_dir``.
+dropout is off, so a resumed run continues exactly. A checkpoint (safetensors + JSON) is written every
+``checkpoint_every`` steps into ``work_dir``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.relevance.core import decay_weights
 from dialeval.relevance.corpus import DialogueCorpus, perturb
 
 CHUNK_TOKENS = 4096  # padded tokens per forward chunk of the top layers
@@ -139,7 +141,7 @@ def pool_windows(emb: Any, windows: list[list[int]]) -> Any:
         return emb[torch.tensor([w[0] for w in windows])]
     weights = torch.zeros(len(windows), emb.shape[0])
     for row, window in enumerate(windows):
-        weights[row, window] = torch.from_numpy(0.5 ** np.arange(len(window) - 1, -1, -1)).float()
+        weights[row, window] = torch.from_numpy(decay_weights(len(window))).float()
     return torch.nn.functional.normalize(weights @ emb, dim=-1)
 
 
