@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.io.files import atomic_write_json
+from dialeval.io.files import atomic_write_json, check_output_path
 from dialeval.relevance import trainer
 from dialeval.relevance.corpus import load_corpus
 from dialeval.relevance.evaluator import compute_learned_quality, default_weights, read_delta
@@ -64,11 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.weights and not args.out:
         parser.error("--weights needs --out: the committed result file holds the shipped weights' proxy only")
-    out = Path(args.out) if args.out else OUT
     began = time.perf_counter()
-    histories, ranked = proxy_pairs(args.data_dir)
+    try:
+        out = check_output_path(args.out, inputs=[args.data_dir, args.weights], option="--out") if args.out else OUT
+        _tensors, meta, digest = read_delta(args.weights or default_weights())
+        histories, ranked = proxy_pairs(args.data_dir)
+    except (OSError, ValueError) as exc:
+        parser.exit(2, f"{parser.prog}: {exc}\n")
     rows = [accuracies(histories, ranked, turns, args.weights) for turns in (1, 2, 3)]
-    _tensors, meta, digest = read_delta(args.weights or default_weights())
     result = {"command": COMMAND if args.weights is None else f"{COMMAND} --weights {args.weights} --out {args.out}",
               "pairs": len(ranked), "candidates": len(ranked[0]),
               "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2),
