@@ -33,6 +33,7 @@ def test_a_tiny_training_learns_both_signals(tiny):
     assert meta["proxy_before"]["valid_utterance_accuracy"] == pytest.approx(0.5, abs=0.1)
     assert meta["proxy"]["valid_utterance_accuracy"] > meta["proxy_before"]["valid_utterance_accuracy"]
     assert meta["train_dialogues"] == 24 and meta["steps"] == 6
+    assert meta["rival_contexts"] == 24 and "rival_nce" in meta["final_loss"]  # max_dialogues caps the rivals too
 
 
 def test_a_killed_run_resumes_to_the_same_weights(tiny, shared_data, tmp_path, monkeypatch):
@@ -212,7 +213,9 @@ def test_the_model_cards_run_f_figures_are_its_result_file():
 @pytest.mark.parametrize("args, message", [
     (["--tuned-layers", "9"], "--tuned-layers 9"), (["--epochs", "0"], "--epochs 0"),
     (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),
-    (["--context-turns", "0"], "--context-turns 0")])
+    (["--context-turns", "0"], "--context-turns 0"), (["--rival-contexts", "-1"], "--rival-contexts -1"),
+    (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "--rival-weight nan"),
+    (["--rival-weight", "0"], "above 0")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 

@@ -11,20 +11,22 @@ from dialeval.relevance.training import TrainConfig
 
 def register(sub: Any) -> None:
     d = TrainConfig()
-    p = sub.add_parser("train-evaluator", help="train the learned quality evaluator on unlabelled DailyDialog",
+    p = sub.add_parser("train-evaluator", help="train the learned quality evaluator on unlabelled DailyDialog (and DailyDialog++'s rivals)",
                        description="Tune the top layers of all-MiniLM-L6-v2 with valid- and next-utterance heads on "
-                                   "DailyDialog's training dialogues (those overlapping validation or test left out), "
+                                   "DailyDialog's training dialogues (those overlapping validation or test left out) "
+                                   "and DailyDialog++'s same-context rivals (--rival-contexts), "
                                    "check it on validation dialogue, and write evaluator.safetensors and "
                                    "evaluator.json to --out. A killed run resumes from --work-dir.")
     p.add_argument("--data-dir", required=True,
                    help="the dailydialog folder or the folder above it: train/dialogues_train.txt (the original "
                         "release's training split) and ParlAI's validation.json and test.json (the held-out "
-                        "dialogues, left out of training and used for the proxy)")
+                        "dialogues, left out of training and used for the proxy); with --rival-contexts, "
+                        "dailydialog_plusplus/dev.json beside or under it")
     p.add_argument("--out", required=True, help="folder to write the evaluator to (use it with weights=FOLDER)")
     p.add_argument("--work-dir", default=None, help="checkpoints, to resume a killed run (default: OUT.work)")
     p.add_argument("--seed", type=int, default=d.seed, help=f"batches, perturbations and heads (default {d.seed})")
     p.add_argument("--max-dialogues", type=int, default=d.max_dialogues or 0,
-                   help="train on the first N dialogues (default 0: all of them)")
+                   help="train on the first N dialogues and at most N rival contexts (default 0: all of them)")
     p.add_argument("--tuned-layers", type=int, default=d.tuned_layers, help=f"top layers tuned (default {d.tuned_layers})")
     p.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the dialogues (default {d.epochs})")
     p.add_argument("--batch-dialogues", type=int, default=d.batch_dialogues,
@@ -34,6 +36,12 @@ def register(sub: Any) -> None:
                         "turn, 1/2 for the one before, 1/4 for the one before that, as the metric's `turns` option "
                         f"pools them (default {d.context_turns}). The metric reads `turns=3` whatever the weights "
                         "were trained on: score with turns=N to match")
+    p.add_argument("--rival-contexts", type=int, default=d.rival_contexts,
+                   help="DailyDialog++ contexts per step (from DATA_DIR/dailydialog_plusplus/dev.json, its training "
+                        "half) whose five human-written positive responses must score above their five adversarial "
+                        f"negatives (default {d.rival_contexts}: none)")
+    p.add_argument("--rival-weight", type=float, default=d.rival_weight,
+                   help=f"the rival loss's weight beside the other losses (default {d.rival_weight})")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -44,13 +52,17 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
     # make a 256 MB similarity matrix, the most one step may hold
     checks = {"--seed": (args.seed, 0, 2**32 - 1), "--max-dialogues": (args.max_dialogues, 0, 10**7),
               "--tuned-layers": (args.tuned_layers, 1, 6), "--epochs": (args.epochs, 1, 100),
-              "--batch-dialogues": (args.batch_dialogues, 2, 1024), "--context-turns": (args.context_turns, 1, 16)}
+              "--batch-dialogues": (args.batch_dialogues, 2, 1024), "--context-turns": (args.context_turns, 1, 16),
+              "--rival-contexts": (args.rival_contexts, 0, 64)}
     for option, (value, low, high) in checks.items():
         if not low <= value <= high:
             raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
+    if not 0.0 < args.rival_weight <= 100.0:  # also refuses nan
+        raise ValueError(f"--rival-weight {args.rival_weight}: give a number above 0 and at most 100.")
     return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
                        epochs=args.epochs, batch_dialogues=args.batch_dialogues,
-                       context_turns=args.context_turns)
+                       context_turns=args.context_turns, rival_contexts=args.rival_contexts,
+                       rival_weight=args.rival_weight)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -219,6 +219,10 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
             loss, parts = T.step_loss(layers, heads, feats.states, [data.dialogues[i] for i in batch],
                                       [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)),
                                       config.context_turns)
+            if data.rivals:
+                rival, rival_parts = T.rival_loss(layers, heads, feats.states,
+                                                  [data.rivals[i] for i in T.rival_batch(len(data.rivals), config, step)])
+                loss, parts = loss + config.rival_weight * rival, {**parts, **rival_parts}
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -269,6 +273,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     from dialeval.io.files import atomic_directory
     from dialeval.models.encoders import default_encoder_path
     from dialeval.relevance.corpus import load_corpus
+    from dialeval.relevance.rivals import load_rivals
 
     config = config or T.TrainConfig()
     out, work = check_folders(data_dir, out, work_dir)
@@ -280,7 +285,11 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     torch.manual_seed(config.seed)
     tokenizer, model = AutoTokenizer.from_pretrained(base), AutoModel.from_pretrained(base).eval()
     bottom = len(model.encoder.layer) - config.tuned_layers
-    data = T.training_data(corpus, config)
+    rivals = load_rivals(data_dir, "train")[:config.max_dialogues] if config.rival_contexts else []
+    if rivals:
+        echo(f"train-evaluator: {len(rivals)} DailyDialog++ contexts with positives and adversarial negatives, "
+             f"{config.rival_contexts} a step")
+    data = T.training_data(corpus, config, rivals)
     vtexts, contexts, candidates, bad = proxy_texts(corpus, config.seed, config.context_turns)
     specific, specific_tokens = fit_specificity(tokenizer, corpus)
     vspecific = spec.specificity(specific, spec.token_ids(tokenizer, vtexts))
@@ -299,7 +308,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     after = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad, vspecific)
     meta = {"config": T.config_dict(config), "base_encoder": base_encoder_id(base),
             "base_sha256": file_sha256(base / "model.safetensors"), "train_dialogues": len(corpus.train),
-            "left_out_dialogues": corpus.left_out, "train_texts": len(data.texts), "steps": total,
+            "left_out_dialogues": corpus.left_out, "rival_contexts": len(rivals), "train_texts": len(data.texts), "steps": total,
             "proxy_before": before, "proxy": after, "train_seconds": round(time.perf_counter() - began, 1),
             "torch": torch.__version__, "final_loss": log[-1] if log else None,
             "specificity": {"model": "unigram WordPiece, add-one", "tokens": specific_tokens,

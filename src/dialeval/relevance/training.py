@@ -4,7 +4,9 @@ One pass: the encoder's bottom layers run once over every utterance and perturbe
 each step then runs the tuned top layers over a batch of whole dialogues and minimises
 ``InfoNCE(next utterance) + BCE(calibration) + BCE(valid utterance)``: every utterance's previous one (or its last
 ``context_turns`` turns, pooled as at scoring time) is its context, every other response in the batch a negative
-(those of the same dialogue are the hard ones). Batches, perturbations and initial weights derive from ``seed``;
+(those of the same dialogue are the hard ones). With ``rival_contexts`` > 0 each step also takes that many
+DailyDialog++ contexts (:mod:`dialeval.relevance.rivals`) and adds :func:`rival_loss`: each human-written positive
+response against its own context's adversarial negatives (DEB's signal, Sai et al. 2020). Batches, perturbations and initial weights derive from ``seed``;
 dropout is off, so a resumed run continues exactly. A checkpoint (safetensors + JSON) is written every
 ``checkpoint_every`` steps into ``work_dir``.
 """
@@ -12,13 +14,14 @@ dropout is off, so a resumed run continues exactly. A checkpoint (safetensors + 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dialeval.relevance.core import decay_weights
 from dialeval.relevance.corpus import DialogueCorpus, perturb
+from dialeval.relevance.rivals import Rivals
 
 CHUNK_TOKENS = 4096  # padded tokens per forward chunk of the top layers
 
@@ -39,6 +42,8 @@ class TrainConfig:
     max_length: int = 64
     checkpoint_every: int = 25
     context_turns: int = 1  # turns pooled into a response's context (weights 1, 1/2, 1/4, ... from the last back)
+    rival_contexts: int = 4  # DailyDialog++ contexts per step whose positives must beat their adversarial negatives
+    rival_weight: float = 0.1  # the rival loss's weight beside the next- and valid-utterance losses
 
 
 @dataclass
@@ -104,15 +109,18 @@ def top_embeddings(layers: Any, states: Sequence[Any]) -> Any:
 
 @dataclass
 class TrainingData:
-    """Texts to encode and, per training dialogue, the indices of its utterances and of its perturbed ones."""
+    """Texts to encode; per training dialogue, the indices of its utterances and of its perturbed ones; per rival
+    context, the indices of its window of turns, its positives and its adversarial negatives."""
 
     texts: list[str]
     dialogues: list[list[int]]
     perturbed: list[list[int]]
+    rivals: list[tuple[list[int], list[int], list[int]]] = field(default_factory=list)
 
 
-def training_data(corpus: DialogueCorpus, config: TrainConfig) -> TrainingData:
-    """Every training utterance, plus a perturbed copy of a ``perturbed_share`` of them (drawn from ``seed``)."""
+def training_data(corpus: DialogueCorpus, config: TrainConfig, rivals: Sequence[Rivals] = ()) -> TrainingData:
+    """Every training utterance, plus a perturbed copy of a ``perturbed_share`` of them (drawn from ``seed``), then
+    the texts of ``rivals`` (each context's last ``context_turns`` turns, positives, adversarial negatives)."""
     texts: list[str] = []
     dialogues, perturbed = [], []
     rng = np.random.default_rng(config.seed)
@@ -128,7 +136,14 @@ def training_data(corpus: DialogueCorpus, config: TrainConfig) -> TrainingData:
                     extra.append(bad)
         perturbed.append(list(range(len(texts), len(texts) + len(extra))))
         texts.extend(extra)
-    return TrainingData(texts, dialogues, perturbed)
+    triples = []
+    for rival in rivals:
+        parts = []
+        for group in (rival.context[-config.context_turns:], rival.positives, rival.adversarial):
+            parts.append(list(range(len(texts), len(texts) + len(group))))
+            texts.extend(group)
+        triples.append((parts[0], parts[1], parts[2]))
+    return TrainingData(texts, dialogues, perturbed, triples)
 
 
 def pool_windows(emb: Any, windows: list[list[int]]) -> Any:
@@ -187,6 +202,38 @@ def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[i
         logits, torch.cat([torch.ones(len(real_pick)), torch.zeros(len(bad))]))
     loss = nce + calib + valid
     return loss, {"nce": nce.item(), "calibration": calib.item(), "valid": valid.item()}
+
+
+def rival_loss(layers: Any, heads: Any, states: list[Any], rivals: list[tuple[list[int], list[int], list[int]]]
+               ) -> tuple[Any, dict[str, float]]:
+    """Each positive ``p`` of a rival context ``c`` against that context's adversarial negatives ``A``:
+    ``InfoNCE = −log softmax_p(τ·[s(c, p), s(c, a) for a in A])``, averaged over positives, plus the calibration
+    BCE of ``σ(a·s + a0)`` on those pairs (positives 1, adversarial 0; similarities detached, as in
+    :func:`step_loss`)."""
+    import torch
+    import torch.nn.functional as F
+
+    order = sorted({i for window, good, bad in rivals for i in (*window, *good, *bad)})
+    row_of = {i: k for k, i in enumerate(order)}
+    emb = top_embeddings(layers, [states[i] for i in order])
+    ctx = F.normalize(heads.context_map(pool_windows(emb, [[row_of[i] for i in w] for w, _, _ in rivals])), dim=-1)
+    good = [emb[[row_of[i] for i in g]] @ ctx[r] for r, (_, g, _) in enumerate(rivals)]
+    bad = [emb[[row_of[i] for i in b]] @ ctx[r] for r, (_, _, b) in enumerate(rivals)]
+    scale = heads.log_temperature.exp()
+    logits = torch.cat([torch.cat([g[:, None], b[None, :].expand(len(g), -1)], dim=1) for g, b in zip(good, bad)])
+    nce = F.cross_entropy(logits * scale, torch.zeros(logits.shape[0], dtype=torch.long))
+    pos, neg = torch.cat(good).detach(), torch.cat(bad).detach()
+    a, a0 = heads.calibration
+    calib = F.binary_cross_entropy_with_logits(torch.cat([a * pos + a0, a * neg + a0]),
+                                               torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
+    return nce + calib, {"rival_nce": nce.item(), "rival_calibration": calib.item()}
+
+
+def rival_batch(n_rivals: int, config: TrainConfig, step: int) -> list[int]:
+    """The rival contexts of ``step``: ``rival_contexts`` consecutive entries of a permutation drawn from
+    ``(seed, 13)``, taken cyclically."""
+    order = np.random.default_rng((config.seed, 13)).permutation(n_rivals)
+    return [int(order[(step * config.rival_contexts + j) % n_rivals]) for j in range(config.rival_contexts)]
 
 
 def batches(n_dialogues: int, config: TrainConfig, epoch: int) -> list[np.ndarray]:

@@ -1,0 +1,145 @@
+"""Same-context rivals (DailyDialog++ positives against adversarial negatives) for the learned evaluator: which
+records are read, the loss by hand, the step's contexts, and the proxy's pair accuracy by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dialeval.relevance import rivals as R
+from dialeval.relevance import training as T
+from dialeval.relevance.corpus import DialogueCorpus
+from dialeval.relevance.model import build_heads
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(i: int, context: list[str]) -> dict:
+    return {"id": i, "context": context, "positive_responses": [f"p{i}"], "adversarial_negative_responses": [f"a{i}"],
+            "random_negative_responses": [f"r{i}"]}
+
+
+def _data_dir(tmp_path: Path) -> Path:
+    held = [{"dialogue": [{"text": "Hello there ."}, {"text": "Hi, how are you?"}, {"text": "Fine ."}]}]
+    (tmp_path / "dailydialog").mkdir()
+    (tmp_path / "dailydialog" / "validation.json").write_text(json.dumps(held))
+    (tmp_path / "dailydialog" / "test.json").write_text(json.dumps([{"dialogue": [{"text": "Bye now"}]}]))
+    records = [
+        _record(0, ["A", "B"]),
+        _record(1, ["x", "hello THERE", "Hi how are you"]),  # two consecutive validation turns: left out
+        _record(2, ["C", "D", "E"]),
+        _record(3, ["bye now!"]),  # a one-turn context that is a test turn: left out
+        _record(4, ["F", "Fine."]),  # one held-out turn, but not two consecutive ones: kept
+        _record(5, ["G"]),
+        _record(6, ["H", "I"]),
+    ]
+    (tmp_path / "dailydialog_plusplus").mkdir()
+    (tmp_path / "dailydialog_plusplus" / "dev.json").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return tmp_path
+
+
+def test_rivals_leave_out_held_out_dialogue_and_split_by_position(tmp_path):
+    data = _data_dir(tmp_path)
+    train, proxy = R.load_rivals(data, "train"), R.load_rivals(data, "proxy")
+    # kept, in file order: 0, 2, 4, 5, 6; even positions train, odd positions are the proxy
+    assert [r.positives[0] for r in train] == ["p0", "p4", "p6"]
+    assert [r.positives[0] for r in proxy] == ["p2", "p5"]
+    assert R.load_rivals(data / "dailydialog", "proxy") == proxy  # the dailydialog folder itself works too
+    assert train[1] == R.Rivals(["F", "Fine."], ["p4"], ["a4"], ["r4"])
+
+
+def test_a_missing_rivals_file_or_bad_half_is_one_line(tmp_path):
+    with pytest.raises(FileNotFoundError, match="dailydialog_plusplus/dev.json"):
+        R.load_rivals(tmp_path, "train")
+    with pytest.raises(ValueError, match="half='test'"):
+        R.load_rivals(_data_dir(tmp_path), "test")
+
+
+def test_training_data_indexes_each_rivals_window_positives_and_adversarial_negatives():
+    corpus = DialogueCorpus(train=[["u0", "u1"]], validation=[], left_out=0)
+    config = T.TrainConfig(perturbed_share=0.0, context_turns=2, rival_contexts=1)
+    data = T.training_data(corpus, config, [R.Rivals(["c0", "c1", "c2"], ["p0", "p1"], ["a0"], ["r0"])])
+    assert data.texts == ["u0", "u1", "c1", "c2", "p0", "p1", "a0"]  # random negatives are not trained on
+    assert data.rivals == [([2, 3], [4, 5], [6])]
+    assert T.training_data(corpus, config).texts == ["u0", "u1"] and T.training_data(corpus, config).rivals == []
+
+
+def test_each_step_takes_the_next_rival_contexts_of_one_seeded_permutation():
+    config = T.TrainConfig(seed=5, rival_contexts=3)
+    order = np.random.default_rng((5, 13)).permutation(7)
+    taken = [i for step in range(7) for i in T.rival_batch(7, config, step)]
+    assert taken == [int(order[j % 7]) for j in range(21)]  # cyclic: every context three times in seven steps
+
+
+def test_rival_loss_by_hand():
+    """No tuned layers (the embedding is the unit-length mean of the states), identity context map: InfoNCE of
+    each positive against its context's adversarial negatives at temperature 20, plus the calibration BCE."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    states = [torch.tensor(rng.normal(size=(int(rng.integers(1, 4)), 4)), dtype=torch.float32) for _ in range(9)]
+    heads = build_heads(4)
+    triples = [([0], [1, 2], [3, 4]), ([5], [6], [7, 8])]
+    loss, parts = T.rival_loss([], heads, states, triples)
+    emb = [s.double().numpy().mean(0) for s in states]
+    emb = [e / np.linalg.norm(e) for e in emb]
+    rows, pos, neg = [], [], []
+    for (c,), good, bad in triples:
+        for g in good:
+            logits = 20.0 * np.array([emb[g] @ emb[c], *[emb[b] @ emb[c] for b in bad]])
+            rows.append(np.log(np.exp(logits).sum()) - logits[0])
+        pos += [emb[g] @ emb[c] for g in good]
+        neg += [emb[b] @ emb[c] for b in bad]
+
+    def bce(x, y):
+        z = 10.0 * np.asarray(x) - 5.0
+        return np.log1p(np.exp(-z)) if y else np.log1p(np.exp(z))
+
+    calib = np.mean(np.concatenate([bce(pos, 1), bce(neg, 0)]))
+    assert parts["rival_nce"] == pytest.approx(np.mean(rows), rel=1e-5)
+    assert parts["rival_calibration"] == pytest.approx(calib, rel=1e-5)
+    assert float(loss.detach()) == pytest.approx(np.mean(rows) + calib, rel=1e-5)
+
+
+def test_the_proxy_pair_accuracy_by_hand():
+    script = _script("learned_quality_rival_proxy")
+    good = np.array([[0.9, 0.5], [0.2, 0.4]])
+    bad = np.array([[0.5, 0.1], [0.4, 0.3]])
+    # row 0: 0.9 > 0.5, 0.9 > 0.1, 0.5 = 0.5 (a half), 0.5 > 0.1; row 1: 0.2 < 0.4, 0.2 < 0.3, 0.4 = 0.4, 0.4 > 0.3
+    assert script.pair_accuracy(good, bad) == pytest.approx((3.5 + 1.5) / 8)
+
+
+def test_the_model_cards_rival_table_is_the_result_files():
+    """Runs E, G and H in the model card's rival table: each row's figures are its rival-proxy and three-turn
+    context-proxy result files', and the unsuffixed files were made with the shipped weights."""
+    from dialeval.relevance import evaluator
+
+    results = ROOT / "docs" / "results"
+    folder = evaluator.default_weights()
+    digest = evaluator.read_delta(folder)[2]
+    card_text = (folder / "README.md").read_text(encoding="utf-8")
+    card = " ".join(card_text.split())
+    for label, suffix in (("| E |", "_e"), ("| G (rival weight 1) |", "_g"), ("| **H (rival weight 0.1, these", "")):
+        rival = json.loads((results / f"learned_quality_rival_proxy{suffix}.json").read_text(encoding="utf-8"))
+        context = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
+        assert rival["weights"] == context["weights"]  # both proxies of one row read the same weights
+        if not suffix:
+            assert rival["weights"] == f"learned_quality@{digest[:12]}" and rival["command"] in card
+        line = next(x for x in card_text.splitlines() if x.startswith(label) and x.count("|") == 6)
+        cells = [c.strip(" *") for c in line.strip("|").split("|")]
+        three = next(r for r in context["rows"] if r["turns"] == 3)["ranking_accuracy_product"]
+        assert cells[1:] == [f"{rival['score_vs_adversarial']:.3f}", f"{rival['next_utterance_vs_adversarial']:.3f}",
+                             f"{rival['score_vs_random']:.3f}", f"{three:.3f}"], line
+    g = json.loads((results / "learned_quality_rival_proxy_g.json").read_text(encoding="utf-8"))["weights_config"]
+    assert g["rival_contexts"] == 4 and g.get("rival_weight", 1.0) == 1.0  # G predates the weight option: 1
