@@ -1,11 +1,12 @@
-"""How well ``learned_quality`` ranks a context's own good responses above its rivals, judged on unlabelled data only.
+"""How well ``learned_quality`` ranks a context's own good responses above its rivals, judged without human ratings.
 
 The proxy is the held-out half of DailyDialog++'s ``dev.json`` (:func:`dialeval.relevance.rivals.load_rivals`,
 ``half="proxy"``; the other half is what ``train-evaluator --rival-contexts`` trains on, and ``test.json`` is read
 by neither). Each context has five human-written positive responses, five adversarial negatives (written to share
 its words or topic without following it) and five random ones. Every response is scored through the metric itself
 (:func:`compute_learned_quality`, default options: the product U·S, ``turns=3``) and each pair of the same
-context counts as right when the positive scores higher (a tie counts one half). No human rating is read.
+context counts as right when the positive scores higher (a tie counts one half). No human quality rating is read:
+the positives and negatives are written replies.
 
     python scripts/learned_quality_rival_proxy.py --data-dir ../shared/data
 

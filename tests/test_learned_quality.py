@@ -33,7 +33,7 @@ def test_a_tiny_training_learns_both_signals(tiny):
     assert meta["proxy_before"]["valid_utterance_accuracy"] == pytest.approx(0.5, abs=0.1)
     assert meta["proxy"]["valid_utterance_accuracy"] > meta["proxy_before"]["valid_utterance_accuracy"]
     assert meta["train_dialogues"] == 24 and meta["steps"] == 6
-    assert meta["rival_contexts"] == 24 and "rival_nce" in meta["final_loss"]  # max_dialogues caps the rivals too
+    assert meta["rival_train_contexts"] == 24 and "rival_nce" in meta["final_loss"]  # max_dialogues caps the rivals too
 
 
 def test_a_killed_run_resumes_to_the_same_weights(tiny, shared_data, tmp_path, monkeypatch):

@@ -60,10 +60,28 @@ def test_rivals_leave_out_held_out_dialogue_and_split_by_position(tmp_path):
 
 
 def test_a_missing_rivals_file_or_bad_half_is_one_line(tmp_path):
-    with pytest.raises(FileNotFoundError, match="dailydialog_plusplus/dev.json"):
+    with pytest.raises(FileNotFoundError, match="dailydialog_plusplus/dev.json.*--rival-contexts 0"):
         R.load_rivals(tmp_path, "train")
     with pytest.raises(ValueError, match="half='test'"):
         R.load_rivals(_data_dir(tmp_path), "test")
+
+
+def test_malformed_or_empty_rivals_are_one_line(tmp_path):
+    data = _data_dir(tmp_path)
+    dev = data / "dailydialog_plusplus" / "dev.json"
+    lines = dev.read_text().splitlines()
+    uneven = json.loads(lines[2])
+    uneven["adversarial_negative_responses"] = ["a", "b"]
+    dev.write_text("\n".join([*lines[:2], json.dumps(uneven), *lines[3:]]) + "\n")
+    with pytest.raises(ValueError, match=r"dev.json, line 3: 1 positive, 2 adversarial and 1 random .* first record has 1"):
+        R.load_rivals(data, "train")
+    dev.write_text(lines[0] + "\n")  # one context: the proxy half is empty
+    assert len(R.load_rivals(data, "train")) == 1
+    with pytest.raises(ValueError, match="no context is left in its proxy half"):
+        R.load_rivals(data, "proxy")
+    (data / "dailydialog" / "test.json").unlink()
+    with pytest.raises(FileNotFoundError, match="test.json must sit in"):
+        R.load_rivals(data, "train")
 
 
 def test_training_data_indexes_each_rivals_window_positives_and_adversarial_negatives():
@@ -77,9 +95,12 @@ def test_training_data_indexes_each_rivals_window_positives_and_adversarial_nega
 
 def test_each_step_takes_the_next_rival_contexts_of_one_seeded_permutation():
     config = T.TrainConfig(seed=5, rival_contexts=3)
-    order = np.random.default_rng((5, 13)).permutation(7)
-    taken = [i for step in range(7) for i in T.rival_batch(7, config, step)]
-    assert taken == [int(order[j % 7]) for j in range(21)]  # cyclic: every context three times in seven steps
+    steps = [T.rival_batch(7, config, step) for step in range(7)]
+    taken = [i for step in steps for i in step]
+    assert sorted(taken) == sorted(list(range(7)) * 3)  # 21 draws over 7 contexts: each exactly three times
+    assert taken[:7] != list(range(7)) and sorted(taken[:7]) == list(range(7))  # one shuffled pass, then the next
+    assert taken[7:14] == taken[:7] and steps == [T.rival_batch(7, config, step) for step in range(7)]
+    assert T.rival_batch(7, T.TrainConfig(seed=6, rival_contexts=3), 0) != steps[0]  # the seed draws the order
 
 
 def test_rival_loss_by_hand():

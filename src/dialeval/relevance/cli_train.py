@@ -11,7 +11,8 @@ from dialeval.relevance.training import TrainConfig
 
 def register(sub: Any) -> None:
     d = TrainConfig()
-    p = sub.add_parser("train-evaluator", help="train the learned quality evaluator on unlabelled DailyDialog (and DailyDialog++'s rivals)",
+    p = sub.add_parser("train-evaluator",
+                       help="train the learned quality evaluator on DailyDialog and DailyDialog++'s written rivals",
                        description="Tune the top layers of all-MiniLM-L6-v2 with valid- and next-utterance heads on "
                                    "DailyDialog's training dialogues (those overlapping validation or test left out) "
                                    "and DailyDialog++'s same-context rivals (--rival-contexts), "
@@ -39,7 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--rival-contexts", type=int, default=d.rival_contexts,
                    help="DailyDialog++ contexts per step (from DATA_DIR/dailydialog_plusplus/dev.json, its training "
                         "half) whose five human-written positive responses must score above their five adversarial "
-                        f"negatives (default {d.rival_contexts}: none)")
+                        f"negatives (default {d.rival_contexts}; 0: DailyDialog alone)")
     p.add_argument("--rival-weight", type=float, default=d.rival_weight,
                    help=f"the rival loss's weight beside the other losses (default {d.rival_weight})")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -58,7 +59,8 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
         if not low <= value <= high:
             raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
     if not 0.0 < args.rival_weight <= 100.0:  # also refuses nan
-        raise ValueError(f"--rival-weight {args.rival_weight}: give a number above 0 and at most 100.")
+        raise ValueError(f"--rival-weight {args.rival_weight}: give a number above 0 and at most 100 "
+                         "(--rival-contexts 0 trains without rivals).")
     return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
                        epochs=args.epochs, batch_dialogues=args.batch_dialogues,
                        context_turns=args.context_turns, rival_contexts=args.rival_contexts,

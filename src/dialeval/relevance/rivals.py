@@ -5,8 +5,11 @@ topic yet do not follow it), the signal DEB trains on.
 Only the release's ``dev.json`` is read, never ``test.json`` (a leaderboard unit). A record is left out when two
 consecutive turns of its context are two consecutive turns of a DailyDialog validation or test dialogue, or its
 one-turn context is a turn of one (compared on lower-cased letters and digits), so neither training nor the proxy
-reads the held-out dialogue. Of the rest,
-in file order, the even positions are the training half and the odd positions the proxy half.
+reads the held-out dialogue. Turns are compared exactly, so a context whose turns DailyDialog++ reworded slips
+through (9 of the 452 training contexts and 7 of the 451 proxy ones share a turn of 20 or more letters with a
+held-out dialogue; the model card says so). Of the rest, in file order, the even positions are the training half
+and the odd positions the proxy half. Every record must hold as many positives, adversarial and random negatives
+as the file's first.
 """
 
 from __future__ import annotations
@@ -60,7 +63,8 @@ def rivals_file(data_dir: str | os.PathLike) -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(f"--data-dir {data_dir}: no {RIVALS_FOLDER}/{RIVALS_FILE} in it or beside it; "
-                            "same-context rivals need DailyDialog++'s dev.json (or leave --rival-contexts at 0).")
+                            "same-context rivals need DailyDialog++'s dev.json (train-evaluator: pass "
+                            "--rival-contexts 0 to train on DailyDialog alone).")
 
 
 def load_rivals(data_dir: str | os.PathLike, half: str) -> list[Rivals]:
@@ -72,11 +76,30 @@ def load_rivals(data_dir: str | os.PathLike, half: str) -> list[Rivals]:
     if half not in HALVES:
         raise ValueError(f"half={half!r}: give one of {HALVES}.")
     path = rivals_file(data_dir)
-    held = _held_out_keys(path.parent.parent / "dailydialog")
-    kept = []
+    dailydialog = path.parent.parent / "dailydialog"
+    missing = [name for name in SPLIT_FILES.values() if not (dailydialog / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{path}: DailyDialog's {' and '.join(missing)} must sit in {dailydialog} beside it, "
+                                "to leave out the contexts of held-out dialogue.")
+    held = _held_out_keys(dailydialog)
+    kept, shape = [], None
     for lineno, obj in read_jsonl(path):
-        row = parse_record(obj, "default", where(path, lineno))
-        if not held.intersection(_context_keys(row["context"])):
-            kept.append(Rivals(row["context"], row["positive_responses"], row["adversarial_negative_responses"],
-                               row["random_negative_responses"]))
-    return kept[HALVES.index(half)::2]
+        row = Rivals(*_fields(parse_record(obj, "default", where(path, lineno))))
+        sizes = (len(row.positives), len(row.adversarial), len(row.random))
+        shape = shape or sizes
+        if sizes != shape:
+            raise ValueError(f"{where(path, lineno)}: {sizes[0]} positive, {sizes[1]} adversarial and {sizes[2]} "
+                             f"random responses where the file's first record has {shape[0]}, {shape[1]} and "
+                             f"{shape[2]}; every context needs the same numbers.")
+        if not held.intersection(_context_keys(row.context)):
+            kept.append(row)
+    chosen = kept[HALVES.index(half)::2]
+    if not chosen:
+        raise ValueError(f"{path}: no context is left in its {half} half once those of held-out DailyDialog "
+                         "dialogue are left out; give the full DailyDialog++ dev.json.")
+    return chosen
+
+
+def _fields(row: dict) -> tuple[list[str], ...]:
+    return (row["context"], row["positive_responses"], row["adversarial_negative_responses"],
+            row["random_negative_responses"])

@@ -220,8 +220,8 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
                                       [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)),
                                       config.context_turns)
             if data.rivals:
-                rival, rival_parts = T.rival_loss(layers, heads, feats.states,
-                                                  [data.rivals[i] for i in T.rival_batch(len(data.rivals), config, step)])
+                chosen = [data.rivals[i] for i in T.rival_batch(len(data.rivals), config, step)]
+                rival, rival_parts = T.rival_loss(layers, heads, feats.states, chosen)
                 loss, parts = loss + config.rival_weight * rival, {**parts, **rival_parts}
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -261,6 +261,18 @@ def check_folders(data_dir: str | os.PathLike, out: str | os.PathLike, work_dir:
     return target, work
 
 
+def training_rivals(data_dir: str | os.PathLike, config: T.TrainConfig, echo: Any) -> list[Any]:
+    """The DailyDialog++ training half (at most ``max_dialogues`` contexts), or none when ``rival_contexts`` is 0."""
+    from dialeval.relevance.rivals import load_rivals
+
+    if not config.rival_contexts:
+        return []
+    rivals = load_rivals(data_dir, "train")[:config.max_dialogues]
+    echo(f"train-evaluator: {len(rivals)} DailyDialog++ contexts with positives and adversarial negatives, "
+         f"{config.rival_contexts} a step")
+    return rivals
+
+
 def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, config: T.TrainConfig | None = None,
                     work_dir: str | os.PathLike | None = None, encoder_path: str | os.PathLike | None = None,
                     progress: bool = True,
@@ -273,22 +285,18 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     from dialeval.io.files import atomic_directory
     from dialeval.models.encoders import default_encoder_path
     from dialeval.relevance.corpus import load_corpus
-    from dialeval.relevance.rivals import load_rivals
 
     config = config or T.TrainConfig()
     out, work = check_folders(data_dir, out, work_dir)
     began = time.perf_counter()
     base = Path(encoder_path) if encoder_path else default_encoder_path()
     corpus = load_corpus(data_dir, max_dialogues=config.max_dialogues)
+    rivals = training_rivals(data_dir, config, echo)
     echo(f"train-evaluator: {len(corpus.train)} training dialogues ({corpus.left_out} left out: they overlap "
          f"validation or test), {len(corpus.validation)} validation dialogues for the proxy")
     torch.manual_seed(config.seed)
     tokenizer, model = AutoTokenizer.from_pretrained(base), AutoModel.from_pretrained(base).eval()
     bottom = len(model.encoder.layer) - config.tuned_layers
-    rivals = load_rivals(data_dir, "train")[:config.max_dialogues] if config.rival_contexts else []
-    if rivals:
-        echo(f"train-evaluator: {len(rivals)} DailyDialog++ contexts with positives and adversarial negatives, "
-             f"{config.rival_contexts} a step")
     data = T.training_data(corpus, config, rivals)
     vtexts, contexts, candidates, bad = proxy_texts(corpus, config.seed, config.context_turns)
     specific, specific_tokens = fit_specificity(tokenizer, corpus)
@@ -308,7 +316,8 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     after = proxy_scores(layers, heads, vfeats.states, contexts, candidates, bad, vspecific)
     meta = {"config": T.config_dict(config), "base_encoder": base_encoder_id(base),
             "base_sha256": file_sha256(base / "model.safetensors"), "train_dialogues": len(corpus.train),
-            "left_out_dialogues": corpus.left_out, "rival_contexts": len(rivals), "train_texts": len(data.texts), "steps": total,
+            "left_out_dialogues": corpus.left_out, "rival_train_contexts": len(rivals),
+            "train_texts": len(data.texts), "steps": total,
             "proxy_before": before, "proxy": after, "train_seconds": round(time.perf_counter() - began, 1),
             "torch": torch.__version__, "final_loss": log[-1] if log else None,
             "specificity": {"model": "unigram WordPiece, add-one", "tokens": specific_tokens,

@@ -5,10 +5,10 @@ each step then runs the tuned top layers over a batch of whole dialogues and min
 ``InfoNCE(next utterance) + BCE(calibration) + BCE(valid utterance)``: every utterance's previous one (or its last
 ``context_turns`` turns, pooled as at scoring time) is its context, every other response in the batch a negative
 (those of the same dialogue are the hard ones). With ``rival_contexts`` > 0 each step also takes that many
-DailyDialog++ contexts (:mod:`dialeval.relevance.rivals`) and adds :func:`rival_loss`: each human-written positive
-response against its own context's adversarial negatives (DEB's signal, Sai et al. 2020). Batches, perturbations and initial weights derive from ``seed``;
-dropout is off, so a resumed run continues exactly. A checkpoint (safetensors + JSON) is written every
-``checkpoint_every`` steps into ``work_dir``.
+DailyDialog++ contexts (:mod:`dialeval.relevance.rivals`) and adds ``rival_weight`` × :func:`rival_loss`: each
+human-written positive response against its own context's adversarial negatives (DEB's signal, Sai et al. 2020).
+Batches, perturbations and initial weights derive from ``seed``; dropout is off, so a resumed run continues
+exactly. A checkpoint (safetensors + JSON) is written every ``checkpoint_every`` steps into ``work_dir``.
 """
 
 from __future__ import annotations
