@@ -22,13 +22,19 @@ TEVET_MODEL = "sentence-transformers/bert-large-nli-stsb-mean-tokens"
 
 
 def pairwise_diversity(embeddings: np.ndarray) -> float:
-    """``1 − mean_{i<j} cos(e_i, e_j)`` of one set's embeddings (at least 2 rows)."""
+    """``1 − mean_{i<j} cos(e_i, e_j)`` of one set's embeddings (at least 2 rows). Two equal embeddings have cosine
+    exactly 1 and opposite ones −1, whatever the dot product rounds to on this CPU's kernels; a cosine past ±1 is
+    rounding and clipped."""
     z = unit_rows(embeddings)
     n = len(z)
     if n < 2:
         raise ValueError("Sent-BERT diversity needs at least 2 responses per set.")
-    sims = z @ z.T
-    upper = np.clip(sims[np.triu_indices(n, k=1)], -1.0, 1.0)  # a cosine past ±1 is rounding: equal responses score 0
+    i, j = np.triu_indices(n, k=1)
+    upper = np.clip((z @ z.T)[i, j], -1.0, 1.0)
+    e = np.asarray(embeddings)
+    ids = np.unique(np.concatenate([e, -e]), axis=0, return_inverse=True)[1].reshape(-1)
+    upper[ids[i] == ids[n + j]] = -1.0  # e_j = −e_i
+    upper[ids[i] == ids[j]] = 1.0  # e_j = e_i
     return 1.0 - math.fsum(upper.tolist()) / len(upper)
 
 
