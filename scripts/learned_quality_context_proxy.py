@@ -15,16 +15,14 @@ FOLDER --out FILE`` it checks other weights (the model card's run F: ``docs/resu
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
-from dialeval.io.files import atomic_write_json, check_output_path
 from dialeval.relevance import trainer
 from dialeval.relevance.corpus import load_corpus
-from dialeval.relevance.evaluator import compute_learned_quality, default_weights, read_delta
+from dialeval.relevance.evaluator import compute_learned_quality
+from dialeval.relevance.proxies import proxy_main
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "learned_quality_context_proxy.json"
 COMMAND = "python scripts/learned_quality_context_proxy.py --data-dir ../shared/data"
@@ -53,36 +51,18 @@ def accuracies(histories: list[list[str]], ranked: list[list[str]], turns: int, 
             "next_utterance_accuracy": round(float(np.mean(follows[:, :-1].argmax(1) == 0)), 4)}
 
 
+def measure(proxy: tuple[list[list[str]], list[list[str]]], weights: str | None) -> tuple[dict, list[str]]:
+    histories, ranked = proxy
+    rows = [accuracies(histories, ranked, turns, weights) for turns in (1, 2, 3)]
+    fields = {"pairs": len(ranked), "candidates": len(ranked[0]),
+              "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2), "rows": rows}
+    return fields, [f"turns={r['turns']}: ranking accuracy {r['ranking_accuracy_product']:.3f}, next-utterance "
+                    f"accuracy {r['next_utterance_accuracy']:.3f}" for r in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", required=True, help="the folder holding dailydialog/ (or that folder)")
-    parser.add_argument("--weights", default=None,
-                        help="a folder written by `dialeval train-evaluator` (default: the shipped weights)")
-    parser.add_argument("--out", default=None,
-                        help=f"result file (default: {OUT.relative_to(OUT.parents[2])} for the shipped weights; "
-                             "required with --weights)")
-    args = parser.parse_args(argv)
-    if args.weights and not args.out:
-        parser.error("--weights needs --out: the committed result file holds the shipped weights' proxy only")
-    began = time.perf_counter()
-    try:
-        out = check_output_path(args.out, inputs=[args.data_dir, args.weights], option="--out") if args.out else OUT
-        _tensors, meta, digest = read_delta(args.weights or default_weights())
-        histories, ranked = proxy_pairs(args.data_dir)
-    except (OSError, ValueError) as exc:
-        parser.exit(2, f"{parser.prog}: {exc}\n")
-    rows = [accuracies(histories, ranked, turns, args.weights) for turns in (1, 2, 3)]
-    result = {"command": COMMAND if args.weights is None else f"{COMMAND} --weights {args.weights} --out {args.out}",
-              "pairs": len(ranked), "candidates": len(ranked[0]),
-              "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2),
-              "weights": f"learned_quality@{digest[:12]}", "weights_config": meta.get("config"), "rows": rows,
-              "seconds": round(time.perf_counter() - began, 1)}
-    atomic_write_json(out, result)
-    for r in rows:
-        print(f"turns={r['turns']}: ranking accuracy {r['ranking_accuracy_product']:.3f}, next-utterance accuracy "
-              f"{r['next_utterance_accuracy']:.3f}")
-    print(f"wrote {out}")
-    return 0
+    return proxy_main(argv, doc=__doc__, out=OUT, command=COMMAND,
+                      data_help="the folder holding dailydialog/ (or that folder)", load=proxy_pairs, measure=measure)
 
 
 if __name__ == "__main__":

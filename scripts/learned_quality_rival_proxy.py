@@ -11,19 +11,18 @@ the positives and negatives are written replies.
     python scripts/learned_quality_rival_proxy.py --data-dir ../shared/data
 
 writes ``docs/results/learned_quality_rival_proxy.json`` (under a minute on 2 cores); with ``--weights FOLDER
---out FILE`` it checks other weights (the model card's run G: ``docs/results/learned_quality_rival_proxy_g.json``).
+--out FILE`` it checks other weights (the model card's runs E and H: ``docs/results/learned_quality_rival_proxy_e.json``,
+``..._h.json``).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
-from dialeval.io.files import atomic_write_json, check_output_path
-from dialeval.relevance.evaluator import compute_learned_quality, default_weights, read_delta
+from dialeval.relevance.evaluator import compute_learned_quality
+from dialeval.relevance.proxies import proxy_main
 from dialeval.relevance.rivals import Rivals, load_rivals
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "learned_quality_rival_proxy.json"
@@ -50,34 +49,17 @@ def rival_accuracies(rivals: list[Rivals], weights: str | None = None) -> dict[s
     return result
 
 
+def measure(rivals: list[Rivals], weights: str | None) -> tuple[dict, list[str]]:
+    row = rival_accuracies(rivals, weights)
+    fields = {"contexts": len(rivals), "pairs_per_kind": len(rivals) * len(rivals[0].positives) ** 2, **row}
+    return fields, [f"{len(rivals)} contexts: positive above adversarial {row['score_vs_adversarial']:.3f} (S alone "
+                    f"{row['next_utterance_vs_adversarial']:.3f}), above random {row['score_vs_random']:.3f}"]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", required=True, help="the folder holding dailydialog/ and dailydialog_plusplus/")
-    parser.add_argument("--weights", default=None,
-                        help="a folder written by `dialeval train-evaluator` (default: the shipped weights)")
-    parser.add_argument("--out", default=None,
-                        help=f"result file (default: {OUT.relative_to(OUT.parents[2])} for the shipped weights; "
-                             "required with --weights)")
-    args = parser.parse_args(argv)
-    if args.weights and not args.out:
-        parser.error("--weights needs --out: the committed result file holds the shipped weights' proxy only")
-    began = time.perf_counter()
-    try:
-        out = check_output_path(args.out, inputs=[args.data_dir, args.weights], option="--out") if args.out else OUT
-        _tensors, meta, digest = read_delta(args.weights or default_weights())
-        rivals = load_rivals(args.data_dir, "proxy")
-    except (OSError, ValueError) as exc:
-        parser.exit(2, f"{parser.prog}: {exc}\n")
-    row = rival_accuracies(rivals, args.weights)
-    result = {"command": COMMAND if args.weights is None else f"{COMMAND} --weights {args.weights} --out {args.out}",
-              "contexts": len(rivals), "pairs_per_kind": len(rivals) * len(rivals[0].positives) ** 2,
-              "weights": f"learned_quality@{digest[:12]}", "weights_config": meta.get("config"), **row,
-              "seconds": round(time.perf_counter() - began, 1)}
-    atomic_write_json(out, result)
-    print(f"{len(rivals)} contexts: positive above adversarial {row['score_vs_adversarial']:.3f} (S alone "
-          f"{row['next_utterance_vs_adversarial']:.3f}), above random {row['score_vs_random']:.3f}")
-    print(f"wrote {out}")
-    return 0
+    return proxy_main(argv, doc=__doc__, out=OUT, command=COMMAND,
+                      data_help="the folder holding dailydialog/ and dailydialog_plusplus/",
+                      load=lambda data_dir: load_rivals(data_dir, "proxy"), measure=measure)
 
 
 if __name__ == "__main__":

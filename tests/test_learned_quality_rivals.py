@@ -59,6 +59,31 @@ def test_rivals_leave_out_held_out_dialogue_and_split_by_position(tmp_path):
     assert train[1] == R.Rivals(["F", "Fine."], ["p4"], ["a4"], ["r4"])
 
 
+def test_rivals_that_reword_or_answer_with_held_out_dialogue_are_left_out_too(tmp_path):
+    data = _data_dir(tmp_path)
+    held = [{"dialogue": [{"text": "Are you ready to go shopping at the market today ?"},
+                          {"text": "I need to make a list of the things that we need first ."}]},
+            {"dialogue": [{"text": "Let us get down to business and talk about the contract now ."}]}]
+    (data / "dailydialog" / "validation.json").write_text(json.dumps(held))
+    answer = _record(0, ["Q"])
+    answer["positive_responses"] = ["I need to make a list of the things that we need first!"]  # a held-out turn
+    stock = _record(6, ["J"])
+    stock["adversarial_negative_responses"] = ["Fine."]  # a held-out turn under 20 letters: a stock phrase
+    records = [
+        answer,
+        _record(1, ["So, are you ready to go shopping at the market?",  # reworded: six-word runs of one dialogue
+                    "Sure. I must make a list of the things that we need."]),
+        _record(2, ["OK, let us get down to business and begin.",  # six-word runs, but of two dialogues
+                    "I need to make a list of the things first."]),
+        _record(3, ["x", "Are you ready to go shopping at the mall?"]),  # one turn with a six-word run
+        _record(4, ["y"]),
+        stock,
+    ]
+    (data / "dailydialog_plusplus" / "dev.json").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    kept = R.load_rivals(data, "train") + R.load_rivals(data, "proxy")
+    assert sorted(r.positives[0] for r in kept) == ["p2", "p3", "p4", "p6"]
+
+
 def test_a_missing_rivals_file_or_bad_half_is_one_line(tmp_path):
     with pytest.raises(FileNotFoundError, match="dailydialog_plusplus/dev.json.*--rival-contexts 0"):
         R.load_rivals(tmp_path, "train")
@@ -142,8 +167,9 @@ def test_the_proxy_pair_accuracy_by_hand():
 
 
 def test_the_model_cards_rival_table_is_the_result_files():
-    """Runs E, G and H in the model card's rival table: each row's figures are its rival-proxy and three-turn
-    context-proxy result files', and the unsuffixed files were made with the shipped weights."""
+    """Runs E, G, H and I in the model card's rival table: each row's figures are its rival-proxy and three-turn
+    context-proxy result files', the unsuffixed files were made with the shipped weights, and every row but G's
+    (weights not kept) reads the proxy half that the shipped leave-out makes."""
     from dialeval.relevance import evaluator
 
     results = ROOT / "docs" / "results"
@@ -151,10 +177,13 @@ def test_the_model_cards_rival_table_is_the_result_files():
     digest = evaluator.read_delta(folder)[2]
     card_text = (folder / "README.md").read_text(encoding="utf-8")
     card = " ".join(card_text.split())
-    for label, suffix in (("| E |", "_e"), ("| G (rival weight 1) |", "_g"), ("| **H (rival weight 0.1, these", "")):
+    halves = {}
+    for label, suffix in (("| E |", "_e"), ("| G (rival weight 1, earlier half) |", "_g"),
+                          ("| H (rival weight 0.1, not held out) |", "_h"), ("| **I (H's options", "")):
         rival = json.loads((results / f"learned_quality_rival_proxy{suffix}.json").read_text(encoding="utf-8"))
         context = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
         assert rival["weights"] == context["weights"]  # both proxies of one row read the same weights
+        halves[suffix] = rival["contexts"]
         if not suffix:
             assert rival["weights"] == f"learned_quality@{digest[:12]}" and rival["command"] in card
         line = next(x for x in card_text.splitlines() if x.startswith(label) and x.count("|") == 6)
@@ -162,5 +191,22 @@ def test_the_model_cards_rival_table_is_the_result_files():
         three = next(r for r in context["rows"] if r["turns"] == 3)["ranking_accuracy_product"]
         assert cells[1:] == [f"{rival['score_vs_adversarial']:.3f}", f"{rival['next_utterance_vs_adversarial']:.3f}",
                              f"{rival['score_vs_random']:.3f}", f"{three:.3f}"], line
+    trained = evaluator.read_delta(folder)[1]["rival_train_contexts"]  # the even positions: as many or one more
+    assert halves["_e"] == halves["_h"] == halves[""] in (trained, trained - 1)
+    assert f"{halves['']} contexts; the Data section" in card and f"earlier {halves['_g']}-context half" in card
     g = json.loads((results / "learned_quality_rival_proxy_g.json").read_text(encoding="utf-8"))["weights_config"]
     assert g["rival_contexts"] == 4 and g.get("rival_weight", 1.0) == 1.0  # G predates the weight option: 1
+
+
+@pytest.mark.parametrize("name", ["learned_quality_rival_proxy", "learned_quality_context_proxy"])
+def test_the_proxy_scripts_refuse_bad_options_in_one_line(tmp_path, capsys, name):
+    script = _script(name)
+    runs = [(["--weights", str(tmp_path)], "--weights needs --out"),
+            (["--out", str(tmp_path / "o.json")], str(tmp_path / "nowhere")),
+            (["--weights", str(tmp_path), "--out", str(tmp_path / "o.json")], str(tmp_path))]
+    for extra, named in runs:
+        with pytest.raises(SystemExit) as stop:
+            script.main(["--data-dir", str(tmp_path / "nowhere"), *extra])
+        err = capsys.readouterr().err.strip()
+        assert stop.value.code == 2 and named in err and "Traceback" not in err, err
+    assert not (tmp_path / "o.json").exists()

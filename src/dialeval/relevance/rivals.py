@@ -2,14 +2,14 @@
 human-written positive responses and five adversarial negatives (responses that share the context's words or
 topic yet do not follow it), the signal DEB trains on.
 
-Only the release's ``dev.json`` is read, never ``test.json`` (a leaderboard unit). A record is left out when two
-consecutive turns of its context are two consecutive turns of a DailyDialog validation or test dialogue, or its
-one-turn context is a turn of one (compared on lower-cased letters and digits), so neither training nor the proxy
-reads the held-out dialogue. Turns are compared exactly, so a context whose turns DailyDialog++ reworded slips
-through (9 of the 452 training contexts and 7 of the 451 proxy ones share a turn of 20 or more letters with a
-held-out dialogue; the model card says so). Of the rest, in file order, the even positions are the training half
-and the odd positions the proxy half. Every record must hold as many positives, adversarial and random negatives
-as the file's first.
+Only the release's ``dev.json`` is read, never ``test.json`` (a leaderboard unit). A record is left out when it
+reads DailyDialog validation or test dialogue (compared on lower-cased letters and digits):
+two consecutive context turns are two consecutive turns of a held-out dialogue, or its one-turn context is a turn of
+one; any of its texts (context turns and responses) of at least 20 letters is a held-out turn; or two or more of
+its context turns each share a run of six words with the same held-out dialogue (DailyDialog++ reworded some turns,
+so exact turns alone miss them). Of the rest, in file order, the even positions are the training half and the odd
+positions the proxy half. Every record must hold as many positives, adversarial and random negatives as the
+file's first.
 """
 
 from __future__ import annotations
@@ -36,24 +36,52 @@ class Rivals:
     random: list[str]
 
 
+LONG_TURN = 20  # letters and digits: a held-out turn this long is never a stock phrase
+SHINGLE = 6  # words: a run this long shared by two turns of one held-out dialogue marks a reworded copy
+
+
 def _letters(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def _held_out_keys(dailydialog: Path) -> set[tuple[str, ...]]:
-    """Every turn (a 1-tuple) and every two consecutive turns of DailyDialog validation and test."""
-    keys: set[tuple[str, ...]] = set()
-    for name in SPLIT_FILES.values():
-        for dialogue in read_split_file(dailydialog / name):
-            turns = [_letters(t) for t in dialogue]
-            keys.update((t,) for t in turns)
-            keys.update(zip(turns, turns[1:]))
-    return keys
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
 
 
-def _context_keys(context: list[str]) -> set[tuple[str, ...]]:
-    turns = [_letters(t) for t in context]
-    return set(zip(turns, turns[1:])) if len(turns) > 1 else {(turns[0],)}
+@dataclass(frozen=True)
+class HeldOut:
+    """What DailyDialog validation and test hold: their turns and turn pairs (letters only) and, for each run of
+    six words, the dialogues it occurs in."""
+
+    turns: set[tuple[str, ...]]
+    shingles: dict[tuple[str, ...], set[int]]
+
+    def reads(self, row: Rivals) -> bool:
+        """Whether ``row`` reads held-out dialogue, by the three tests of the module docstring."""
+        turns = [_letters(t) for t in row.context]
+        keys = set(zip(turns, turns[1:])) if len(turns) > 1 else {(turns[0],)}
+        texts = [_letters(t) for t in [*row.context, *row.positives, *row.adversarial, *row.random]]
+        if self.turns.intersection(keys) or any(len(t) >= LONG_TURN and (t,) in self.turns for t in texts):
+            return True
+        dialogues = [set().union(*(self.shingles.get(s, set()) for s in _shingles(t))) for t in row.context]
+        return any(sum(d in found for found in dialogues) >= 2 for d in set().union(*dialogues))
+
+
+def held_out(dailydialog: Path) -> HeldOut:
+    """Every turn (a 1-tuple), every two consecutive turns and every six-word run of DailyDialog validation and
+    test."""
+    turns: set[tuple[str, ...]] = set()
+    shingles: dict[tuple[str, ...], set[int]] = {}
+    dialogues = (d for name in SPLIT_FILES.values() for d in read_split_file(dailydialog / name))
+    for index, dialogue in enumerate(dialogues):
+        letters = [_letters(t) for t in dialogue]
+        turns.update((t,) for t in letters)
+        turns.update(zip(letters, letters[1:]))
+        for text in dialogue:
+            for shingle in _shingles(text):
+                shingles.setdefault(shingle, set()).add(index)
+    return HeldOut(turns, shingles)
 
 
 def rivals_file(data_dir: str | os.PathLike) -> Path:
@@ -68,8 +96,8 @@ def rivals_file(data_dir: str | os.PathLike) -> Path:
 
 
 def load_rivals(data_dir: str | os.PathLike, half: str) -> list[Rivals]:
-    """The ``half`` (``"train"`` or ``"proxy"``) of DailyDialog++'s ``dev.json`` records that share no two
-    consecutive turns with DailyDialog validation or test."""
+    """The ``half`` (``"train"`` or ``"proxy"``) of DailyDialog++'s ``dev.json`` records that read no DailyDialog
+    validation or test dialogue."""
     from dialeval.datasets.dailydialog_plusplus import parse_record
     from dialeval.io.readers import read_jsonl, where
 
@@ -81,7 +109,7 @@ def load_rivals(data_dir: str | os.PathLike, half: str) -> list[Rivals]:
     if missing:
         raise FileNotFoundError(f"{path}: DailyDialog's {' and '.join(missing)} must sit in {dailydialog} beside it, "
                                 "to leave out the contexts of held-out dialogue.")
-    held = _held_out_keys(dailydialog)
+    held = held_out(dailydialog)
     kept, shape = [], None
     for lineno, obj in read_jsonl(path):
         row = Rivals(*_fields(parse_record(obj, "default", where(path, lineno))))
@@ -91,7 +119,7 @@ def load_rivals(data_dir: str | os.PathLike, half: str) -> list[Rivals]:
             raise ValueError(f"{where(path, lineno)}: {sizes[0]} positive, {sizes[1]} adversarial and {sizes[2]} "
                              f"random responses where the file's first record has {shape[0]}, {shape[1]} and "
                              f"{shape[2]}; every context needs the same numbers.")
-        if not held.intersection(_context_keys(row.context)):
+        if not held.reads(row):
             kept.append(row)
     chosen = kept[HALVES.index(half)::2]
     if not chosen:
