@@ -25,7 +25,7 @@ from dialeval.relevance.evaluator import compute_learned_quality
 from dialeval.relevance.proxies import proxy_main
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "learned_quality_context_proxy.json"
-COMMAND = "python scripts/learned_quality_context_proxy.py --data-dir ../shared/data"
+SCRIPT = "python scripts/learned_quality_context_proxy.py"
 
 
 def proxy_pairs(data_dir: str, seed: int = 0) -> tuple[list[list[str]], list[list[str]]]:
@@ -61,7 +61,7 @@ def measure(proxy: tuple[list[list[str]], list[list[str]]], weights: str | None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    return proxy_main(argv, doc=__doc__, out=OUT, command=COMMAND,
+    return proxy_main(argv, doc=__doc__, out=OUT, script=SCRIPT,
                       data_help="the folder holding dailydialog/ (or that folder)", load=proxy_pairs, measure=measure)
 
 

@@ -26,7 +26,7 @@ from dialeval.relevance.proxies import proxy_main
 from dialeval.relevance.rivals import Rivals, load_rivals
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "learned_quality_rival_proxy.json"
-COMMAND = "python scripts/learned_quality_rival_proxy.py --data-dir ../shared/data"
+SCRIPT = "python scripts/learned_quality_rival_proxy.py"
 
 
 def pair_accuracy(good: np.ndarray, bad: np.ndarray) -> float:
@@ -36,28 +36,32 @@ def pair_accuracy(good: np.ndarray, bad: np.ndarray) -> float:
 
 
 def rival_accuracies(rivals: list[Rivals], weights: str | None = None) -> dict[str, float]:
-    """Positive-vs-adversarial and positive-vs-random pair accuracy of the score and of S (next utterance) alone."""
+    """Positive-vs-adversarial and positive-vs-random pair accuracy of the score and of S (next utterance) alone.
+    Every record holds as many of each kind as the first (:func:`load_rivals` checks)."""
     groups = [r.positives + r.adversarial + r.random for r in rivals]
-    k = len(rivals[0].positives)
+    n_pos, n_adv = len(rivals[0].positives), len(rivals[0].adversarial)
     out = compute_learned_quality([r.context for r, g in zip(rivals, groups) for _ in g],
                                   [c for g in groups for c in g], config="turn", weights=weights, progress=False)
     result = {}
     for name, values in (("score", out["scores"]), ("next_utterance", out["next_utterance"])):
-        table = np.asarray(values, dtype=float).reshape(len(rivals), 3 * k)
-        result[f"{name}_vs_adversarial"] = round(pair_accuracy(table[:, :k], table[:, k:2 * k]), 4)
-        result[f"{name}_vs_random"] = round(pair_accuracy(table[:, :k], table[:, 2 * k:]), 4)
+        table = np.asarray(values, dtype=float).reshape(len(rivals), len(groups[0]))
+        good = table[:, :n_pos]
+        result[f"{name}_vs_adversarial"] = round(pair_accuracy(good, table[:, n_pos:n_pos + n_adv]), 4)
+        result[f"{name}_vs_random"] = round(pair_accuracy(good, table[:, n_pos + n_adv:]), 4)
     return result
 
 
 def measure(rivals: list[Rivals], weights: str | None) -> tuple[dict, list[str]]:
     row = rival_accuracies(rivals, weights)
-    fields = {"contexts": len(rivals), "pairs_per_kind": len(rivals) * len(rivals[0].positives) ** 2, **row}
+    first = rivals[0]
+    fields = {"contexts": len(rivals), "pairs_vs_adversarial": len(rivals) * len(first.positives) * len(first.adversarial),
+              "pairs_vs_random": len(rivals) * len(first.positives) * len(first.random), **row}
     return fields, [f"{len(rivals)} contexts: positive above adversarial {row['score_vs_adversarial']:.3f} (S alone "
                     f"{row['next_utterance_vs_adversarial']:.3f}), above random {row['score_vs_random']:.3f}"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    return proxy_main(argv, doc=__doc__, out=OUT, command=COMMAND,
+    return proxy_main(argv, doc=__doc__, out=OUT, script=SCRIPT,
                       data_help="the folder holding dailydialog/ and dailydialog_plusplus/",
                       load=lambda data_dir: load_rivals(data_dir, "proxy"), measure=measure)
 

@@ -157,6 +157,11 @@ def test_changed_weights_are_refused_in_one_line(tiny, tmp_path):
     assert "\n" not in str(err.value)
     with pytest.raises(FileNotFoundError, match="holds no evaluator.safetensors"):
         evaluator.compute_learned_quality([["Hi"]], ["Hello"], weights=tmp_path)
+    for text, named in (("[1, 2]", "a JSON object is expected, not list"), ("{not json", "not JSON")):
+        (bad / evaluator.DELTA_META).write_text(text)
+        with pytest.raises(ValueError, match=named) as err:
+            evaluator.read_delta(bad)
+        assert "\n" not in str(err.value)
 
 
 def test_the_shipped_weights_match_their_card_and_size():

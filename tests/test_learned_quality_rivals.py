@@ -62,26 +62,35 @@ def test_rivals_leave_out_held_out_dialogue_and_split_by_position(tmp_path):
 def test_rivals_that_reword_or_answer_with_held_out_dialogue_are_left_out_too(tmp_path):
     data = _data_dir(tmp_path)
     held = [{"dialogue": [{"text": "Are you ready to go shopping at the market today ?"},
-                          {"text": "I need to make a list of the things that we need first ."}]},
-            {"dialogue": [{"text": "Let us get down to business and talk about the contract now ."}]}]
+                          {"text": "I need to make a list of the things that we need first ."},
+                          {"text": "Fine ."}]},
+            {"dialogue": [{"text": "Let us get down to business and talk about the contract now ."},
+                          {"text": "abcdefghij klmnopqrs"},  # 19 letters
+                          {"text": "abcdefghij klmnopqrst"}]}]  # 20 letters
     (data / "dailydialog" / "validation.json").write_text(json.dumps(held))
-    answer = _record(0, ["Q"])
-    answer["positive_responses"] = ["I need to make a list of the things that we need first!"]  # a held-out turn
-    stock = _record(6, ["J"])
-    stock["adversarial_negative_responses"] = ["Fine."]  # a held-out turn under 20 letters: a stock phrase
+
+    def record(i: int, context: list[str], **responses: list[str]) -> dict:
+        return {**_record(i, context), **{f"{kind}_responses": texts for kind, texts in responses.items()}}
+
     records = [
-        answer,
-        _record(1, ["So, are you ready to go shopping at the market?",  # reworded: six-word runs of one dialogue
-                    "Sure. I must make a list of the things that we need."]),
-        _record(2, ["OK, let us get down to business and begin.",  # six-word runs, but of two dialogues
-                    "I need to make a list of the things first."]),
-        _record(3, ["x", "Are you ready to go shopping at the mall?"]),  # one turn with a six-word run
-        _record(4, ["y"]),
-        stock,
+        record(0, ["Q"], positive=["I need to make a list of the things that we need first!"]),  # a held-out turn
+        record(1, ["So, are you ready to go shopping at the market?",  # reworded: six-word runs of one dialogue
+                   "Sure. I must make a list of the things that we need."]),
+        record(2, ["OK, let us get down to business and begin.",  # six-word runs, but of two dialogues
+                   "I need to make a list of the things first."]),
+        record(3, ["x", "Are you ready to go shopping at the mall?"]),  # one turn with a six-word run
+        record(4, ["y"]),
+        record(5, ["J"], adversarial_negative=["Fine."]),  # a held-out turn under 20 letters: a stock phrase
+        record(6, ["K"], random_negative=["ABCDEFGHIJ klmnopqrs!"]),  # 19 letters: kept
+        record(7, ["L"], random_negative=["abcdefghij, KLMNOPQRST"]),  # 20 letters: left out
+        record(8, ["ready to go shopping at", "things that we need first"]),  # two five-word runs: kept
+        record(9, ["you ready to go shopping at", "list of the things that we"]),  # two six-word runs: left out
+        record(10, ["we get down to business and talk", "then get down to business and talk"]),  # one run, two turns
+        record(11, ["M", "N", "Let us get down to business and talk about the contract now!"]),  # long turn, last
     ]
     (data / "dailydialog_plusplus" / "dev.json").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     kept = R.load_rivals(data, "train") + R.load_rivals(data, "proxy")
-    assert sorted(r.positives[0] for r in kept) == ["p2", "p3", "p4", "p6"]
+    assert sorted(int(r.positives[0][1:]) for r in kept) == [2, 3, 4, 5, 6, 8]
 
 
 def test_a_missing_rivals_file_or_bad_half_is_one_line(tmp_path):
@@ -92,6 +101,7 @@ def test_a_missing_rivals_file_or_bad_half_is_one_line(tmp_path):
 
 
 def test_malformed_or_empty_rivals_are_one_line(tmp_path):
+    """Uneven or missing kinds of response, an empty half and a missing DailyDialog split: one line each."""
     data = _data_dir(tmp_path)
     dev = data / "dailydialog_plusplus" / "dev.json"
     lines = dev.read_text().splitlines()
@@ -201,12 +211,23 @@ def test_the_model_cards_rival_table_is_the_result_files():
 @pytest.mark.parametrize("name", ["learned_quality_rival_proxy", "learned_quality_context_proxy"])
 def test_the_proxy_scripts_refuse_bad_options_in_one_line(tmp_path, capsys, name):
     script = _script(name)
+    from dialeval.relevance.evaluator import default_weights
+
+    foreign = tmp_path / "notes.json"
+    foreign.write_text('{"command": "something else"}')
+    shipped = default_weights() / "evaluator.json"
     runs = [(["--weights", str(tmp_path)], "--weights needs --out"),
             (["--out", str(tmp_path / "o.json")], str(tmp_path / "nowhere")),
-            (["--weights", str(tmp_path), "--out", str(tmp_path / "o.json")], str(tmp_path))]
+            (["--weights", str(tmp_path), "--out", str(tmp_path / "o.json")], str(tmp_path)),
+            (["--weights", "", "--out", str(tmp_path / "o.json")], "holds no evaluator.safetensors"),
+            (["--weights", str(tmp_path / "gone"), "--out", str(tmp_path / "o.json")], "no such folder"),
+            (["--out", str(foreign)], "this script did not write it"),
+            (["--weights", str(tmp_path), "--out", str(script.OUT)], "the shipped weights' figures only"),
+            (["--out", str(shipped)], str(default_weights()))]
     for extra, named in runs:
         with pytest.raises(SystemExit) as stop:
             script.main(["--data-dir", str(tmp_path / "nowhere"), *extra])
         err = capsys.readouterr().err.strip()
-        assert stop.value.code == 2 and named in err and "Traceback" not in err, err
-    assert not (tmp_path / "o.json").exists()
+        assert stop.value.code == 2 and named in err.splitlines()[-1] and "Traceback" not in err, err
+    assert not (tmp_path / "o.json").exists() and foreign.read_text() == '{"command": "something else"}'
+    assert json.loads(shipped.read_text())["sha256"]  # the shipped record is untouched

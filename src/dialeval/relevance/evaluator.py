@@ -69,7 +69,12 @@ def read_delta(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any
     key = (str(delta.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, meta_st.st_mtime_ns)
     if key in _DELTAS:
         return _DELTAS[key]
-    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{meta_file}: not JSON ({exc}); train again or reinstall.") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{meta_file}: a JSON object is expected, not {type(meta).__name__}; train again or reinstall.")
     digest = file_sha256(delta)
     if meta.get("sha256") != digest:
         raise ValueError(f"{delta}: sha256 {digest[:12]}… does not match {DELTA_META}'s {str(meta.get('sha256'))[:12]}…; "

@@ -3,11 +3,13 @@ human-written positive responses and five adversarial negatives (responses that 
 topic yet do not follow it), the signal DEB trains on.
 
 Only the release's ``dev.json`` is read, never ``test.json`` (a leaderboard unit). A record is left out when it
-reads DailyDialog validation or test dialogue (compared on lower-cased letters and digits):
-two consecutive context turns are two consecutive turns of a held-out dialogue, or its one-turn context is a turn of
-one; any of its texts (context turns and responses) of at least 20 letters is a held-out turn; or two or more of
-its context turns each share a run of six words with the same held-out dialogue (DailyDialog++ reworded some turns,
-so exact turns alone miss them). Of the rest, in file order, the even positions are the training half and the odd
+matches DailyDialog validation or test dialogue (compared on lower-cased letters and digits): two consecutive
+context turns are two consecutive turns of a held-out dialogue, or its one-turn context is a turn of one; any of
+its texts (context turns and responses) of at least 20 letters and digits is a held-out turn; or two or more of its
+context turns each share a run of six words with the same held-out dialogue (the same run counts for each turn
+that holds it). DailyDialog++ reworded some turns, so exact turns alone miss them. The rule errs towards leaving
+out: some long turns it matches are stock lines that DailyDialog's training dialogues hold too ("What seems to be
+the problem?"). Of the rest, in file order, the even positions are the training half and the odd
 positions the proxy half. Every record must hold as many positives, adversarial and random negatives as the
 file's first.
 """
@@ -36,8 +38,8 @@ class Rivals:
     random: list[str]
 
 
-LONG_TURN = 20  # letters and digits: a held-out turn this long is never a stock phrase
-SHINGLE = 6  # words: a run this long shared by two turns of one held-out dialogue marks a reworded copy
+LONG_TURN = 20  # letters and digits: a matched held-out turn at least this long leaves the record out
+SHINGLE = 6  # words: two context turns sharing a run this long with one held-out dialogue leave the record out
 
 
 def _letters(text: str) -> str:
@@ -57,9 +59,11 @@ class HeldOut:
     turns: set[tuple[str, ...]]
     shingles: dict[tuple[str, ...], set[int]]
 
-    def reads(self, row: Rivals) -> bool:
-        """Whether ``row`` reads held-out dialogue, by the three tests of the module docstring."""
+    def matches(self, row: Rivals) -> bool:
+        """Whether ``row`` matches held-out dialogue, by the three tests of the module docstring."""
         turns = [_letters(t) for t in row.context]
+        if not turns:
+            return False
         keys = set(zip(turns, turns[1:])) if len(turns) > 1 else {(turns[0],)}
         texts = [_letters(t) for t in [*row.context, *row.positives, *row.adversarial, *row.random]]
         if self.turns.intersection(keys) or any(len(t) >= LONG_TURN and (t,) in self.turns for t in texts):
@@ -114,12 +118,15 @@ def load_rivals(data_dir: str | os.PathLike, half: str) -> list[Rivals]:
     for lineno, obj in read_jsonl(path):
         row = Rivals(*_fields(parse_record(obj, "default", where(path, lineno))))
         sizes = (len(row.positives), len(row.adversarial), len(row.random))
+        if not all(sizes):
+            raise ValueError(f"{where(path, lineno)}: {sizes[0]} positive, {sizes[1]} adversarial and {sizes[2]} "
+                             "random responses; every context needs at least one of each.")
         shape = shape or sizes
         if sizes != shape:
             raise ValueError(f"{where(path, lineno)}: {sizes[0]} positive, {sizes[1]} adversarial and {sizes[2]} "
                              f"random responses where the file's first record has {shape[0]}, {shape[1]} and "
                              f"{shape[2]}; every context needs the same numbers.")
-        if not held.reads(row):
+        if not held.matches(row):
             kept.append(row)
     chosen = kept[HALVES.index(half)::2]
     if not chosen:
