@@ -10,8 +10,8 @@ context turns each share a run of six words with the same held-out dialogue (the
 that holds it). DailyDialog++ reworded some turns, so exact turns alone miss them. The rule errs towards leaving
 out: some long turns it matches are stock lines that DailyDialog's training dialogues hold too ("What seems to be
 the problem?"). Of the rest, in file order, the even positions are the training half and the odd
-positions the proxy half. Every record must hold as many positives, adversarial and random negatives as the
-file's first.
+positions the proxy half. Every record must hold at least one positive, adversarial and random response, and as
+many of each as the file's first.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def rivals_file(data_dir: str | os.PathLike) -> Path:
 
 
 def load_rivals(data_dir: str | os.PathLike, half: str) -> list[Rivals]:
-    """The ``half`` (``"train"`` or ``"proxy"``) of DailyDialog++'s ``dev.json`` records that read no DailyDialog
-    validation or test dialogue."""
+    """The ``half`` (``"train"`` or ``"proxy"``) of DailyDialog++'s ``dev.json`` records that match no DailyDialog
+    validation or test dialogue (:meth:`HeldOut.matches`)."""
     from dialeval.datasets.dailydialog_plusplus import parse_record
     from dialeval.io.readers import read_jsonl, where
 
