@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.models.lm import cache_of_rows
+from dialeval.models.lm_head import bf16_head_weight, scored_log_probs
 from dialeval.models.onnx_lm import cache_tensors
 
 #: the most query positions (anchors, trie nodes and padding, over all rows) one follow-up pass runs: it bounds
@@ -108,20 +109,26 @@ def query_chunks(guest_counts: list[int], block: int, budget: int = QUERY_BUDGET
     return [sorted(c) for c in chunks]
 
 
-def guest_nll(logits: np.ndarray, lse: np.ndarray, guests: list[list[tuple[int, int]]], trie: dict[str, np.ndarray],
-              lengths: np.ndarray) -> list[list[list[float]]]:
-    """Mean NLL of every follow-up of every guest from the query rows' ``logits`` ``[rows, Q, vocab]`` and their
-    log-normalisers ``lse`` ``[rows, Q]`` (log p = logit − logsumexp; ``lengths``: each follow-up's token count)."""
+def guest_queries(guests: list[list[tuple[int, int]]], trie: dict[str, np.ndarray], width: int) -> np.ndarray:
+    """``[Σ guests, targets]``: for each guest of each query row (row after row), the flat position
+    ``row · width + query`` at which each of its follow-up trie's target tokens is scored (``width``: queries per row)."""
     block = 1 + len(trie["token"])
     query = trie["node"] + 1  # the anchor is query 0 of a guest's block
-    out = []
-    for r, row in enumerate(guests):
+    at = [r * width + g * block + query for r, row in enumerate(guests) for g in range(len(row))]
+    return np.stack(at) if at else np.zeros((0, len(query)), dtype=np.int64)
+
+
+def guest_nll(scored: np.ndarray, guests: list[list[tuple[int, int]]], trie: dict[str, np.ndarray],
+              lengths: np.ndarray) -> list[list[list[float]]]:
+    """Mean NLL of every follow-up of every guest from ``scored`` ``[Σ guests, targets]``, the log-probabilities of
+    each guest's trie targets in :func:`guest_queries`' order (``lengths``: each follow-up's token count)."""
+    out, k = [], 0
+    for row in guests:
         per_row = []
-        for g in range(len(row)):
-            q = g * block + query
-            tok = logits[r, q, trie["target"]].astype(np.float64) - lse[r, q].astype(np.float64)
-            total = np.bincount(trie["follow_up"], weights=tok, minlength=len(lengths))
+        for _ in row:
+            total = np.bincount(trie["follow_up"], weights=scored[k], minlength=len(lengths))
             per_row.append((-total / lengths).tolist())
+            k += 1
         out.append(per_row)
     return out
 
@@ -142,6 +149,7 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
     found: list[Any] = [None] * len(parts)
     onnx = getattr(lm, "onnx", None)
     chunks = query_chunks([len(g) for _, g in parts], block, QUERY_BUDGET)
+    bf16_head = onnx is None and bf16_head_weight(lm.model) is not None
     for chunk in chunks:
         rows = [parts[p][0] for p in chunk]
         chunk_guests = [parts[p][1] for p in chunk]
@@ -149,19 +157,34 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
         mask = np.where(lay["sees"], np.float32(0), np.finfo(np.float32).min).astype(np.float32)[:, None]
         # one pass over every row, in order: the cache as it is (torch appends to it, so never with a second pass)
         whole = len(chunks) == 1 and rows == list(range(len(guests)))
+        feed = {"input_ids": lay["ids"], "attention_mask": mask, "position_ids": lay["positions"]}
+        at = guest_queries(chunk_guests, trie, lay["ids"].shape[1])
         if onnx is not None:
             past = cache if whole else [np.take(p, rows, axis=0) for p in cache]
-            logits = torch.from_numpy(onnx.run_packed(past, lay["ids"], mask, lay["positions"]))
+            scored = _logits_scored(torch.from_numpy(onnx.run_packed(past, *feed.values())), at, trie["target"])
         else:
-            dev = attn.device
-            logits = lm.model(input_ids=torch.from_numpy(lay["ids"]).to(dev), attention_mask=torch.from_numpy(mask).to(dev),
-                              position_ids=torch.from_numpy(lay["positions"]).to(dev),
-                              cache=cache if whole else cache_of_rows(lm.model, cache_tensors(cache), rows), use_cache=True).logits
-        logits = logits.float()
-        lse = torch.logsumexp(logits, dim=-1).cpu().numpy()
-        for p, nll in zip(chunk, guest_nll(logits.cpu().numpy(), lse, chunk_guests, trie, lengths)):
+            feed = {k: torch.from_numpy(v).to(attn.device) for k, v in feed.items()}
+            feed.update(cache=cache if whole else cache_of_rows(lm.model, cache_tensors(cache), rows), use_cache=True)
+            if bf16_head:  # the head apart, in bf16 with its largest logits exact (dialeval.models.lm_head)
+                hidden = lm.model.get_decoder()(**feed).last_hidden_state
+                scored = scored_log_probs(lm.model, hidden.reshape(-1, hidden.shape[-1]), torch.from_numpy(at.ravel()),
+                                          torch.from_numpy(np.tile(trie["target"], len(at)))).numpy().reshape(at.shape)
+            else:
+                scored = _logits_scored(lm.model(**feed).logits, at, trie["target"])
+        for p, nll in zip(chunk, guest_nll(scored, chunk_guests, trie, lengths)):
             found[p] = nll
     out: list[list[list[float]]] = [[] for _ in guests]
     for (r, _), nll in zip(parts, found):
         out[r].extend(nll)
     return out
+
+
+def _logits_scored(logits: Any, at: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """log p = logit − logsumexp at the flat positions ``at`` (:func:`guest_queries`) of ``logits`` ``[rows, Q,
+    vocab]``, for the targets of each guest's trie."""
+    import torch
+
+    logits = logits.float()
+    lse = torch.logsumexp(logits, dim=-1).cpu().numpy().reshape(-1)
+    flat = logits.cpu().numpy().reshape(-1, logits.shape[-1])
+    return flat[at, target].astype(np.float64) - lse[at].astype(np.float64)

@@ -6,7 +6,8 @@ conversation) runs inside it; each history's follow-ups share their common first
 (:func:`dialeval.full.hosted.followup_trie`). The logits are computed only where a token is scored: at each
 history's last token (log p(f₀ | h)) and at each follow-up trie node. Every scored token sees what it sees
 alone, at the position it has alone, so the NLLs equal the one-history-at-a-time route to float rounding
-(``tests/test_token_tree.py``).
+(``tests/test_token_tree.py``). With bf16 products on a CPU, a plain head runs apart on the scored nodes'
+hidden states (:mod:`dialeval.models.lm_head`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from dialeval.full.hosted import followup_trie
 from dialeval.models.lm import LM_CALL_COST, tree_logits, tree_route_fits
+from dialeval.models.lm_head import bf16_head_weight, scored_log_probs
 from dialeval.models.runtime import run_batched
 from dialeval.models.token_tree import MAX_SCORED, ROW_LIMIT, shares, tree_passes, tree_rows
 
@@ -48,19 +50,24 @@ def tree_followup_nll(lm: Any, items: list[list[int]], f_ids: list[list[int]], d
     lengths = np.asarray([len(f) for f in f_ids], dtype=np.float64)
     target = torch.from_numpy(trie["target"])
     out = np.empty((len(items), len(f_ids)))
+    bf16_head = bf16_head_weight(lm.model) is not None
 
     def score_pass(batch: list[list[int]]) -> list[None]:
-        chosen = batch[0]
-        logits = tree_logits(lm, [rows[r] for r in chosen], [keeps[r] for r in chosen], device).float()
-        logp = torch.log_softmax(logits, dim=-1)  # one fused pass over the vocabulary (logsumexp takes four)
-        offset = 0
+        chosen, offset, scored = batch[0], 0, []
         for r in chosen:
             at = {node: offset + k for k, node in enumerate(keeps[r])}
-            for i, end, base in rows[r].ends:
-                q = torch.from_numpy(np.where(trie["node"] < 0, at[end], at.get(base, 0) + trie["node"]))
-                tok = logp[q, target].double().cpu().numpy()
-                out[i] = -np.bincount(trie["follow_up"], weights=tok, minlength=len(f_ids)) / lengths
+            scored += [(i, np.where(trie["node"] < 0, at[end], at.get(base, 0) + trie["node"]))
+                       for i, end, base in rows[r].ends]
             offset += len(keeps[r])
+        q = torch.from_numpy(np.concatenate([at_nodes for _, at_nodes in scored]))
+        tokens = target.repeat(len(scored))
+        picked = [rows[r] for r in chosen], [keeps[r] for r in chosen]
+        if bf16_head:  # the head apart, in bf16 with its largest logits exact (dialeval.models.lm_head)
+            logp = scored_log_probs(lm.model, tree_logits(lm, *picked, device, states=True), q, tokens)
+        else:  # one fused pass over the vocabulary (logsumexp takes four)
+            logp = torch.log_softmax(tree_logits(lm, *picked, device).float(), dim=-1)[q, tokens].double()
+        for (i, _), tok in zip(scored, logp.cpu().numpy().reshape(len(scored), -1)):
+            out[i] = -np.bincount(trie["follow_up"], weights=tok, minlength=len(f_ids)) / lengths
         return [None]
 
     run_batched(passes, score_pass, lengths=[1] * len(passes), batch_size=1, desc="FULL", progress=progress)

@@ -9,8 +9,9 @@ softmax run. This is close to the precision split of ``torch.autocast`` (Micikev
 2018, "Mixed precision training"), with the weights cast once at load instead of at every call.
 
 The output heads stay fp32 too (an LM's head, a classifier's ``classifier`` or ``score`` module): a logit between 16 and 32 rounded to bf16 moves by up to 0.06, enough to reorder the LLM
-judge's expected ratings, whose spread over items is small. ``benchmarks/leaderboard_bf16.py`` measures the
-published board both ways.
+judge's expected ratings, whose spread over items is small. FULL's follow-up likelihoods run the head apart
+(:mod:`dialeval.models.lm_head`): a bf16 product with each scored token's logit and each position's largest
+logits recomputed in fp32. ``benchmarks/leaderboard_bf16.py`` measures the published board both ways.
 """
 
 from __future__ import annotations
@@ -106,7 +107,9 @@ def with_bf16_matmuls(model: Any) -> Any:
                 converted += 1
     if not converted:
         raise ValueError(f"{type(model).__name__} has no linear layers to run in bf16 on this CPU; use dtype='fp32'.")
-    model.register_forward_hook(lambda *_: cast.clear())  # the last input is not kept past a forward pass
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+    for runs in {id(m): m for m in (model, decoder) if isinstance(m, torch.nn.Module)}.values():
+        runs.register_forward_hook(lambda *_: cast.clear())  # the last input is not kept past a forward pass
     setattr(model, MARK, torch.bfloat16)
     return model
 

@@ -412,13 +412,16 @@ def tree_route_fits(lm: Any, items: Sequence[Sequence[int]], extra: int = 0) -> 
     return getattr(lm, "backend", "torch") in ("torch", "onnx") and (window is None or longest <= window)
 
 
-def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, past: list[Any] | None = None) -> Any:
+def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, past: list[Any] | None = None,
+                states: bool = False) -> Any:
     """Logits ``[Σ len(keeps[r]), vocab]`` at the nodes ``keeps[r]`` (ascending) of each packed token-tree row
     (:class:`dialeval.models.token_tree.TreeRow`), row after row, in one pass of right-padded rows; each node
     attends to its ancestors only (and to all of ``past``, one row of per-layer keys and values when given: the
     LLM judge's rubric prompt, its positions before the rows'), always on the torch module, under the ONNX
     backend too: the exported graphs take no 4-D tree mask without a past, and a row attends over T² cells,
-    where torch's fused attention leads (:data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`)."""
+    where torch's fused attention leads (:data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`). ``states=True``:
+    the last hidden states at those nodes instead, ``[Σ len(keeps[r]), hidden]``, for a head run apart
+    (:mod:`dialeval.models.lm_head`)."""
     import torch
 
     from dialeval.models.token_tree import ancestor_mask
@@ -436,7 +439,11 @@ def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, p
     cache = None
     if past is not None:
         cache = cache_of_rows(lm.model, [torch.as_tensor(t).to(device) for t in past], [0] * len(rows))
-    out = lm.model(input_ids=torch.from_numpy(ids).to(device), attention_mask=mask[:, None].to(device),
-                   position_ids=n_past + torch.from_numpy(positions).to(device), cache=cache,
-                   use_cache=cache is not None, logits_to_keep=torch.from_numpy(keep).to(device))
+    feed = {"input_ids": torch.from_numpy(ids).to(device), "attention_mask": mask[:, None].to(device),
+            "position_ids": n_past + torch.from_numpy(positions).to(device), "cache": cache,
+            "use_cache": cache is not None}
+    keep_at = torch.from_numpy(keep).to(device)
+    if states:
+        return lm.model.get_decoder()(**feed).last_hidden_state[keep_at]
+    out = lm.model(**feed, logits_to_keep=keep_at)
     return out.logits.reshape(-1, out.logits.shape[-1])
