@@ -144,25 +144,25 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def machine() -> dict[str, Any]:
     """What a measurement ran on, read from the machine itself (never typed by hand): CPU model (with its family
-    number where the name omits it), its kind
+    and model numbers where the name gives no model, as a virtual CPU's "AMD EPYC" does), its kind
     (:func:`dialeval.models.cpu.cpu_kind`), the vector/matrix flags that decide kernel speed, and the core count."""
     import platform
 
-    cpu, flags, family = platform.processor() or platform.machine(), set(), None
+    cpu, flags, ids = platform.processor() or platform.machine(), set(), {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
                 key, _, value = line.partition(":")
                 if key.strip() == "model name":
                     cpu = value.strip()
-                elif key.strip() == "cpu family" and family is None:
-                    family = value.strip()
+                elif key.strip() in ("cpu family", "model"):
+                    ids.setdefault(key.strip(), value.strip())
                 elif key.strip() == "flags":
                     flags = set(value.split())
     except OSError:
         pass
-    if family and "family" not in cpu:  # a virtual CPU's name ("AMD EPYC") hides its generation
-        cpu = f"{cpu} (family {family})"
+    if len(ids) == 2 and not any(c.isdigit() for c in cpu):  # a virtual CPU's name ("AMD EPYC") hides its generation
+        cpu = f"{cpu} (family {ids['cpu family']}, model {ids['model']})"
     from dialeval.models.cpu import cpu_kind
 
     wanted = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")

@@ -162,9 +162,10 @@ def profile_bf16(units: list[tuple[str, str, str]], root: Path, sample: int,
                + (f", under 1.5x on {len(under)} of {len(records)} units" if under else ""))
     note = ("fp32 s and bf16 s: the time of the route `dialeval leaderboard` runs (fp32: its default engine, "
             "ONNX Runtime for these LMs on a CPU; `--dtype bf16`: torch, each linear layer's product in bf16, the "
-            "rest and the output head fp32), the best of 4 runs in two interleaved rounds. The bf16 route's "
+            "rest fp32; the output head fp32 for the LLM judge, in bf16 with its largest logits exact for FULL), "
+            "the best of 4 runs in two interleaved rounds. The bf16 route's "
             "seconds are split by the torch profiler (its overhead spread over the parts) into matrix products "
-            "(the bf16 layers' and the fp32 output head's), attention, other torch operators and time outside "
+            "(the layers' and the output head's), attention, other torch operators and time outside "
             "torch. ceiling = fp32 s / (bf16 s − bf16 products s): what bf16 could give if its products took no "
             "time.")
     return records, summary, {"note": note}

@@ -161,7 +161,8 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
         at = guest_queries(chunk_guests, trie, lay["ids"].shape[1])
         if onnx is not None:
             past = cache if whole else [np.take(p, rows, axis=0) for p in cache]
-            scored = _logits_scored(torch.from_numpy(onnx.run_packed(past, *feed.values())), at, trie["target"])
+            logits = onnx.run_packed(past, lay["ids"], mask, lay["positions"])
+            scored = _logits_scored(torch.from_numpy(logits), at, trie["target"])
         else:
             feed = {k: torch.from_numpy(v).to(attn.device) for k, v in feed.items()}
             feed.update(cache=cache if whole else cache_of_rows(lm.model, cache_tensors(cache), rows), use_cache=True)

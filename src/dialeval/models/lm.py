@@ -419,9 +419,9 @@ def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, p
     attends to its ancestors only (and to all of ``past``, one row of per-layer keys and values when given: the
     LLM judge's rubric prompt, its positions before the rows'), always on the torch module, under the ONNX
     backend too: the exported graphs take no 4-D tree mask without a past, and a row attends over T² cells,
-    where torch's fused attention leads (:data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`). ``states=True``:
-    the last hidden states at those nodes instead, ``[Σ len(keeps[r]), hidden]``, for a head run apart
-    (:mod:`dialeval.models.lm_head`)."""
+    where torch's fused attention leads (:data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`). ``states=True``
+    (causal LMs whose head :func:`dialeval.models.lm_head.bf16_head_weight` accepts): the last hidden states at
+    those nodes instead, ``[Σ len(keeps[r]), hidden]``, for that head run apart."""
     import torch
 
     from dialeval.models.token_tree import ancestor_mask
