@@ -157,14 +157,14 @@ def hosted_followup_nll(lm: Any, cache: Any, attn: Any, guests: list[list[tuple[
         mask = np.where(lay["sees"], np.float32(0), np.finfo(np.float32).min).astype(np.float32)[:, None]
         # one pass over every row, in order: the cache as it is (torch appends to it, so never with a second pass)
         whole = len(chunks) == 1 and rows == list(range(len(guests)))
-        feed = {"input_ids": lay["ids"], "attention_mask": mask, "position_ids": lay["positions"]}
         at = guest_queries(chunk_guests, trie, lay["ids"].shape[1])
         if onnx is not None:
             past = cache if whole else [np.take(p, rows, axis=0) for p in cache]
             logits = onnx.run_packed(past, lay["ids"], mask, lay["positions"])
             scored = _logits_scored(torch.from_numpy(logits), at, trie["target"])
         else:
-            feed = {k: torch.from_numpy(v).to(attn.device) for k, v in feed.items()}
+            feed = {k: torch.from_numpy(v).to(attn.device) for k, v in
+                    {"input_ids": lay["ids"], "attention_mask": mask, "position_ids": lay["positions"]}.items()}
             feed.update(cache=cache if whole else cache_of_rows(lm.model, cache_tensors(cache), rows), use_cache=True)
             if bf16_head:  # the head apart, in bf16 with its largest logits exact (dialeval.models.lm_head)
                 hidden = lm.model.get_decoder()(**feed).last_hidden_state
