@@ -5,7 +5,9 @@ The proxy is the trainer's (:func:`dialeval.relevance.trainer.proxy_texts`): the
 own perturbed copy. Here each pair's context is its history (the earlier turns of its validation dialogue), and
 every candidate is scored through the metric itself (:func:`compute_learned_quality`, its default encoder route)
 with ``turns`` = 1, 2, 3. The table is each setting's ranking accuracy of the product U·S (the true next
-utterance scores highest) and its next-utterance accuracy (S alone, among the ten). No human rating is read.
+utterance scores highest) and its next-utterance accuracy (S alone, among the ten). The *parrot* check scores, at
+the metric's default ``turns=3``, each true next utterance against a copy of its context's last turn: the share of
+pairs where the true one scores higher (product, and S alone). No human rating is read.
 
     python scripts/learned_quality_context_proxy.py --data-dir ../shared/data
 
@@ -51,13 +53,30 @@ def accuracies(histories: list[list[str]], ranked: list[list[str]], turns: int, 
             "next_utterance_accuracy": round(float(np.mean(follows[:, :-1].argmax(1) == 0)), 4)}
 
 
+def parrot(histories: list[list[str]], ranked: list[list[str]], weights: str | None = None, turns: int = 3
+           ) -> dict[str, float]:
+    """The share of pairs whose true next utterance outscores a copy of the history's last turn."""
+    out = compute_learned_quality([h for h in histories for _ in range(2)],
+                                  [t for h, row in zip(histories, ranked) for t in (row[0], h[-1])],
+                                  config="turn", turns=turns, weights=weights, progress=False)
+    score = np.asarray(out["scores"]).reshape(-1, 2)
+    follows = np.asarray(out["next_utterance"], dtype=float).reshape(-1, 2)
+    return {"turns": turns, "true_above_copy_product": round(float(np.mean(score[:, 0] > score[:, 1])), 4),
+            "true_above_copy_next_utterance": round(float(np.mean(follows[:, 0] > follows[:, 1])), 4)}
+
+
 def measure(proxy: tuple[list[list[str]], list[list[str]]], weights: str | None) -> tuple[dict, list[str]]:
     histories, ranked = proxy
     rows = [accuracies(histories, ranked, turns, weights) for turns in (1, 2, 3)]
+    copies = parrot(histories, ranked, weights)
     fields = {"pairs": len(ranked), "candidates": len(ranked[0]),
-              "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2), "rows": rows}
-    return fields, [f"turns={r['turns']}: ranking accuracy {r['ranking_accuracy_product']:.3f}, next-utterance "
-                    f"accuracy {r['next_utterance_accuracy']:.3f}" for r in rows]
+              "history_turns_mean": round(float(np.mean([len(h) for h in histories])), 2), "rows": rows,
+              "parrot": copies}
+    return fields, [*(f"turns={r['turns']}: ranking accuracy {r['ranking_accuracy_product']:.3f}, next-utterance "
+                      f"accuracy {r['next_utterance_accuracy']:.3f}" for r in rows),
+                    f"parrot, turns=3: the true next utterance above a copy of the last turn for "
+                    f"{copies['true_above_copy_product']:.3f} (product), {copies['true_above_copy_next_utterance']:.3f}"
+                    " (S alone)"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -116,6 +116,19 @@ def test_met_when_every_lm_unit_is_fast_enough_and_nothing_moves():
     assert not math.isnan(s["lm_speedup"])
 
 
+def test_each_unit_keeps_its_fastest_round_and_rounds_must_agree():
+    """Two rounds of FP32 (by hand): each unit's seconds is the least over the rounds (full_followup 10 then 8,
+    llm_judge 6 then 7), its rows and values the first round's; a round whose values differ is refused."""
+    bench = _bench()
+    second = [{**r, "seconds": {"full_followup": 8.0, "llm_judge": 7.0}.get(r["metric"], r["seconds"])} for r in FP32]
+    second[3]["value"] = float("nan")  # undefined in both rounds: another NaN object, still the same value
+    merged = bench.fastest([FP32, second])
+    assert [r["seconds"] for r in merged] == [8.0, 8.0, 8.0, 6.0, 0.02, 3.0]
+    assert [r["value"] for r in merged[:3]] == [0.300, 0.500, 0.5] and len(merged) == len(FP32)
+    with pytest.raises(ValueError, match="different rows or values"):
+        bench.fastest([FP32, [{**FP32[0], "value": 0.31}, *FP32[1:]]])
+
+
 def test_the_board_is_the_published_command():
     datasets, metrics = _bench().board_selection()
     assert datasets == ["contest", "fed", "holistic_pang2020"]

@@ -170,7 +170,10 @@ def test_the_shipped_weights_match_their_card_and_size():
     assert (folder / evaluator.DELTA_FILE).stat().st_size <= 25_000_000
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert digest in card and "CC BY-NC-SA 4.0" in card
-    assert meta["config"] == T.config_dict(T.TrainConfig())  # the documented command's defaults made them
+    # the documented command's defaults made them (options added since, off by default, are not in their record)
+    defaults = T.config_dict(T.TrainConfig())
+    assert {k: defaults[k] for k in meta["config"]} == meta["config"] and set(defaults) - set(meta["config"]) == {
+        "copy_weight"} and defaults["copy_weight"] == 0.0
     rows = {"next-utterance accuracy": "next_utterance_accuracy", "valid-utterance accuracy": "valid_utterance_accuracy",
             "ranking accuracy, product": "ranking_accuracy_product", "ranking accuracy, usl_h": "ranking_accuracy_usl_h"}
     for label, key in rows.items():  # the card's proxy table is the run's record
@@ -220,7 +223,8 @@ def test_the_model_cards_run_f_figures_are_its_result_file():
     (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),
     (["--context-turns", "0"], "--context-turns 0"), (["--rival-contexts", "-1"], "--rival-contexts -1"),
     (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "--rival-weight nan"),
-    (["--rival-weight", "0"], "above 0")])
+    (["--rival-weight", "0"], "above 0"), (["--copy-weight", "-0.1"], "--copy-weight -0.1"),
+    (["--copy-weight", "nan"], "from 0 (off) to 100")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 
@@ -338,3 +342,42 @@ def test_training_pools_the_context_as_scoring_does():
     assert mask[0].tolist() == [True, False, False, False, False, False]
     single, single_mask = T.context_pool(emb, [dialogue], 1)
     assert torch.equal(single, emb[[0, 1, 2, 3]]) and single_mask.sum(1).tolist() == [1, 1, 1, 1]
+
+
+def test_the_copy_loss_by_hand():
+    """copy_loss = mean log(1 + exp(τ·(s(c, last turn) − s(c, next)))), written out for two responses."""
+    import math
+
+    import torch
+
+    sim = torch.tensor([[0.9, 0.2, 0.5], [0.1, 0.8, 0.3]])
+    got = T.copy_loss(sim, torch.tensor([2, 1]), torch.tensor([0, 0]), torch.tensor(10.0)).item()
+    by_hand = (math.log1p(math.exp(10 * (0.9 - 0.5))) + math.log1p(math.exp(10 * (0.1 - 0.8)))) / 2
+    assert got == pytest.approx(by_hand, rel=1e-6)
+
+
+def test_the_copy_loss_is_added_only_when_weighted_and_reads_each_responses_last_turn(monkeypatch):
+    """step_loss with copy_weight 0 adds nothing and reports no copy part; with a weight it adds that weight
+    times copy_loss, whose last-turn columns are each response's previous utterance in the batch."""
+    import torch
+
+    from dialeval.relevance.model import build_heads
+
+    torch.manual_seed(0)
+    states = [torch.randn(3, 8) for _ in range(7)]
+    layers, heads = torch.nn.ModuleList(), build_heads(8)
+    seen = {}
+    real_copy = T.copy_loss
+
+    def spy(sim, responses, last_turns, scale):
+        seen["responses"], seen["last"] = responses.tolist(), last_turns.tolist()
+        return real_copy(sim, responses, last_turns, scale)
+
+    monkeypatch.setattr(T, "copy_loss", spy)
+    dialogues, perturbed = [[0, 1, 2], [3, 4]], [[5], [6]]
+    plain, parts = T.step_loss(layers, heads, states, dialogues, perturbed, np.random.default_rng(1))
+    assert "copy" not in parts and not seen
+    weighted, parts = T.step_loss(layers, heads, states, dialogues, perturbed, np.random.default_rng(1),
+                                  copy_weight=0.5)
+    assert seen == {"responses": [1, 2, 4], "last": [0, 1, 3]}
+    assert weighted.item() == pytest.approx(plain.item() + 0.5 * parts["copy"], rel=1e-6)

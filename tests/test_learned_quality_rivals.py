@@ -177,7 +177,7 @@ def test_the_proxy_pair_accuracy_by_hand():
 
 
 def test_the_model_cards_rival_table_is_the_result_files():
-    """Runs E, G, H and I in the model card's rival table: each row's figures are its rival-proxy and three-turn
+    """Runs E, G, H, I, K and L in the model card's rival table: each row's figures are its rival-proxy and three-turn
     context-proxy result files', the unsuffixed files were made with the shipped weights, and every row but G's
     (weights not kept) reads the proxy half that the shipped leave-out makes."""
     from dialeval.relevance import evaluator
@@ -189,7 +189,8 @@ def test_the_model_cards_rival_table_is_the_result_files():
     card = " ".join(card_text.split())
     halves = {}
     for label, suffix in (("| E |", "_e"), ("| G (rival weight 1, earlier half) |", "_g"),
-                          ("| H (rival weight 0.1, not held out) |", "_h"), ("| **I (H's options", "")):
+                          ("| H (rival weight 0.1, not held out) |", "_h"), ("| **I (H's options", ""),
+                          ("| K (I's options, copy weight 0.1) |", "_k"), ("| L (I's options, 3 tuned layers) |", "_l")):
         rival = json.loads((results / f"learned_quality_rival_proxy{suffix}.json").read_text(encoding="utf-8"))
         context = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
         assert rival["weights"] == context["weights"]  # both proxies of one row read the same weights
@@ -202,7 +203,7 @@ def test_the_model_cards_rival_table_is_the_result_files():
         assert cells[1:] == [f"{rival['score_vs_adversarial']:.3f}", f"{rival['next_utterance_vs_adversarial']:.3f}",
                              f"{rival['score_vs_random']:.3f}", f"{three:.3f}"], line
     trained = evaluator.read_delta(folder)[1]["rival_train_contexts"]  # the even positions: as many or one more
-    assert halves["_e"] == halves["_h"] == halves[""] in (trained, trained - 1)
+    assert halves["_e"] == halves["_h"] == halves["_k"] == halves["_l"] == halves[""] in (trained, trained - 1)
     assert f"{halves['']} contexts; the Data section" in card and f"earlier {halves['_g']}-context half" in card
     g = json.loads((results / "learned_quality_rival_proxy_g.json").read_text(encoding="utf-8"))["weights_config"]
     assert g["rival_contexts"] == 4 and g.get("rival_weight", 1.0) == 1.0  # G predates the weight option: 1
@@ -231,3 +232,30 @@ def test_the_proxy_scripts_refuse_bad_options_in_one_line(tmp_path, capsys, name
         assert stop.value.code == 2 and named in err.splitlines()[-1] and "Traceback" not in err, err
     assert not (tmp_path / "o.json").exists() and foreign.read_text() == '{"command": "something else"}'
     assert json.loads(shipped.read_text())["sha256"]  # the shipped record is untouched
+
+
+def test_the_parrot_figures_in_the_cards_are_the_proxy_result_files():
+    """The model card's parroting table and the metric card's caveat quote the context proxy's ``parrot`` figures
+    for the shipped weights (the unsuffixed file) and for runs K (``_k``, trained with a copy loss) and L (``_l``)."""
+    from dialeval.relevance import evaluator
+
+    results = ROOT / "docs" / "results"
+    card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
+    metric_card = " ".join((ROOT / "metrics" / "learned_quality" / "README.md").read_text(encoding="utf-8").split())
+    for label, suffix in (("| **I (these weights)** |", ""), ("| K (`--copy-weight 0.1`) |", "_k"),
+                          ("| L (`--tuned-layers 3`) |", "_l")):
+        context = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
+        parrot = context["parrot"]
+        assert parrot["turns"] == 3 and context["pairs"] == 1000
+        both = f"{parrot['true_above_copy_product']:.3f} | {parrot['true_above_copy_next_utterance']:.3f} |"
+        assert f"{label} {both}" in card
+    shipped = json.loads((results / "learned_quality_context_proxy.json").read_text(encoding="utf-8"))["parrot"]
+    assert f"{100 * (1 - shipped['true_above_copy_product']):.1f} %" in metric_card
+    k = json.loads((results / "learned_quality_context_proxy_k.json").read_text(encoding="utf-8"))["weights_config"]
+    assert k["copy_weight"] == 0.1 and {**k, "copy_weight": 0.0} == {**shipped_config(), "copy_weight": 0.0}
+
+
+def shipped_config() -> dict:
+    from dialeval.relevance import evaluator
+
+    return {**evaluator.read_delta(evaluator.default_weights())[1]["config"], "copy_weight": 0.0}

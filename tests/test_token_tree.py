@@ -64,20 +64,43 @@ def test_tree_passes_by_hand():
     assert tree_passes([300], [900], batch_size=4, max_tokens=10) == [[0]]  # over every budget: alone
 
 
-def test_rows_that_share_nothing_leave_the_items_to_the_cached_route(tiny_path, monkeypatch):
-    lm = load_lm(tiny_path, device="cpu", backend="torch")
-    called = []
-    monkeypatch.setattr(full_tree, "tree_logits", lambda *a: called.append(a))
-    monkeypatch.setattr(judge_scorer, "tree_logits", lambda *a: called.append(a))
+def test_rows_that_share_nothing_run_as_trees_on_torch_and_cached_on_onnx(tiny_path, monkeypatch):
+    """Histories that share no tokens: on torch FULL still runs them as token trees (one pass a batch, not the
+    cached route's two), equal to the cached route; the judge's items run on its prefix cache. On ONNX Runtime FULL
+    leaves them to the cached route, which runs them on the exported graphs."""
     histories = [["Hello , how are you today ?"], ["Where are you from ?", "Beijing ."], ["Do you like music ?"]]
+    lm = load_lm(tiny_path, device="cpu", backend="torch")
+    calls = {"full": 0, "judge": 0}
+    original = full_tree.tree_logits
+
+    def counted(*a, **k):
+        calls["full"] += 1
+        return original(*a, **k)
+
+    monkeypatch.setattr(full_tree, "tree_logits", counted)
+    monkeypatch.setattr(judge_scorer, "tree_logits", lambda *a: calls.update(judge=calls["judge"] + 1))
     scorer = FollowupScorer(lm)
     expected = scorer.score(histories, FOLLOW_UPS, progress=False, tree=False)
-    np.testing.assert_allclose(scorer.score(histories, FOLLOW_UPS, progress=False), expected, rtol=1e-6)
+    assert calls["full"] == 0
+    np.testing.assert_allclose(scorer.score(histories, FOLLOW_UPS, progress=False), expected, rtol=TINY_LM_RTOL)
+    assert calls["full"] == 1  # three short histories, one pass
     items = [list(range(100, 140)), list(range(200, 230)), list(range(300, 310))]
     judge = JudgeScorer(lm)
     want = judge.score(list(range(10, 30)), items, [5, 6, 7, 8, 9], tree=False, progress=False)
     np.testing.assert_allclose(judge.score(list(range(10, 30)), items, [5, 6, 7, 8, 9], progress=False)[0], want[0],
                                rtol=1e-6)
+    assert calls["judge"] == 0
+
+
+@pytest.mark.onnx
+def test_onnx_leaves_histories_that_share_nothing_to_the_cached_route(tiny_path, monkeypatch):
+    histories = [["Hello , how are you today ?"], ["Where are you from ?", "Beijing ."], ["Do you like music ?"]]
+    lm = load_lm(tiny_path, device="cpu", backend="onnx")
+    called = []
+    monkeypatch.setattr(full_tree, "tree_logits", lambda *a, **k: called.append(a))
+    scorer = FollowupScorer(lm)
+    np.testing.assert_allclose(scorer.score(histories, FOLLOW_UPS, progress=False),
+                               scorer.score(histories, FOLLOW_UPS, progress=False, tree=False), rtol=0)
     assert not called
 
 

@@ -1,7 +1,7 @@
 """FULL with a model: :class:`FollowupScorer` encodes each history once and scores all follow-ups together
 in length-sorted batches (seq2seq models reuse the encoder output and its cross-attention keys/values for
-every follow-up; causal models run histories that share tokens as packed token trees, :mod:`dialeval.full.tree`,
-and the others once each, sharing their past key/values with the follow-ups), and
+every follow-up; causal models run histories as packed token trees, :mod:`dialeval.full.tree`, except on ONNX
+Runtime where histories share nothing: those run once each, sharing their past key/values with the follow-ups), and
 :func:`full_scores` runs it end to end. The texts, truncation and aggregation are the pure functions of
 :mod:`dialeval.full.texts` (De Bruyn et al. 2022).
 """
@@ -168,8 +168,8 @@ class FollowupScorer:
 
         ``histories`` are already the turns to condition on (turn level: context + response); in compat mode
         the caller applies the package's 50-turn lookback (:func:`package_turns`). Causal models run histories
-        that share tokens as packed token trees, without a cache (:mod:`dialeval.full.tree`); with ``tree=False``,
-        for int8 graphs, or where no two histories share tokens, the cached route runs: a history whose tokens
+        as packed token trees, without a cache (:mod:`dialeval.full.tree`); with ``tree=False``, for int8 graphs,
+        or on ONNX Runtime where no two histories share tokens, the cached route runs: a history whose tokens
         begin another's inside it, the common token prefix of histories with equal earlier turns once, and every
         history's follow-ups in one packed row sharing their common first tokens (:mod:`dialeval.full.hosted`).
         Both give the same NLLs to float rounding. Seq2seq models encode each history once and score every
@@ -210,7 +210,7 @@ class FollowupScorer:
 
     def _score_hosted(self, items: list[list[int]], keys: list[Any], f_ids: list[list[int]], batch_size: int,
                       max_tokens: int | None, progress: bool | None) -> np.ndarray:
-        """The cached causal route (int8 graphs; histories that share nothing): only host histories run
+        """The cached causal route (int8 graphs; histories that share nothing on ONNX Runtime): only host histories run
         (:func:`nested_hosts`), grouped by shared context; each host row then scores the follow-ups of every
         history it holds (:func:`hosted_followup_nll`)."""
         hosts = nested_hosts(items)

@@ -33,8 +33,10 @@ def tree_followup_nll(lm: Any, items: list[list[int]], f_ids: list[list[int]], d
                       max_tokens: int | None = None, progress: bool | None = None) -> np.ndarray | None:
     """``[len(items), len(f_ids)]`` mean per-token NLLs of every follow-up after every history (token ids), in
     passes of at most ``batch_size`` token-tree rows and ``max_tokens`` padded tokens (a row holding one history
-    and its follow-ups alone may exceed it); ``None`` when no two histories share a row (nothing to share: the
-    cached route runs them as fast)."""
+    and its follow-ups alone may exceed it); ``None`` when no two histories share a row and ``lm`` runs on ONNX
+    Runtime, whose cached route (:mod:`dialeval.full.hosted`) runs unshared histories faster on its exported
+    graphs. On torch the trees run anyway: one pass a batch, where the cached route takes two (the histories,
+    then their follow-ups on the cache)."""
     import torch
 
     trie = followup_trie(f_ids)
@@ -42,7 +44,7 @@ def tree_followup_nll(lm: Any, items: list[list[int]], f_ids: list[list[int]], d
     rows = tree_rows(items, trie["parent"], trie["depth"], trie["token"],
                      row_limit=ROW_LIMIT if max_tokens is None else min(ROW_LIMIT, max_tokens),
                      max_ends=max(1, MAX_SCORED // per_end))
-    if not shares(rows):
+    if not shares(rows) and getattr(lm, "onnx", None) is not None:
         return None
     keeps = [sorted({n for _, end, base in row.ends for n in (end, *range(base, base + per_end - 1))}) for row in rows]
     passes = tree_passes([len(row.tokens) for row in rows], [len(k) for k in keeps], batch_size=batch_size,

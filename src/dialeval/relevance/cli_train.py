@@ -43,6 +43,9 @@ def register(sub: Any) -> None:
                         f"negatives (default {d.rival_contexts}; 0: DailyDialog alone)")
     p.add_argument("--rival-weight", type=float, default=d.rival_weight,
                    help=f"the rival loss's weight beside the other losses (default {d.rival_weight})")
+    p.add_argument("--copy-weight", type=float, default=d.copy_weight,
+                   help="weight of a loss that ranks each next utterance above a copy of its context's last turn "
+                        f"(repeating what was just said is not a reply; default {d.copy_weight}: off)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -61,10 +64,12 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
     if not 0.0 < args.rival_weight <= 100.0:  # also refuses nan
         raise ValueError(f"--rival-weight {args.rival_weight}: give a number above 0 and at most 100 "
                          "(--rival-contexts 0 trains without rivals).")
+    if not 0.0 <= args.copy_weight <= 100.0:  # also refuses nan
+        raise ValueError(f"--copy-weight {args.copy_weight}: give a number from 0 (off) to 100.")
     return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
                        epochs=args.epochs, batch_dialogues=args.batch_dialogues,
                        context_turns=args.context_turns, rival_contexts=args.rival_contexts,
-                       rival_weight=args.rival_weight)
+                       rival_weight=args.rival_weight, copy_weight=args.copy_weight)
 
 
 def run(args: argparse.Namespace) -> int:

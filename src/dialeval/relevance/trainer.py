@@ -218,7 +218,7 @@ def _train_steps(layers: Any, heads: Any, optimizer: Any, feats: T.Features, dat
         with torch.inference_mode(False), torch.enable_grad():  # even where the caller runs without autograd
             loss, parts = T.step_loss(layers, heads, feats.states, [data.dialogues[i] for i in batch],
                                       [data.perturbed[i] for i in batch], np.random.default_rng((config.seed, 11, step)),
-                                      config.context_turns)
+                                      config.context_turns, config.copy_weight)
             if data.rivals:
                 chosen = [data.rivals[i] for i in T.rival_batch(len(data.rivals), config, step)]
                 rival, rival_parts = T.rival_loss(layers, heads, feats.states, chosen)

@@ -44,6 +44,7 @@ class TrainConfig:
     context_turns: int = 1  # turns pooled into a response's context (weights 1, 1/2, 1/4, ... from the last back)
     rival_contexts: int = 4  # DailyDialog++ contexts per step whose positives must beat their adversarial negatives
     rival_weight: float = 0.1  # the rival loss's weight beside the next- and valid-utterance losses
+    copy_weight: float = 0.0  # the copy loss's weight: each next utterance against a copy of its last context turn
 
 
 @dataclass
@@ -173,9 +174,11 @@ def context_pool(emb: Any, dialogues: list[list[int]], turns: int) -> tuple[Any,
 
 
 def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[int]], perturbed: list[list[int]],
-              rng: np.random.Generator, context_turns: int = 1) -> tuple[Any, dict[str, float]]:
+              rng: np.random.Generator, context_turns: int = 1, copy_weight: float = 0.0
+              ) -> tuple[Any, dict[str, float]]:
     """The loss of one batch of dialogues (indices into ``states``) and its parts; each response's context is its
-    last ``context_turns`` turns (:func:`context_pool`)."""
+    last ``context_turns`` turns (:func:`context_pool`). With ``copy_weight`` > 0 it adds that weight times
+    :func:`copy_loss`."""
     import torch
     import torch.nn.functional as F
 
@@ -187,6 +190,8 @@ def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[i
     pooled, pooled_turns = context_pool(emb[: len(real)], [[pos[i] for i in d] for d in dialogues], context_turns)
     mapped = F.normalize(heads.context_map(pooled), dim=-1)
     sim = mapped @ emb[: len(real)].T  # every real utterance but the context's own turns is a candidate response
+    last = torch.tensor([pos[d[t - 1]] for d in dialogues for t in range(1, len(d))])
+    copy = copy_loss(sim, rsp, last, heads.log_temperature.exp()) if copy_weight > 0 else None
     sim = sim.masked_fill(pooled_turns, -2.0)
     nce = F.cross_entropy(sim * heads.log_temperature.exp(), rsp)
     diag = sim[torch.arange(len(rsp)), rsp].detach()
@@ -201,7 +206,22 @@ def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[i
     valid = F.binary_cross_entropy_with_logits(
         logits, torch.cat([torch.ones(len(real_pick)), torch.zeros(len(bad))]))
     loss = nce + calib + valid
-    return loss, {"nce": nce.item(), "calibration": calib.item(), "valid": valid.item()}
+    parts = {"nce": nce.item(), "calibration": calib.item(), "valid": valid.item()}
+    if copy is not None:
+        loss, parts["copy"] = loss + copy_weight * copy, copy.item()
+    return loss, parts
+
+
+def copy_loss(sim: Any, responses: Any, last_turns: Any, scale: Any) -> Any:
+    """The pairwise logistic loss ``mean log(1 + exp(τ·(s(c, u) − s(c, r))))`` of each next utterance ``r``
+    against a copy of its context's last turn ``u`` (columns ``responses`` and ``last_turns`` of ``sim``): repeating
+    what was just said is not a reply. It sits outside the next-utterance InfoNCE, whose candidates leave the
+    context's own turns out, so it adds one pair per response rather than a negative that outweighs the batch."""
+    import torch
+    import torch.nn.functional as F
+
+    rows = torch.arange(len(responses))
+    return F.softplus(scale * (sim[rows, last_turns] - sim[rows, responses])).mean()
 
 
 def rival_loss(layers: Any, heads: Any, states: list[Any], rivals: list[tuple[list[int], list[int], list[int]]]
