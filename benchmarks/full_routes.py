@@ -1,6 +1,6 @@
 """FULL's two causal routes on the leaderboard's own items, interleaved in one run, same scores: the token trees
-(the default) against the cached route (what runs where the trees cannot: int8 graphs, sliding-window models past
-their window, histories that share no tokens on ONNX Runtime).
+(the default) against the cached route (what runs where the trees cannot run or are not used: int8 graphs,
+sliding-window models past their window, histories that share no tokens on ONNX Runtime).
 
     python benchmarks/full_routes.py [--dataset dailydialog_plusplus=45 --dataset usr_topicalchat=36
                                       --dataset conture=60 --dataset dstc9_interactive=16] [--repeats 2] [--threads 2]

@@ -1,8 +1,8 @@
 """fp32 against bf16 on the published leaderboard: each unit's scoring time in both precisions and how far each of
 its correlations moves, set against that correlation's bootstrap interval.
 
-    python benchmarks/leaderboard_bf16.py --data-dir ../shared/data --threads 2
-    python benchmarks/leaderboard_bf16.py --data-dir ../shared/data --dataset fed --metric full_followup --max-rows fed=20
+    python benchmarks/leaderboard_bf16.py --data-dir ../shared/data --threads 2 --repeats 2
+    python benchmarks/leaderboard_bf16.py --data-dir ../shared/data --dataset fed --metric full_followup --max-rows fed=20 --repeats 1
 
 The board is the one ``docs/results/leaderboard.meta.json`` records (its ``--dataset`` and ``--metric`` flags;
 ``--dataset``/``--metric``/``--max-rows`` narrow it for a quick slice). It runs through
@@ -10,7 +10,8 @@ The board is the one ``docs/results/leaderboard.meta.json`` records (its ``--dat
 (``dialeval leaderboard --dtype bf16``), into fresh folders this script makes under the system's temporary folder
 (so no cached score is reused) and removes at the end, at the same thread count, seed and resamples. The two runs
 are interleaved one metric × dataset at a time (the order alternating), so a change of the machine's load hits both
-alike, and the whole board runs ``--repeats`` times (default 2), each unit keeping its fastest time; each metric is first run once per precision on a few rows, so model loads and graph exports stay out of the
+alike, and the whole board runs ``--repeats`` times (default 2), each unit keeping its fastest time in each
+precision (the two minima may come from different rounds); each metric is first run once per precision on a few rows, so model loads and graph exports stay out of the
 timings; the in-process embedding memo the encoder metrics share is emptied before each build, so no unit's time
 depends on what the run before it embedded. A unit's time is the leaderboard's own ``seconds`` (its scoring,
 without the statistics).
@@ -71,7 +72,9 @@ def fastest(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     first = rounds[0]
     for other in rounds[1:]:
         if identity(other) != identity(first):
-            raise ValueError("two rounds of the board gave different rows or values; the timings cannot be merged.")
+            moved = next((row_key(a) for a, b in zip(first, other) if identity([a]) != identity([b])), "a row")
+            raise ValueError(f"two rounds of the board gave different rows or values (first at {moved}); scoring is "
+                             "not deterministic here, so the timings cannot be merged: rerun with --repeats 1.")
     least: dict[tuple[str, str, str], float] = {}
     for row in (r for rows in rounds for r in rows):
         if _finite(row.get("seconds")):
@@ -381,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="dialeval-bf16-"))  # made here, removed here
     try:
         rows, wall, loads = run_pairs(list(dict.fromkeys((m, d) for m, d, _ in tasks)), root, work, args, max_rows)
+    except ValueError as exc:  # rounds that disagree (fastest): nothing is written
+        print(f"leaderboard_bf16.py: {exc}", file=sys.stderr)
+        return 2
     finally:
         shutil.rmtree(work, ignore_errors=True)
     correlations = compare_correlations(rows["fp32"], rows["bf16"])

@@ -129,6 +129,12 @@ def test_each_unit_keeps_its_fastest_round_and_rounds_must_agree():
         bench.fastest([FP32, [{**FP32[0], "value": 0.31}, *FP32[1:]]])
 
 
+def test_repeats_below_one_are_refused(capsys):
+    with pytest.raises(SystemExit) as stop:
+        _bench().parse_args(["--repeats", "0"])
+    assert stop.value.code == 2 and "--repeats" in capsys.readouterr().err
+
+
 def test_the_board_is_the_published_command():
     datasets, metrics = _bench().board_selection()
     assert datasets == ["contest", "fed", "holistic_pang2020"]

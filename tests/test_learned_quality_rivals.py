@@ -251,11 +251,30 @@ def test_the_parrot_figures_in_the_cards_are_the_proxy_result_files():
         assert f"{label} {both}" in card
     shipped = json.loads((results / "learned_quality_context_proxy.json").read_text(encoding="utf-8"))["parrot"]
     assert f"{100 * (1 - shipped['true_above_copy_product']):.1f} %" in metric_card
-    k = json.loads((results / "learned_quality_context_proxy_k.json").read_text(encoding="utf-8"))["weights_config"]
-    assert k["copy_weight"] == 0.1 and {**k, "copy_weight": 0.0} == {**shipped_config(), "copy_weight": 0.0}
+    shipped_config = evaluator.read_delta(evaluator.default_weights())[1]["config"]
+    for suffix, option in (("_k", {"copy_weight": 0.1}), ("_l", {"tuned_layers": 3})):  # I's options and one more
+        config = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
+        recorded = {k: v for k, v in config["weights_config"].items() if (k, v) != ("copy_weight", 0.0)}  # off
+        assert recorded == {**shipped_config, **option}, suffix
+    model_card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
+    assert f"{100 * (1 - shipped['true_above_copy_product']):.1f} %" in model_card.split("## Limits")[1]
 
 
-def shipped_config() -> dict:
-    from dialeval.relevance import evaluator
+def test_the_parrot_check_pairs_each_true_reply_with_a_copy_of_its_last_turn(monkeypatch):
+    """parrot() scores (history, true reply) then (history, copy of its last turn) per pair, and counts the
+    pairs where the true reply scores strictly higher (a tie is the copy's), by hand on three pairs."""
+    script = _script("learned_quality_context_proxy")
+    seen = {}
 
-    return {**evaluator.read_delta(evaluator.default_weights())[1]["config"], "copy_weight": 0.0}
+    def fake(contexts, predictions, **options):
+        seen.update(contexts=contexts, predictions=predictions, turns=options["turns"])
+        return {"scores": [0.9, 0.2, 0.3, 0.3, 0.1, 0.5], "next_utterance": [0.8, 0.1, 0.2, 0.4, 0.6, 0.6]}
+
+    monkeypatch.setattr(script, "compute_learned_quality", fake)
+    histories = [["a", "b"], ["c"], ["d", "e", "f"]]
+    ranked = [["B1", "x"], ["C1", "y"], ["F1", "z"]]
+    got = script.parrot(histories, ranked)
+    assert seen["predictions"] == ["B1", "b", "C1", "c", "F1", "f"] and seen["turns"] == 3
+    assert seen["contexts"] == [["a", "b"], ["a", "b"], ["c"], ["c"], ["d", "e", "f"], ["d", "e", "f"]]
+    assert got == {"turns": 3, "true_above_copy_product": round(1 / 3, 4),
+                   "true_above_copy_next_utterance": round(1 / 3, 4)}

@@ -64,7 +64,7 @@ def test_tree_passes_by_hand():
     assert tree_passes([300], [900], batch_size=4, max_tokens=10) == [[0]]  # over every budget: alone
 
 
-def test_rows_that_share_nothing_run_as_trees_on_torch_and_cached_on_onnx(tiny_path, monkeypatch):
+def test_rows_that_share_nothing_run_as_trees_on_torch(tiny_path, monkeypatch):
     """Histories that share no tokens: on torch FULL still runs them as token trees (one pass a batch, not the
     cached route's two), equal to the cached route; the judge's items run on its prefix cache. On ONNX Runtime FULL
     leaves them to the cached route, which runs them on the exported graphs."""

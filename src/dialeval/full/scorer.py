@@ -202,7 +202,7 @@ class FollowupScorer:
     def _score_tree(self, items: list[list[int]], f_ids: list[list[int]], batch_size: int, max_tokens: int | None,
                     progress: bool | None) -> np.ndarray | None:
         """The causal default: histories and follow-ups as token-tree rows (:func:`tree_followup_nll`); ``None``
-        where the tree route does not apply or shares nothing."""
+        where the tree route does not apply, or on ONNX Runtime where no row holds two histories."""
         if not tree_route_applies(self.lm, items, f_ids):
             return None
         return tree_followup_nll(self.lm, items, f_ids, self.device, batch_size=batch_size, max_tokens=max_tokens,

@@ -34,9 +34,9 @@ def tree_followup_nll(lm: Any, items: list[list[int]], f_ids: list[list[int]], d
     """``[len(items), len(f_ids)]`` mean per-token NLLs of every follow-up after every history (token ids), in
     passes of at most ``batch_size`` token-tree rows and ``max_tokens`` padded tokens (a row holding one history
     and its follow-ups alone may exceed it); ``None`` when no two histories share a row and ``lm`` runs on ONNX
-    Runtime, whose cached route (:mod:`dialeval.full.hosted`) runs unshared histories faster on its exported
-    graphs. On torch the trees run anyway: one pass a batch, where the cached route takes two (the histories,
-    then their follow-ups on the cache)."""
+    Runtime, where the cached route (:mod:`dialeval.full.hosted`) runs them on the exported graphs instead of the
+    torch module. On torch the trees run anyway: one pass a batch, where the cached route takes two (the
+    histories, then their follow-ups on the cache)."""
     import torch
 
     trie = followup_trie(f_ids)

@@ -95,7 +95,7 @@ def tree_rows(seqs: Sequence[Sequence[int]], tail_parents: Sequence[int], tail_d
 
 def shares(rows: Sequence[TreeRow]) -> bool:
     """Whether any row holds more than one sequence: otherwise every row is one plain sequence, which a cached
-    route runs as well."""
+    route can run instead (the LLM judge's does; FULL's only on ONNX Runtime)."""
     return any(len(row.ends) > 1 for row in rows)
 
 

@@ -216,7 +216,8 @@ def copy_loss(sim: Any, responses: Any, last_turns: Any, scale: Any) -> Any:
     """The pairwise logistic loss ``mean log(1 + exp(τ·(s(c, u) − s(c, r))))`` of each next utterance ``r``
     against a copy of its context's last turn ``u`` (columns ``responses`` and ``last_turns`` of ``sim``): repeating
     what was just said is not a reply. It sits outside the next-utterance InfoNCE, whose candidates leave the
-    context's own turns out, so it adds one pair per response rather than a negative that outweighs the batch."""
+    context's own turns out, so it adds one pair per response rather than a negative that outweighs the batch.
+    ``scale`` is the InfoNCE's learned temperature τ, and this loss's gradient reaches it too."""
     import torch
     import torch.nn.functional as F
 
@@ -271,4 +272,9 @@ def learning_rate_scale(step: int, total: int, warmup: int) -> float:
 
 
 def config_dict(config: TrainConfig) -> dict[str, Any]:
-    return asdict(config)
+    """The configuration as recorded in checkpoints and weights; ``copy_weight`` only when on, so the records of
+    runs made before that option existed read the same."""
+    record = asdict(config)
+    if record["copy_weight"] == 0.0:
+        del record["copy_weight"]
+    return record
