@@ -168,7 +168,8 @@ def test_seq2seq_labels_end_with_eos(lms):
 
 
 def test_history_encoded_once_per_batch(lms):
-    """seq2seq: one encoder pass per batch; causal: two forward passes per batch (history, follow-ups)."""
+    """seq2seq: one encoder pass per batch; causal on torch: one token-tree pass per batch (histories and their
+    follow-ups together), where the cached route (``tree=False``) takes two (history, then follow-ups)."""
     calls = {"enc": 0, "causal": 0}
     bb, ll = lms["blenderbot"].model, lms["llama"].model
     h1 = bb.get_encoder().register_forward_hook(lambda *a: calls.__setitem__("enc", calls["enc"] + 1))
@@ -176,10 +177,12 @@ def test_history_encoded_once_per_batch(lms):
     try:
         FollowupScorer(lms["blenderbot"]).score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False)
         FollowupScorer(lms["llama"]).score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False)
+        trees = calls["causal"]
+        FollowupScorer(lms["llama"]).score(HISTORIES, FOLLOW_UPS, batch_size=2, progress=False, tree=False)
     finally:
         h1.remove()
         h2.remove()
-    assert calls == {"enc": 2, "causal": 4}
+    assert calls["enc"] == 2 and trees == 2 and calls["causal"] - trees == 4
 
 
 # ---------------------------------------------------------------- truncation keeps the response
