@@ -11,8 +11,8 @@ The board is the one ``docs/results/leaderboard.meta.json`` records (its ``--dat
 (so no cached score is reused) and removes at the end, at the same thread count, seed and resamples. The two runs
 are interleaved one metric × dataset at a time (the order alternating), so a change of the machine's load hits both
 alike, and the whole board runs ``--repeats`` times (default 2), each unit keeping its fastest time in each
-precision (the two minima may come from different rounds); each metric is first run once per precision on a few rows, so model loads and graph exports stay out of the
-timings; the in-process embedding memo the encoder metrics share is emptied before each build, so no unit's time
+precision (the two minima may come from different rounds); each metric is first run once per precision on a few
+rows, so model loads and graph exports stay out of the timings; the in-process embedding memo the encoder metrics share is emptied before each build, so no unit's time
 depends on what the run before it embedded. A unit's time is the leaderboard's own ``seconds`` (its scoring,
 without the statistics).
 
