@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dialeval.models.onednn_linear import onednn_linear_class, prefers_onednn, with_onednn_linears
+
 SHORT_NAMES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 
 #: The attribute a converted model carries: the dtype of its matrix products (see :func:`compute_dtype`).
@@ -99,10 +101,10 @@ def with_bf16_matmuls(model: Any) -> Any:
     if any(p.dtype != torch.float32 for p in model.parameters() if p.is_floating_point()):
         raise ValueError(f"{type(model).__name__} is not all fp32; load it in fp32 before running its products in bf16.")
     linear_class, cast, heads = bf16_linear_class(), LastCast(), output_heads(model)
-    converted = 0
+    converted, plain = 0, (torch.nn.Linear, Conv1D, onednn_linear_class())
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) in (torch.nn.Linear, Conv1D) and id(child) not in heads:
+            if type(child) in plain and id(child) not in heads:
                 setattr(parent, name, linear_class(child, cast))
                 converted += 1
     if not converted:
@@ -117,7 +119,8 @@ def with_bf16_matmuls(model: Any) -> Any:
 def placed(model: Any, dtype: Any, device: Any, what: str = "model") -> Any:
     """``model`` on ``device`` in ``dtype`` (resolved torch objects): bf16 on a CPU converts an fp32 copy of its
     weights in place, once (:func:`with_bf16_matmuls`); a model already converted that way is refused in one line
-    for any other dtype, since casting it would undo the conversion."""
+    for any other dtype, since casting it would undo the conversion. fp32 on a CPU whose vendor MKL does not tune
+    for (AMD) runs its linear layers through oneDNN (:mod:`dialeval.models.onednn_linear`)."""
     import torch
 
     if cpu_bf16(dtype, device):
@@ -128,7 +131,10 @@ def placed(model: Any, dtype: Any, device: Any, what: str = "model") -> Any:
         name = str(dtype).removeprefix("torch.")
         raise ValueError(f"this {what} runs its products in bf16 (loaded with dtype='bf16' on a CPU); load it again "
                          f"for dtype={SHORT_NAMES.get(name, name)!r}.")
-    return model.to(device=device, dtype=dtype)
+    model = model.to(device=device, dtype=dtype)
+    if str(dtype) == "torch.float32" and getattr(device, "type", str(device)) == "cpu" and prefers_onednn():
+        return with_onednn_linears(model)  # fp32 on an AMD CPU: oneDNN's kernels instead of MKL's
+    return model
 
 
 def compute_dtype(model: Any) -> Any:

@@ -55,17 +55,29 @@ def kind_from_capability(capability: str) -> CpuKind:
     return CpuKind("other", False, "torch")
 
 
-def read_flags(path: str = CPUINFO) -> str | None:
-    """The first ``flags`` line of ``path``, or ``None`` when it cannot be read (not Linux, not x86)."""
+def read_field(field: str, path: str = CPUINFO) -> str | None:
+    """The first ``field`` line of ``path`` (``flags``, ``vendor_id`` …), or ``None`` when it cannot be read (not
+    Linux, not x86)."""
     try:
         with open(path, encoding="utf-8") as f:
             for line in f:
                 key, _, value = line.partition(":")
-                if key.strip() == "flags":
+                if key.strip() == field:
                     return value.strip()
     except OSError:
         return None
     return None
+
+
+def read_flags(path: str = CPUINFO) -> str | None:
+    """The first ``flags`` line of ``path``, or ``None`` when it cannot be read (not Linux, not x86)."""
+    return read_field("flags", path)
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_vendor() -> str | None:
+    """This machine's ``vendor_id`` (``"GenuineIntel"``, ``"AuthenticAMD"`` …), ``None`` when unknown (read once)."""
+    return read_field("vendor_id")
 
 
 @functools.lru_cache(maxsize=1)

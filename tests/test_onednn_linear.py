@@ -1,0 +1,107 @@
+"""fp32 linear layers through oneDNN on AMD CPUs (:mod:`dialeval.models.onednn_linear`): which CPUs switch, that a
+switched layer gives F.linear's numbers within fp32 rounding, and that training, ONNX export and bf16 conversion
+still see a plain linear layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dialeval.models import bf16_matmul, cpu, onednn_linear
+
+FP32_ROUNDOFF = 2.0 ** -24
+
+
+def _switched(linear: torch.nn.Linear) -> torch.nn.Linear:
+    linear.__class__ = onednn_linear.onednn_linear_class()
+    return linear
+
+
+def test_this_torch_build_has_the_onednn_op():
+    assert onednn_linear.onednn_available()
+
+
+@pytest.mark.parametrize(("vendor", "switch"), [("AuthenticAMD", True), ("GenuineIntel", False), ("", False)])
+def test_only_amd_cpus_switch(vendor, switch):
+    assert onednn_linear.prefers_onednn(vendor) is switch
+
+
+def test_the_vendor_is_read_from_cpuinfo(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu avx2\n\nprocessor\t: 1\n"
+                    "vendor_id\t: GenuineIntel\n")
+    assert cpu.read_field("vendor_id", str(info)) == "AuthenticAMD"
+    assert cpu.read_field("vendor_id", str(tmp_path / "missing")) is None
+
+
+def test_a_switched_layer_gives_the_plain_product_within_fp32_rounding():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 37, 576, generator=gen)
+    plain = torch.nn.Linear(576, 1536)
+    with torch.inference_mode():
+        want = torch.nn.functional.linear(x.double(), plain.weight.double(), plain.bias.double())
+        got = _switched(plain)(x).double()
+        # each of the 576 products and sums rounds once in fp32: |error| ≤ γ_577 · (|x|·|W|ᵀ + |b|)
+        bound = 577 * FP32_ROUNDOFF * (x.double().abs() @ plain.weight.double().abs().T + plain.bias.double().abs())
+    assert type(plain).__name__ == "OneDnnLinear" and isinstance(plain, torch.nn.Linear)
+    assert got.shape == want.shape
+    assert bool(((got - want).abs() <= bound).all())
+
+
+def test_autograd_falls_back_to_the_plain_product():
+    gen = torch.Generator().manual_seed(1)
+    layer = _switched(torch.nn.Linear(8, 4))
+    x = torch.randn(5, 8, generator=gen, requires_grad=True)
+    layer(x).sum().backward()
+    assert torch.allclose(x.grad, layer.weight.detach().sum(0).expand(5, 8), atol=1e-6)
+    assert layer.weight.grad is not None and torch.allclose(layer.weight.grad, x.detach().sum(0).expand(4, 8), atol=1e-6)
+
+
+def test_an_onnx_export_holds_plain_matrix_products(tmp_path):
+    import onnx
+    import onnxruntime as ort
+
+    gen = torch.Generator().manual_seed(2)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 3)).eval()
+    onednn_linear.with_onednn_linears(model)
+    x = torch.randn(4, 16, generator=gen)
+    path = tmp_path / "m.onnx"
+    with torch.no_grad():
+        torch.onnx.export(model, (x,), str(path), input_names=["x"], output_names=["y"], opset_version=17,
+                          dynamo=False)
+        want = model(x).numpy()
+    ops = {node.op_type for node in onnx.load(str(path)).graph.node}
+    assert ops <= {"Gemm", "MatMul", "Add", "Erf", "Div", "Mul", "Constant"}, ops
+    got = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x.numpy()})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("vendor", "engine"), [("AuthenticAMD", "onednn"), ("GenuineIntel", "default")])
+def test_placing_a_model_in_fp32_on_a_cpu_switches_by_vendor(monkeypatch, vendor, engine):
+    monkeypatch.setattr(cpu, "cpu_vendor", lambda: vendor)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
+    placed = bf16_matmul.placed(model, torch.float32, torch.device("cpu"))
+    assert onednn_linear.fp32_engine(placed) == engine
+    names = {type(m).__name__ for m in placed if isinstance(m, torch.nn.Linear)}
+    assert names == ({"OneDnnLinear"} if engine == "onednn" else {"Linear"})
+
+
+def test_a_switched_model_still_converts_to_bf16_products():
+    model = onednn_linear.with_onednn_linears(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2)))
+    converted = bf16_matmul.with_bf16_matmuls(model)
+    assert {type(m).__name__ for m in converted} >= {"Bf16Linear"}
+    assert not any(type(m).__name__ == "OneDnnLinear" for m in converted.modules())
+
+
+def test_a_switched_layer_pickles_and_copies_by_its_module_path():
+    import copy
+    import io
+
+    layer = _switched(torch.nn.Linear(3, 2))
+    buffer = io.BytesIO()
+    torch.save(layer, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    assert type(loaded) is type(layer) and torch.equal(loaded.weight, layer.weight)
+    assert type(copy.deepcopy(layer)) is type(layer)
