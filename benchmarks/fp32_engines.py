@@ -1,6 +1,6 @@
 """fp32 linear layers on this CPU: torch's default (MKL's sgemm) against oneDNN (what dialeval's torch models use on
-an AMD CPU, :mod:`dialeval.models.onednn_linear`) and ONNX Runtime's MatMul, then two of dialeval's torch routes
-whole, one engine against the other.
+an AMD CPU with AVX-512, :mod:`dialeval.models.onednn_linear`) and ONNX Runtime's MatMul, then two of dialeval's
+torch routes whole, one engine against the other.
 
     python benchmarks/fp32_engines.py [--threads 2] [--repeats 15] [--rounds 3]
 
@@ -94,6 +94,7 @@ def route_rows(rounds: int) -> list[dict]:
     from dialeval.meta import leaderboard
     from dialeval.models.lm import load_lm
     from dialeval.models.onednn_linear import onednn_linear_class
+    from dialeval.models.runtime import MODELS
 
     lm = load_lm(None, backend="torch")  # the module FULL's and the judge's token trees run on (fp32)
     layers = [m for m in lm.model.modules() if isinstance(m, torch.nn.Linear)]
@@ -113,12 +114,16 @@ def route_rows(rounds: int) -> list[dict]:
             return {"seconds": sum(sec for _, sec in units), "scores": scores}
 
         build("oneDNN")  # warm: model load, graph export
+        loads = MODELS.loads  # every timed build must run the very module whose layers are switched here
         seconds: dict[str, list[float]] = {engine: [] for engine in classes}
         outputs = {}
         for r in range(rounds):  # interleaved, the order alternating; a unit's time is the board's own (scoring)
             for engine in list(classes)[r % 2:] + list(classes)[:r % 2]:
                 outputs[engine] = build(engine)
                 seconds[engine].append(outputs[engine]["seconds"])
+        if MODELS.loads != loads:
+            raise SystemExit("a build loaded a fresh model instead of the one switched between engines (is "
+                             "DIALEVAL_MODEL_CACHE_SIZE too small?); both columns would time the same engine.")
         times = {engine: statistics.median(v) for engine, v in seconds.items()}
         diff = max((float(np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-12)))
                     for name, a in outputs["oneDNN"]["scores"].items()
@@ -142,10 +147,9 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    start = machine_line(args.threads).replace(
-        "times are medians of interleaved runs",
-        f"a product's rate is the best of {args.repeats} timings spread over the run, a route's time the median of "
-        f"{args.rounds} interleaved rounds")
+    start = machine_line(args.threads).removesuffix("; times are medians of interleaved runs") + (
+        f"; a product's rate is the best of {args.repeats} timings spread over the run, a route's time the median "
+        f"of {args.rounds} interleaved rounds")
     products = product_rows(args.threads, args.repeats)
     routes = route_rows(args.rounds)
     keys = list(routes[0])

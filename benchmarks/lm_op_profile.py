@@ -41,7 +41,7 @@ from dialeval.meta.leaderboard import plan  # noqa: E402
 #: responses to one context)
 DEFAULT_UNITS = ("full_followup/dailydialog_zhao/turn", "llm_judge/conture/turn", "full_followup/fed/dialog",
                  "quality_vendi/contest/con_test_200_resp_gen")
-MATMUL_OPS = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm"}
+MATMUL_OPS = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "mkldnn::_linear_pointwise"}
 
 
 def op_seconds(prof: Any) -> dict[str, float]:

@@ -1,6 +1,7 @@
 """The kind of CPU this process runs on, in one place: which vector/matrix instructions it has and whether bf16
 runs natively (``avx512_bf16`` or AMX), read from ``/proc/cpuinfo`` (else torch's
-``torch.backends.cpu.get_cpu_capability()``).
+``torch.backends.cpu.get_cpu_capability()``), and its vendor (``vendor_id``), which decides the fp32 product
+engine (:mod:`dialeval.models.onednn_linear`).
 
 Kinds, slowest to fastest for model work: ``"avx2"`` (or ``"other"``), ``"avx512"``, ``"avx512-bf16"`` (AVX-512
 with native bf16 dot products, e.g. AMD Zen 4 and later) and ``"amx"`` (Intel Sapphire Rapids and later).

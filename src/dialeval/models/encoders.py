@@ -218,8 +218,8 @@ class SentenceTransformerEncoder:
         self.model = load_matching(lambda: load_pretrained(_Loader, name_or_path, what="sentence-transformers encoder"),
                                    name_or_path)
         check_finite_weights(self.model, name_or_path)
-        if self.dtype is not _float32():  # bf16 on a CPU: bf16 products in the model made fp32
-            self.model = placed(self.model, self.dtype, self.device, "encoder")
+        # bf16 on a CPU: bf16 products in the model made fp32; fp32 on an AMD CPU: oneDNN's products
+        self.model = placed(self.model, self.dtype, self.device, "encoder")
         self.model.eval()
         self.name = name or f"{SENTENCE_TRANSFORMERS}:{name_or_path}"
         first = self.model[0]

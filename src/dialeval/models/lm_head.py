@@ -42,7 +42,7 @@ def bf16_head_weight(model: Any) -> Any | None:
     if compute_dtype(model) is None or getattr(model.config, "model_type", None) not in PLAIN_HEADS:
         return None
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    if type(head) is not torch.nn.Linear or head.bias is not None or head.weight.dtype != torch.float32:
+    if not isinstance(head, torch.nn.Linear) or head.bias is not None or head.weight.dtype != torch.float32:
         return None
     return head.weight
 

@@ -1,26 +1,41 @@
-"""fp32 on an AMD CPU: linear layers through oneDNN instead of torch's default BLAS.
+"""fp32 on an AMD CPU with AVX-512: linear layers through oneDNN instead of torch's default BLAS.
 
-torch's fp32 ``nn.Linear`` on a CPU calls MKL's sgemm. MKL picks its fastest kernels on Intel CPUs; on AMD ones
-(``vendor_id`` ``AuthenticAMD``) it reaches 135–190 GFLOP/s on SmolLM2's shapes where oneDNN's fp32 kernels, which
-torch also ships and which choose kernels by the CPU's instruction-set flags alone, reach 200–216
-(``benchmarks/fp32_engines.py``). On such a CPU every fp32 ``nn.Linear`` of a model that runs on torch (FULL's
-token trees, the LLM judge, ``backend="torch"``) is switched to :class:`OneDnnLinear`: the same module and weights,
-its product y = x·Wᵀ + b taken by ``torch.ops.mkldnn._linear_pointwise``. The two engines sum in different orders,
-so outputs differ by fp32 rounding (a few units of 1e-6 relative), as between any two BLAS libraries.
+torch's fp32 ``nn.Linear`` on a CPU calls MKL's sgemm, which picks its fastest kernels by CPU vendor; oneDNN's fp32
+kernels, which torch also ships (``torch.ops.mkldnn._linear_pointwise``), pick theirs by the instruction-set flags.
+On the AMD EPYC (Zen 4, avx512-bf16) ``benchmarks/fp32_engines.py`` measured, oneDNN's product was faster on most of
+SmolLM2's and MiniLM's linear shapes and slower on small 64-row ones, and the judge's and FULL's token-tree routes
+ran a few per cent faster whole (``docs/results/benchmarks/fp32_engines.avx512-bf16.json``). So on an AMD CPU with
+AVX-512 (the kinds ``avx512``, ``avx512-bf16``; not measured on AVX2-only parts) the plain fp32 ``nn.Linear``
+modules of a model :func:`dialeval.models.bf16_matmul.placed` puts on the CPU (the LM of FULL and the LLM judge,
+the NLI classifier, BERTScore's encoder, sentence-transformers and last-token encoders on torch) become
+:class:`OneDnnLinear`: the same module and weights, its product
+y = x·Wᵀ + b taken by oneDNN. The two engines sum in different orders, so outputs differ by fp32 rounding (a few
+units of 1e-6 relative), as between any two BLAS libraries. ``DIALEVAL_FP32_LINEAR=default`` keeps torch's own
+product everywhere; ``=onednn`` asks for oneDNN on any CPU that has it.
 
-The oneDNN op has no backward and no ONNX symbol, so a layer falls back to ``F.linear`` whenever autograd records
-(training), while a model is traced or exported (ONNX Runtime's graphs are exported from the same torch module),
-and for any input that is not fp32 on a CPU. On Intel CPUs nothing changes.
+The oneDNN op has no backward, no ONNX symbol and no autocast rule, so a layer runs ``F.linear`` instead whenever
+autograd records for its input, weight or bias, under CPU autocast, for products under 2²⁴ multiply-adds, while a model is traced, scripted, exported or
+FX-traced (ONNX Runtime's graphs are exported from the same torch module), and for input that is not fp32 on a
+CPU. The switch changes the class of modules in place, like the bf16 conversion beside it.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from typing import Any
 
-#: CPU vendors whose fp32 linear layers run through oneDNN (measured: ``benchmarks/fp32_engines.py``)
+#: CPU vendors whose fp32 linear layers run through oneDNN by default, and the CPU kinds measured there
 ONEDNN_VENDORS = frozenset({"AuthenticAMD"})
-#: The attribute a switched model carries: the engine of its fp32 linear layers.
-MARK = "dialeval_fp32_engine"
+ONEDNN_KINDS = frozenset({"avx512", "avx512-bf16"})
+#: The variable that overrides the choice: ``auto`` (the default), ``onednn`` or ``default`` (torch's own product).
+ENGINE_VARIABLE = "DIALEVAL_FP32_LINEAR"
+ENGINES = ("auto", "onednn", "default")
+#: products smaller than this many multiply-adds keep ``F.linear``: oneDNN's op costs about 25 µs more a call, a
+#: quarter of a 7-million multiply-add product, where the benchmark's 64-row k/v and MiniLM products were slower
+MIN_MACS = 1 << 24
+_LOCK = threading.Lock()
+_CLASS: Any = None
 
 
 def onednn_available() -> bool:
@@ -30,67 +45,93 @@ def onednn_available() -> bool:
     return bool(torch.backends.mkldnn.is_available()) and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
-def prefers_onednn(vendor: str | None = None) -> bool:
-    """Whether fp32 linear layers run through oneDNN on the CPU of ``vendor`` (default: this machine's
-    ``vendor_id``, :func:`dialeval.models.cpu.cpu_vendor`)."""
-    from dialeval.models.cpu import cpu_vendor
+def engine_setting() -> str:
+    """``$DIALEVAL_FP32_LINEAR`` (``auto`` when unset); any other value is refused in one line."""
+    value = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
+    if value not in ENGINES:
+        raise ValueError(f"{ENGINE_VARIABLE}={os.environ.get(ENGINE_VARIABLE)!r}: use one of {', '.join(ENGINES)} "
+                         "(auto: oneDNN for fp32 linear layers on an AMD CPU with AVX-512, torch's own product "
+                         "elsewhere).")
+    return value
 
-    return (vendor if vendor is not None else cpu_vendor()) in ONEDNN_VENDORS and onednn_available()
+
+def prefers_onednn(vendor: str | None = None, kind: str | None = None) -> bool:
+    """Whether fp32 linear layers run through oneDNN on a CPU of ``vendor`` and ``kind`` (default: this machine's
+    ``vendor_id`` and :func:`dialeval.models.cpu.cpu_kind`), after ``$DIALEVAL_FP32_LINEAR``."""
+    from dialeval.models.cpu import cpu_kind, cpu_vendor
+
+    setting = engine_setting()
+    if setting == "default" or not onednn_available():
+        return False
+    if setting == "onednn":
+        return True
+    vendor = vendor if vendor is not None else cpu_vendor()
+    kind = kind if kind is not None else cpu_kind().name
+    return vendor in ONEDNN_VENDORS and kind in ONEDNN_KINDS
 
 
-def _exporting() -> bool:
-    import torch
+def _plain_product_needed(torch: Any, layer: Any, x: Any) -> bool:
+    """Whether ``layer(x)`` must take ``F.linear``: a tracer (asked first: a traced input has no real dtype), not
+    fp32 on a CPU, a small product (:data:`MIN_MACS`), autograd, or autocast."""
+    if _tracing(torch):
+        return True
+    if x.dtype != torch.float32 or x.device.type != "cpu" or layer.weight.dtype != torch.float32:
+        return True
+    if x.numel() * layer.out_features < MIN_MACS:  # rows × in × out
+        return True
+    if torch.is_grad_enabled() and (x.requires_grad or layer.weight.requires_grad
+                                    or (layer.bias is not None and layer.bias.requires_grad)):
+        return True
+    return bool(torch.is_autocast_enabled("cpu"))
 
-    compiler = getattr(torch, "compiler", None)
-    return bool(torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
-                or (compiler is not None and hasattr(compiler, "is_compiling") and compiler.is_compiling()))
+
+def _tracing(torch: Any) -> bool:
+    from torch.fx import _symbolic_trace
+
+    fx = getattr(_symbolic_trace, "is_fx_symbolic_tracing", _symbolic_trace.is_fx_tracing)
+    return bool(fx() or torch.jit.is_tracing() or torch.jit.is_scripting() or torch.compiler.is_compiling()
+                or torch.onnx.is_in_onnx_export())
 
 
 def onednn_linear_class() -> Any:
+    """The :class:`OneDnnLinear` class (built once, on first use, so importing this module does not import torch)."""
+    global _CLASS
+    with _LOCK:
+        if _CLASS is None:
+            _CLASS = _build_class()
+        return _CLASS
+
+
+def _build_class() -> Any:
     import torch
     import torch.nn.functional as F  # noqa: N812 - torch's own name
 
-    global _CLASS
-    if _CLASS is not None:
-        return _CLASS
-
     class OneDnnLinear(torch.nn.Linear):
-        """``nn.Linear`` whose fp32 CPU product y = x·Wᵀ + b runs through oneDNN (``F.linear`` when autograd
-        records, while tracing or exporting, and for other dtypes or devices)."""
+        """``nn.Linear`` whose fp32 CPU product y = x·Wᵀ + b runs through oneDNN (``F.linear`` where the module
+        docstring says)."""
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            if (x.dtype != torch.float32 or x.device.type != "cpu" or self.weight.dtype != torch.float32
-                    or (torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad)) or _exporting()):
+            if _plain_product_needed(torch, self, x):
                 return F.linear(x, self.weight, self.bias)
             return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "none", [], "")
 
     OneDnnLinear.__module__, OneDnnLinear.__qualname__ = __name__, "OneDnnLinear"  # found by name (pickle)
-    _CLASS = OneDnnLinear
-    return _CLASS
-
-
-_CLASS: Any = None
+    return OneDnnLinear
 
 
 def __getattr__(name: str) -> Any:
-    if name == "OneDnnLinear":  # built on first use, so importing this module does not import torch
+    if name == "OneDnnLinear":
         return onednn_linear_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def with_onednn_linears(model: Any) -> Any:
     """``model`` (in place) with every plain ``nn.Linear`` switched to :class:`OneDnnLinear` (the module keeps its
-    parameters, hooks and tied weights; only its class changes); returns the model, marked with :data:`MARK`."""
+    parameters, hooks and tied weights; only its class changes); returns the model."""
     import torch
 
     linear_class = onednn_linear_class()
     for module in model.modules():
         if type(module) is torch.nn.Linear:
             module.__class__ = linear_class
-    setattr(model, MARK, "onednn")
     return model
-
-
-def fp32_engine(model: Any) -> str:
-    """The engine of a model's fp32 linear layers: ``"onednn"`` (switched here) or ``"default"``."""
-    return getattr(model, MARK, "default")
