@@ -72,7 +72,8 @@ def test_autograd_falls_back_to_the_plain_product():
     gen = torch.Generator().manual_seed(1)
     layer = _switched(torch.nn.Linear(8, 4))
     x = torch.randn(5, 8, generator=gen, requires_grad=True)
-    layer(x).sum().backward()
+    with torch.enable_grad():  # explicitly: an imported library may have switched grad off process-wide
+        layer(x).sum().backward()
     assert torch.allclose(x.grad, layer.weight.detach().sum(0).expand(5, 8), atol=1e-6)
     assert layer.weight.grad is not None and torch.allclose(layer.weight.grad, x.detach().sum(0).expand(4, 8), atol=1e-6)
 
@@ -129,7 +130,8 @@ def test_the_onednn_op_runs_for_a_large_product_and_not_where_it_cannot():
         assert "mkldnn::_linear_pointwise" not in _ops(lambda: layer(small))
         wide = copy.deepcopy(layer).double()
         assert type(wide) is type(layer) and "mkldnn::_linear_pointwise" not in _ops(lambda: wide(big.double()))
-    assert "mkldnn::_linear_pointwise" not in _ops(lambda: layer(big))  # autograd records: the weight needs grad
+    with torch.enable_grad():  # autograd records: the weight needs grad
+        assert "mkldnn::_linear_pointwise" not in _ops(lambda: layer(big))
     with torch.autocast("cpu", dtype=torch.bfloat16), torch.inference_mode():
         out = layer(big)
     assert out.dtype == torch.bfloat16  # autocast's own rule, as for a plain layer
@@ -138,7 +140,8 @@ def test_the_onednn_op_runs_for_a_large_product_and_not_where_it_cannot():
 def test_a_trainable_bias_alone_still_gets_its_gradient():
     layer = _switched(torch.nn.Linear(576, 1536))
     layer.weight.requires_grad_(False)
-    layer(torch.randn(64, 576)).sum().backward()
+    with torch.enable_grad():
+        layer(torch.randn(64, 576)).sum().backward()
     assert layer.bias.grad is not None and torch.allclose(layer.bias.grad, torch.full((1536,), 64.0))
 
 
