@@ -119,8 +119,9 @@ def with_bf16_matmuls(model: Any) -> Any:
 def placed(model: Any, dtype: Any, device: Any, what: str = "model") -> Any:
     """``model`` on ``device`` in ``dtype`` (resolved torch objects): bf16 on a CPU converts an fp32 copy of its
     weights in place, once (:func:`with_bf16_matmuls`); a model already converted that way is refused in one line
-    for any other dtype, since casting it would undo the conversion. fp32 on a CPU whose vendor MKL does not tune
-    for (AMD) runs its linear layers through oneDNN (:mod:`dialeval.models.onednn_linear`)."""
+    for any other dtype, since casting it would undo the conversion. fp32 on a CPU where oneDNN is preferred (an AMD
+    CPU with AVX-512, or as ``$DIALEVAL_FP32_LINEAR`` says) runs its linear layers through oneDNN
+    (:mod:`dialeval.models.onednn_linear`)."""
     import torch
 
     if cpu_bf16(dtype, device):
@@ -133,7 +134,7 @@ def placed(model: Any, dtype: Any, device: Any, what: str = "model") -> Any:
                          f"for dtype={SHORT_NAMES.get(name, name)!r}.")
     model = model.to(device=device, dtype=dtype)
     if str(dtype) == "torch.float32" and getattr(device, "type", str(device)) == "cpu" and prefers_onednn():
-        return with_onednn_linears(model)  # fp32 on an AMD CPU: oneDNN's kernels instead of MKL's
+        return with_onednn_linears(model)  # oneDNN's fp32 kernels instead of MKL's
     return model
 
 

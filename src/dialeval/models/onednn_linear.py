@@ -70,10 +70,10 @@ def prefers_onednn(vendor: str | None = None, kind: str | None = None) -> bool:
     return vendor in ONEDNN_VENDORS and kind in ONEDNN_KINDS
 
 
-def _plain_product_needed(torch: Any, layer: Any, x: Any) -> bool:
-    """Whether ``layer(x)`` must take ``F.linear``: a tracer (asked first: a traced input has no real dtype), not
-    fp32 on a CPU, a small product (:data:`MIN_MACS`), autograd, or autocast."""
-    if _tracing(torch):
+def _plain_product_needed(torch: Any, tracing: Any, layer: Any, x: Any) -> bool:
+    """Whether ``layer(x)`` must take ``F.linear``: a tracer (asked first, by ``tracing``: a traced input has no real
+    dtype), not fp32 on a CPU, a small product (:data:`MIN_MACS`), autograd, or autocast."""
+    if tracing():
         return True
     if x.dtype != torch.float32 or x.device.type != "cpu" or layer.weight.dtype != torch.float32:
         return True
@@ -85,12 +85,14 @@ def _plain_product_needed(torch: Any, layer: Any, x: Any) -> bool:
     return bool(torch.is_autocast_enabled("cpu"))
 
 
-def _tracing(torch: Any) -> bool:
+def _tracing_probe(torch: Any) -> Any:
+    """One call that says whether FX, TorchScript, torch.compile or the ONNX exporter is tracing, its probes
+    looked up once (the check runs on every forward of every switched layer)."""
     from torch.fx import _symbolic_trace
 
-    fx = getattr(_symbolic_trace, "is_fx_symbolic_tracing", _symbolic_trace.is_fx_tracing)
-    return bool(fx() or torch.jit.is_tracing() or torch.jit.is_scripting() or torch.compiler.is_compiling()
-                or torch.onnx.is_in_onnx_export())
+    probes = (getattr(_symbolic_trace, "is_fx_symbolic_tracing", _symbolic_trace.is_fx_tracing), torch.jit.is_tracing,
+              torch.jit.is_scripting, torch.compiler.is_compiling, torch.onnx.is_in_onnx_export)
+    return lambda: any(probe() for probe in probes)
 
 
 def onednn_linear_class() -> Any:
@@ -106,12 +108,14 @@ def _build_class() -> Any:
     import torch
     import torch.nn.functional as F  # noqa: N812 - torch's own name
 
+    tracing = _tracing_probe(torch)
+
     class OneDnnLinear(torch.nn.Linear):
         """``nn.Linear`` whose fp32 CPU product y = x·Wᵀ + b runs through oneDNN (``F.linear`` where the module
         docstring says)."""
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            if _plain_product_needed(torch, self, x):
+            if _plain_product_needed(torch, tracing, self, x):
                 return F.linear(x, self.weight, self.bias)
             return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "none", [], "")
 
