@@ -54,8 +54,9 @@ def _onnxruntime_matmul(n: int, threads: int) -> Callable[[Any, Any], Any] | Non
 
 def matmul_peaks(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> dict[str, float]:
     """Best FLOP/s of an n×n matmul over ~``seconds`` per library at the current thread count: ``torch.matmul``
-    (MKL here, which is slow on this AMD CPU), and in fp32 on CPU also numpy (OpenBLAS) and ONNX Runtime
-    (MLAS). On CUDA only torch runs (synchronised around each product, n = 8192)."""
+    (MKL in fp32, which picks slower kernels on AMD CPUs), and in fp32 on CPU also oneDNN (the op behind
+    :mod:`dialeval.models.onednn_linear`), numpy (OpenBLAS) and ONNX Runtime (MLAS). On CUDA only torch runs
+    (synchronised around each product, n = 8192)."""
     import torch
 
     cuda = str(device).startswith("cuda")
@@ -67,6 +68,12 @@ def matmul_peaks(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = 
     if not cuda and dtype == torch.float32:
         from threadpoolctl import threadpool_limits
 
+        from dialeval.models.onednn_linear import onednn_available
+
+        if onednn_available():
+            bt = b.T.contiguous()  # _linear_pointwise computes x·Wᵀ: the same product as a @ b
+            peaks["onednn"] = _best_rate(lambda: torch.ops.mkldnn._linear_pointwise(a, bt, None, "none", [], ""),
+                                         flop, seconds)
         an, bn = a.numpy(), b.numpy()
         with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
             peaks["numpy"] = _best_rate(lambda: an @ bn, flop, seconds)

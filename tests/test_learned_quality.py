@@ -101,10 +101,14 @@ def _torch_reference(folder, contexts, responses, turns):
     c = np.stack(c)
     mapped = c @ h["context_map.weight"].T + h["context_map.bias"]
     cos = (mapped * r).sum(1) / np.linalg.norm(mapped, axis=1)
-    p_next = 1 / (1 + np.exp(-(h["calibration"][0] * cos + h["calibration"][1])))
-    z = r @ h["valid.0.weight"].T + h["valid.0.bias"]
     from scipy.special import erf
 
+    if "pair.0.weight" in h:  # h(c', r) = w2·GELU(W1 [c', r, c'⊙r, |c' − r|] + b1) + b2 on the unit mapped context
+        unit = mapped / np.linalg.norm(mapped, axis=1, keepdims=True)
+        y = np.concatenate([unit, r, unit * r, np.abs(unit - r)], axis=1) @ h["pair.0.weight"].T + h["pair.0.bias"]
+        cos = cos + (0.5 * y * (1 + erf(y / np.sqrt(2)))) @ h["pair.2.weight"][0] + h["pair.2.bias"][0]
+    p_next = 1 / (1 + np.exp(-(h["calibration"][0] * cos + h["calibration"][1])))
+    z = r @ h["valid.0.weight"].T + h["valid.0.bias"]
     gelu = 0.5 * z * (1 + erf(z / np.sqrt(2)))
     p_valid = 1 / (1 + np.exp(-(gelu @ h["valid.2.weight"][0] + h["valid.2.bias"][0])))
     nll = np.array([-sum(h["specificity.log_prob"][t] for t in tok(x, add_special_tokens=False)["input_ids"])
@@ -222,7 +226,7 @@ def test_the_model_cards_run_f_figures_are_its_result_file():
     (["--context-turns", "0"], "--context-turns 0"), (["--rival-contexts", "-1"], "--rival-contexts -1"),
     (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "--rival-weight nan"),
     (["--rival-weight", "0"], "above 0"), (["--copy-weight", "-0.1"], "--copy-weight -0.1"),
-    (["--copy-weight", "nan"], "from 0 (off) to 100")])
+    (["--copy-weight", "nan"], "from 0 (off) to 100"), (["--pair-hidden", "-1"], "--pair-hidden -1")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 
@@ -379,3 +383,52 @@ def test_the_copy_loss_is_added_only_when_weighted_and_reads_each_responses_last
                                   copy_weight=0.5)
     assert seen == {"responses": [1, 2, 4], "last": [0, 1, 3]}
     assert weighted.item() == pytest.approx(plain.item() + 0.5 * parts["copy"], rel=1e-6)
+
+
+@pytest.fixture(scope="module")
+def tiny_pair(shared_data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny_pair") / "evaluator"
+    config = T.TrainConfig(**{**T.config_dict(TINY), "pair_hidden": 8})
+    meta = trainer.train_evaluator(shared_data / "dailydialog", out, config=config, progress=False, echo=lambda s: None)
+    return out, meta, config
+
+
+def test_a_pair_head_trains_and_the_metric_scores_it_as_written_out(tiny_pair, shared_data):
+    """--pair-hidden: the head is stored, learns, and the metric adds h(c', r) to the cosine exactly as the
+    written-out reference does; the trainer's proxy check ranks what the metric ranks."""
+    out, meta, config = tiny_pair
+    assert meta["config"]["pair_hidden"] == 8 and meta["proxy"]["next_utterance_accuracy"] >= 0.3
+    from safetensors.numpy import load_file
+
+    tensors = load_file(str(out / evaluator.DELTA_FILE))
+    assert tensors["head.pair.0.weight"].shape == (8, 4 * 384) and np.abs(tensors["head.pair.2.weight"]).max() > 0
+    contexts = [["Do you like jazz?"], ["I lost my keys.", "Where did you see them last?"]]
+    responses = ["I love it, especially Coltrane.", "In the car, I think."]
+    got = evaluator.compute_learned_quality(contexts, responses, weights=out)["scores"]
+    np.testing.assert_allclose(got, _torch_reference(out, contexts, responses, 3)["product"], atol=PROB_TOL)
+    ranked = _metric_ranking_accuracy(out, shared_data, config, "product")
+    assert ranked == pytest.approx(meta["proxy"]["ranking_accuracy_product"], abs=0.016)
+
+
+def test_the_pair_head_by_hand_and_its_zero_start():
+    """pair_matrix (the first layer split into its four blocks) equals the head on concatenated features for every
+    (context, response) pair; a new head starts at h = 0, so similarities start as the cosine alone."""
+    import torch
+
+    from dialeval.relevance.model import build_heads, pair_matrix, pair_rows
+
+    torch.manual_seed(1)
+    heads = build_heads(6, pair_hidden=5)
+    ctx = torch.nn.functional.normalize(torch.randn(3, 6), dim=-1)
+    rsp = torch.nn.functional.normalize(torch.randn(4, 6), dim=-1)
+    assert torch.equal(T.similarities(heads, ctx, rsp), ctx @ rsp.T)  # zero output layer
+    torch.nn.init.normal_(heads.pair[2].weight)
+    torch.nn.init.normal_(heads.pair[2].bias)
+    full = pair_matrix(heads.pair, ctx, rsp)
+    for i in range(3):
+        for j in range(4):
+            features = torch.cat([ctx[i], rsp[j], ctx[i] * rsp[j], (ctx[i] - rsp[j]).abs()])
+            assert full[i, j].item() == pytest.approx(heads.pair(features).item(), abs=1e-5)
+    np.testing.assert_allclose(pair_rows(heads.pair, ctx, rsp[:3]).detach().numpy(),
+                               full.diagonal().detach().numpy(), atol=1e-5)
+    assert "pair_hidden" not in T.config_dict(T.TrainConfig())  # records of runs without it read as before

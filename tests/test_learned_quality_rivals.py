@@ -177,7 +177,7 @@ def test_the_proxy_pair_accuracy_by_hand():
 
 
 def test_the_model_cards_rival_table_is_the_result_files():
-    """Runs E, G, H, I, K and L in the model card's rival table: each row's figures are its rival-proxy and three-turn
+    """Runs E, G, H, I, K, L and M in the model card's rival table: each row's figures are its rival-proxy and three-turn
     context-proxy result files', the unsuffixed files were made with the shipped weights, and every row but G's
     (weights not kept) reads the proxy half that the shipped leave-out makes."""
     from dialeval.relevance import evaluator
@@ -190,7 +190,8 @@ def test_the_model_cards_rival_table_is_the_result_files():
     halves = {}
     for label, suffix in (("| E |", "_e"), ("| G (rival weight 1, earlier half) |", "_g"),
                           ("| H (rival weight 0.1, not held out) |", "_h"), ("| **I (H's options", ""),
-                          ("| K (I's options, copy weight 0.1) |", "_k"), ("| L (I's options, 3 tuned layers) |", "_l")):
+                          ("| K (I's options, copy weight 0.1) |", "_k"), ("| L (I's options, 3 tuned layers) |", "_l"),
+                          ("| M (I's options, pair head) |", "_m")):
         rival = json.loads((results / f"learned_quality_rival_proxy{suffix}.json").read_text(encoding="utf-8"))
         context = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
         assert rival["weights"] == context["weights"]  # both proxies of one row read the same weights
@@ -203,7 +204,8 @@ def test_the_model_cards_rival_table_is_the_result_files():
         assert cells[1:] == [f"{rival['score_vs_adversarial']:.3f}", f"{rival['next_utterance_vs_adversarial']:.3f}",
                              f"{rival['score_vs_random']:.3f}", f"{three:.3f}"], line
     trained = evaluator.read_delta(folder)[1]["rival_train_contexts"]  # the even positions: as many or one more
-    assert halves["_e"] == halves["_h"] == halves["_k"] == halves["_l"] == halves[""] in (trained, trained - 1)
+    assert halves["_e"] == halves["_h"] == halves["_k"] == halves["_l"] == halves["_m"] == halves[""] in (
+        trained, trained - 1)
     assert f"{halves['']} contexts; the Data section" in card and f"earlier {halves['_g']}-context half" in card
     g = json.loads((results / "learned_quality_rival_proxy_g.json").read_text(encoding="utf-8"))["weights_config"]
     assert g["rival_contexts"] == 4 and g.get("rival_weight", 1.0) == 1.0  # G predates the weight option: 1
@@ -236,14 +238,15 @@ def test_the_proxy_scripts_refuse_bad_options_in_one_line(tmp_path, capsys, name
 
 def test_the_parrot_figures_in_the_cards_are_the_proxy_result_files():
     """The model card's parroting table and the metric card's caveat quote the context proxy's ``parrot`` figures
-    for the shipped weights (the unsuffixed file) and for runs K (``_k``, trained with a copy loss) and L (``_l``)."""
+    for the shipped weights (the unsuffixed file) and for runs K (``_k``, trained with a copy loss), L (``_l``) and
+    M (``_m``, a pair head)."""
     from dialeval.relevance import evaluator
 
     results = ROOT / "docs" / "results"
     card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
     metric_card = " ".join((ROOT / "metrics" / "learned_quality" / "README.md").read_text(encoding="utf-8").split())
     for label, suffix in (("| **I (these weights)** |", ""), ("| K (`--copy-weight 0.1`) |", "_k"),
-                          ("| L (`--tuned-layers 3`) |", "_l")):
+                          ("| L (`--tuned-layers 3`) |", "_l"), ("| M (`--pair-hidden 64`) |", "_m")):
         context = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
         parrot = context["parrot"]
         assert parrot["turns"] == 3 and context["pairs"] == 1000
@@ -252,7 +255,7 @@ def test_the_parrot_figures_in_the_cards_are_the_proxy_result_files():
     shipped = json.loads((results / "learned_quality_context_proxy.json").read_text(encoding="utf-8"))["parrot"]
     assert f"{100 * (1 - shipped['true_above_copy_product']):.1f} %" in metric_card
     shipped_config = evaluator.read_delta(evaluator.default_weights())[1]["config"]
-    for suffix, option in (("_k", {"copy_weight": 0.1}), ("_l", {"tuned_layers": 3})):  # I's options and one more
+    for suffix, option in (("_k", {"copy_weight": 0.1}), ("_l", {"tuned_layers": 3}), ("_m", {"pair_hidden": 64})):
         config = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
         recorded = {k: v for k, v in config["weights_config"].items() if (k, v) != ("copy_weight", 0.0)}  # off
         assert recorded == {**shipped_config, **option}, suffix

@@ -220,13 +220,23 @@ def test_full_causal_lm_on_onnx_runtime_matches_torch(tmp_path):
 
 
 @pytest.mark.onnx
-def test_full_seq2seq_on_onnx_runtime_matches_torch_and_is_the_default(tmp_path):
+@pytest.mark.parametrize(("kind", "default"), [("avx2", "onnx"), ("avx512", "onnx"), ("avx512-bf16", "torch"),
+                                               ("amx", "torch"), ("other", "onnx")])
+def test_full_seq2seq_on_onnx_runtime_matches_torch_and_the_default_follows_the_cpu_kind(tmp_path, monkeypatch,
+                                                                                       kind, default):
+    """backend=None: torch for a seq2seq LM on the CPU kinds where benchmarks/full_followup.py measured torch ahead
+    (avx512-bf16, amx), ONNX Runtime elsewhere (not measured); a causal LM keeps ONNX Runtime on every kind; the
+    two backends give the same scores."""
     import dialeval
+    from dialeval.models import cpu
     from dialeval.models.lm import load_lm
-    from dialeval.testing.blenderbot import build_tiny_blenderbot
+    from dialeval.testing.blenderbot import build_tiny_blenderbot, build_tiny_causal_lm
 
+    monkeypatch.setattr(cpu, "cpu_kind", lambda: cpu.CpuKind(kind, kind in ("avx512-bf16", "amx")))
     path = str(build_tiny_blenderbot(tmp_path / "bb"))
-    assert load_lm(path).backend == "onnx"  # the default on CPU in fp32 with onnxruntime installed
+    assert load_lm(path).backend == default
+    assert load_lm(path, backend="onnx").backend == "onnx"  # a named backend is what runs
+    assert load_lm(str(build_tiny_causal_lm(tmp_path / "llama"))).backend == "onnx"
     metric = dialeval.load("full_followup", "dialog")
     dialogues = [["Hello , how are you ?", "I am fine , thanks ."], ["Where do you live ?", "In Beijing .",
                                                                       "Near the park ?"]]
@@ -236,7 +246,7 @@ def test_full_seq2seq_on_onnx_runtime_matches_torch_and_is_the_default(tmp_path)
     assert ref.shape == (2, 5) and np.isfinite(ref).all() and np.ptp(ref) > 0
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=0)
     assert parse_signature(out["onnx"]["signature"])["backend"] == "onnx"
-    assert parse_signature(metric.compute(dialogues=dialogues, model=path)["signature"])["backend"] == "onnx"
+    assert parse_signature(metric.compute(dialogues=dialogues, model=path)["signature"])["backend"] == default
 
 
 @pytest.mark.gpu

@@ -34,7 +34,7 @@ import numpy as np
 
 from dialeval.io.files import file_sha256
 from dialeval.models.bf16_matmul import cpu_bf16, placed
-from dialeval.models.onnx_backend import require_cpu, resolve_backend
+from dialeval.models.onnx_backend import require_cpu, resolve_backend, seq2seq_prefers_torch
 from dialeval.models.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
 from dialeval.models.runtime import (
     ModelNotAvailableError,
@@ -236,7 +236,8 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
     offline, a :class:`~dialeval.models.runtime.ModelNotAvailableError` says how to pass a local directory.
     ``backend="onnx"``/``"onnx-int8"`` runs the LM on ONNX Runtime (:class:`dialeval.models.onnx_lm.OnnxCausalLM`,
     :class:`~dialeval.models.onnx_lm.OnnxSeq2SeqLM`; exported once per weights, cached); ``None`` (the default)
-    picks ONNX Runtime on CPU in fp32 when installed, torch otherwise; ``"torch"`` is the reference.
+    picks ONNX Runtime on CPU in fp32 when installed, torch otherwise, and torch for seq2seq LMs on the CPU kinds
+    of :data:`~dialeval.models.onnx_backend.TORCH_SEQ2SEQ_KINDS`; ``"torch"`` is the reference.
     """
     if isinstance(model, LoadedLM):
         return model
@@ -249,6 +250,8 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
 
     dtype_name = "fp32" if str(torch_dtype) == "torch.float32" else str(torch_dtype)
     automatic = backend is None or backend == "auto"
+    if automatic and seq2seq_prefers_torch(lm.kind, dev):
+        return lm
     backend = resolve_backend(backend, dev, dtype_name)
     if backend == "torch":
         return lm

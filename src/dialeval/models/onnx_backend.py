@@ -72,6 +72,21 @@ def check_backend_name(backend: Any) -> None:
         raise ValueError(f"`backend`={backend!r:.40} is not known; use one of {list(BACKENDS)} or None (fastest installed).")
 
 
+#: CPU kinds on which a seq2seq LM runs on torch when no backend is named: FULL's compat route ran faster on torch
+#: than on ONNX Runtime on both kinds ``benchmarks/full_followup.py --both`` measured (its ``.amx`` and
+#: ``.avx512-bf16`` result files; the ONNX decoder graph recomputes the history's cross-attention keys/values for
+#: every follow-up). On kinds not measured (AVX2, AVX-512 without bf16) ONNX Runtime stays the default.
+TORCH_SEQ2SEQ_KINDS = frozenset({"avx512-bf16", "amx"})
+
+
+def seq2seq_prefers_torch(kind: str, device: Any) -> bool:
+    """Whether ``backend=None`` runs an LM of ``kind`` (``"causal"``/``"seq2seq"``) on torch on ``device`` because
+    this CPU's kind is one of :data:`TORCH_SEQ2SEQ_KINDS` (elsewhere :func:`resolve_backend` decides)."""
+    from dialeval.models import cpu
+
+    return kind == "seq2seq" and getattr(device, "type", str(device)) == "cpu" and cpu.cpu_kind().name in TORCH_SEQ2SEQ_KINDS
+
+
 def resolve_backend(backend: Any, device: Any = "cpu", dtype_name: str = "fp32") -> str:
     """The backend that runs: ``None``/``"auto"`` → ``"onnx"`` on CPU in fp32 when onnxruntime is installed
     (and the cache is writable), else ``"torch"``; an explicit ``"onnx"``/``"onnx-int8"`` that cannot run is a one-line error."""

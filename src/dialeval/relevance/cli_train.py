@@ -46,6 +46,9 @@ def register(sub: Any) -> None:
     p.add_argument("--copy-weight", type=float, default=d.copy_weight,
                    help="weight of a loss that ranks each next utterance above a copy of its context's last turn "
                         f"(repeating what was just said is not a reply; default {d.copy_weight}: off)")
+    p.add_argument("--pair-hidden", type=int, default=d.pair_hidden,
+                   help="hidden units of a pair head that reads context and response jointly ([c', r, c'*r, |c'-r|], "
+                        f"added to their cosine; default {d.pair_hidden}: cosine alone)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -57,7 +60,7 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
     checks = {"--seed": (args.seed, 0, 2**32 - 1), "--max-dialogues": (args.max_dialogues, 0, 10**7),
               "--tuned-layers": (args.tuned_layers, 1, 6), "--epochs": (args.epochs, 1, 100),
               "--batch-dialogues": (args.batch_dialogues, 2, 1024), "--context-turns": (args.context_turns, 1, 16),
-              "--rival-contexts": (args.rival_contexts, 0, 64)}
+              "--rival-contexts": (args.rival_contexts, 0, 64), "--pair-hidden": (args.pair_hidden, 0, 4096)}
     for option, (value, low, high) in checks.items():
         if not low <= value <= high:
             raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
@@ -69,7 +72,8 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
                        epochs=args.epochs, batch_dialogues=args.batch_dialogues,
                        context_turns=args.context_turns, rival_contexts=args.rival_contexts,
-                       rival_weight=args.rival_weight, copy_weight=args.copy_weight)
+                       rival_weight=args.rival_weight, copy_weight=args.copy_weight,
+                       pair_hidden=args.pair_hidden)
 
 
 def run(args: argparse.Namespace) -> int:

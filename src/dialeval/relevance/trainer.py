@@ -19,7 +19,7 @@ from dialeval.io.files import atomic_write_json, file_sha256
 from dialeval.relevance import specificity as spec
 from dialeval.relevance import training as T
 from dialeval.relevance.corpus import DialogueCorpus, perturb
-from dialeval.relevance.model import COMPOSITIONS, build_heads, combine
+from dialeval.relevance.model import COMPOSITIONS, build_heads, combine, pair_rows
 
 CHECKPOINT = "checkpoint.safetensors"
 CHECKPOINT_STATE = "checkpoint.json"
@@ -145,6 +145,8 @@ def proxy_scores(layers: Any, heads: Any, states: list[Any], contexts: list[list
         ranked = np.asarray([[*row, copies.get(int(row[0]), int(row[0]))] for row in candidates])  # no copy: itself
         cand = emb[torch.from_numpy(ranked)]
         sims = torch.einsum("pd,pkd->pk", ctx, cand)
+        if hasattr(heads, "pair"):
+            sims = sims + torch.stack([pair_rows(heads.pair, ctx, cand[:, k]) for k in range(cand.shape[1])], dim=1)
         nup = float((sims[:, :-1].argmax(1) == 0).float().mean())
         good = heads.valid(emb[[g for g, _ in bad]]).squeeze(-1)
         wrong = heads.valid(emb[[b for _, b in bad]]).squeeze(-1)
@@ -188,11 +190,11 @@ def new_optimizer(layers: Any, heads: Any, config: T.TrainConfig) -> Any:
                               {"params": list(heads.parameters()), "lr": config.lr_heads}], weight_decay=0.01)
 
 
-def seeded_heads(dim: int, seed: int) -> Any:
+def seeded_heads(dim: int, seed: int, pair_hidden: int = 0) -> Any:
     import torch
 
     torch.manual_seed(seed)
-    return build_heads(dim)
+    return build_heads(dim, pair_hidden)
 
 
 
@@ -304,7 +306,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     with _bar(len(data.texts) + len(vtexts), "frozen layers", progress) as bar:
         feats = T.frozen_features(model, tokenizer, data.texts, config.tuned_layers, config.max_length, bar.update)
         vfeats = T.frozen_features(model, tokenizer, vtexts, config.tuned_layers, config.max_length, bar.update)
-    layers, heads = top_layers(model, config.tuned_layers), seeded_heads(model.config.hidden_size, config.seed)
+    layers, heads = top_layers(model, config.tuned_layers), seeded_heads(model.config.hidden_size, config.seed, config.pair_hidden)
     optimizer = new_optimizer(layers, heads, config)
     work.mkdir(parents=True, exist_ok=True)
     start, log = load_checkpoint(work, layers, heads, optimizer, bottom, config)

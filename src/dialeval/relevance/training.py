@@ -21,6 +21,7 @@ import numpy as np
 
 from dialeval.relevance.core import decay_weights
 from dialeval.relevance.corpus import DialogueCorpus, perturb
+from dialeval.relevance.model import pair_matrix
 from dialeval.relevance.rivals import Rivals
 
 CHUNK_TOKENS = 4096  # padded tokens per forward chunk of the top layers
@@ -45,6 +46,7 @@ class TrainConfig:
     rival_contexts: int = 4  # DailyDialog++ contexts per step whose positives must beat their adversarial negatives
     rival_weight: float = 0.1  # the rival loss's weight beside the next- and valid-utterance losses
     copy_weight: float = 0.0  # the copy loss's weight: each next utterance against a copy of its last context turn
+    pair_hidden: int = 0  # hidden units of the pair head h(c', r) added to the cosine (0: no pair head)
 
 
 @dataclass
@@ -173,6 +175,13 @@ def context_pool(emb: Any, dialogues: list[list[int]], turns: int) -> tuple[Any,
     return pool_windows(emb, windows), mask
 
 
+def similarities(heads: Any, mapped: Any, responses: Any) -> Any:
+    """``s(c_i, r_j) = c'_i · r_j + h(c'_i, r_j)`` for unit-length mapped contexts and responses (``h`` only when the
+    heads have a pair head)."""
+    sim = mapped @ responses.T
+    return sim + pair_matrix(heads.pair, mapped, responses) if hasattr(heads, "pair") else sim
+
+
 def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[int]], perturbed: list[list[int]],
               rng: np.random.Generator, context_turns: int = 1, copy_weight: float = 0.0
               ) -> tuple[Any, dict[str, float]]:
@@ -189,7 +198,7 @@ def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[i
     rsp = torch.tensor([pos[d[t]] for d in dialogues for t in range(1, len(d))])
     pooled, pooled_turns = context_pool(emb[: len(real)], [[pos[i] for i in d] for d in dialogues], context_turns)
     mapped = F.normalize(heads.context_map(pooled), dim=-1)
-    sim = mapped @ emb[: len(real)].T  # every real utterance but the context's own turns is a candidate response
+    sim = similarities(heads, mapped, emb[: len(real)])  # every real utterance but the context's own turns is a candidate
     last = torch.tensor([pos[d[t - 1]] for d in dialogues for t in range(1, len(d))])
     copy = copy_loss(sim, rsp, last, heads.log_temperature.exp()) if copy_weight > 0 else None
     sim = sim.masked_fill(pooled_turns, -2.0)
@@ -238,8 +247,8 @@ def rival_loss(layers: Any, heads: Any, states: list[Any], rivals: list[tuple[li
     row_of = {i: k for k, i in enumerate(order)}
     emb = top_embeddings(layers, [states[i] for i in order])
     ctx = F.normalize(heads.context_map(pool_windows(emb, [[row_of[i] for i in w] for w, _, _ in rivals])), dim=-1)
-    good = [emb[[row_of[i] for i in g]] @ ctx[r] for r, (_, g, _) in enumerate(rivals)]
-    bad = [emb[[row_of[i] for i in b]] @ ctx[r] for r, (_, _, b) in enumerate(rivals)]
+    good = [similarities(heads, ctx[r:r + 1], emb[[row_of[i] for i in g]])[0] for r, (_, g, _) in enumerate(rivals)]
+    bad = [similarities(heads, ctx[r:r + 1], emb[[row_of[i] for i in b]])[0] for r, (_, _, b) in enumerate(rivals)]
     scale = heads.log_temperature.exp()
     logits = torch.cat([torch.cat([g[:, None], b[None, :].expand(len(g), -1)], dim=1) for g, b in zip(good, bad)])
     nce = F.cross_entropy(logits * scale, torch.zeros(logits.shape[0], dtype=torch.long))
@@ -272,9 +281,10 @@ def learning_rate_scale(step: int, total: int, warmup: int) -> float:
 
 
 def config_dict(config: TrainConfig) -> dict[str, Any]:
-    """The configuration as recorded in checkpoints and weights; ``copy_weight`` only when on, so the records of
-    runs made before that option existed read the same."""
+    """The configuration as recorded in checkpoints and weights; ``copy_weight`` and ``pair_hidden`` only when on,
+    so the records of runs made before those options existed read the same."""
     record = asdict(config)
-    if record["copy_weight"] == 0.0:
-        del record["copy_weight"]
+    for name in ("copy_weight", "pair_hidden"):
+        if not record[name]:
+            del record[name]
     return record
