@@ -84,7 +84,7 @@ def seq2seq_prefers_torch(kind: str, device: Any) -> bool:
     this CPU's kind is one of :data:`TORCH_SEQ2SEQ_KINDS` (elsewhere :func:`resolve_backend` decides)."""
     from dialeval.models import cpu
 
-    return kind == "seq2seq" and getattr(device, "type", str(device)) == "cpu" and cpu.cpu_kind().name in TORCH_SEQ2SEQ_KINDS
+    return kind == "seq2seq" and _device_type(device) == "cpu" and cpu.cpu_kind().name in TORCH_SEQ2SEQ_KINDS
 
 
 def resolve_backend(backend: Any, device: Any = "cpu", dtype_name: str = "fp32") -> str:

@@ -64,6 +64,9 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
     for option, (value, low, high) in checks.items():
         if not low <= value <= high:
             raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
+    if args.pair_hidden and args.batch_dialogues > 64:  # the head reads contexts × utterances × 384 values a step
+        raise ValueError(f"--batch-dialogues {args.batch_dialogues} with --pair-hidden: give at most 64 dialogues a "
+                         "step (the pair head holds every context-utterance pair's features, ~1.5 GB at 64).")
     if not 0.0 < args.rival_weight <= 100.0:  # also refuses nan
         raise ValueError(f"--rival-weight {args.rival_weight}: give a number above 0 and at most 100 "
                          "(--rival-contexts 0 trains without rivals).")

@@ -201,7 +201,9 @@ def step_loss(layers: Any, heads: Any, states: list[Any], dialogues: list[list[i
     sim = similarities(heads, mapped, emb[: len(real)])  # every real utterance but the context's own turns is a candidate
     last = torch.tensor([pos[d[t - 1]] for d in dialogues for t in range(1, len(d))])
     copy = copy_loss(sim, rsp, last, heads.log_temperature.exp()) if copy_weight > 0 else None
-    sim = sim.masked_fill(pooled_turns, -2.0)
+    # a context's own turns are no candidates: below any cosine (-2, as the shipped weights were trained), and far
+    # below anything a pair head can add
+    sim = sim.masked_fill(pooled_turns, -1e4 if hasattr(heads, "pair") else -2.0)
     nce = F.cross_entropy(sim * heads.log_temperature.exp(), rsp)
     diag = sim[torch.arange(len(rsp)), rsp].detach()
     neg_cols = torch.from_numpy(rng.integers(0, len(real), size=len(rsp)))
