@@ -73,9 +73,9 @@ def check_backend_name(backend: Any) -> None:
 
 
 #: CPU kinds on which a seq2seq LM runs on torch when no backend is named: FULL's compat route ran faster on torch
-#: than on ONNX Runtime on both kinds ``benchmarks/full_followup.py --both`` measured (its ``.amx`` and
-#: ``.avx512-bf16`` result files; the ONNX decoder graph recomputes the history's cross-attention keys/values for
-#: every follow-up). On kinds not measured (AVX2, AVX-512 without bf16) ONNX Runtime stays the default.
+#: than on ONNX Runtime on both kinds FULL's benchmark measured (its result files of kinds ``amx`` and
+#: ``avx512-bf16``; the ONNX decoder graph recomputes the history's cross-attention keys/values for every
+#: follow-up). On kinds not measured (AVX2, AVX-512 without bf16) ONNX Runtime stays the default.
 TORCH_SEQ2SEQ_KINDS = frozenset({"avx512-bf16", "amx"})
 
 
