@@ -198,7 +198,7 @@ def compat_main(args) -> None:
     from dialeval.full.scorer import _compat_tokenizer, full_scores
     from dialeval.full.texts import FULL_0_0_3_FOLLOW_UPS
     from dialeval.models.lm import load_lm
-    from dialeval.models.onnx_backend import cache_writable, onnx_installed
+    from dialeval.models.onnx_backend import resolve_backend
     from dialeval.testing.blenderbot import (
         BLENDERBOT_400M_DISTILL,
         BLENDERBOT_400M_DISTILL_VOCAB,
@@ -218,8 +218,8 @@ def compat_main(args) -> None:
         for dtype in args.dtypes:
             lm = load_lm(model_dir, device="cpu", dtype=dtype)  # the default backend for this CPU kind
             routes = {"dialeval": lm}
-            onnx_runs = dtype == "fp32" and onnx_installed() and cache_writable()
-            other = "onnx" if lm.backend == "torch" and onnx_runs else "torch"  # the other backend, timed too
+            # the other backend, timed too: ONNX Runtime where it would run without the CPU-kind rule
+            other = resolve_backend(None, "cpu", dtype) if lm.backend == "torch" else "torch"
             if other != lm.backend:
                 routes[other] = load_lm(model_dir, device="cpu", dtype=dtype, backend=other)
             tokenizer = _compat_tokenizer(lm)

@@ -66,7 +66,7 @@ def pair_matrix(pair: Any, mapped: Any, responses: Any) -> Any:
 
 
 def pair_rows(pair: Any, mapped: Any, responses: Any) -> Any:
-    """``h(c'_i, r_i)`` row by row (torch)."""
+    """``h(c'_i, r_i)`` row by row (torch; any leading dimensions, matching in both)."""
     import torch
 
     features = torch.cat([mapped, responses, mapped * responses, (mapped - responses).abs()], dim=-1)

@@ -146,7 +146,7 @@ def proxy_scores(layers: Any, heads: Any, states: list[Any], contexts: list[list
         cand = emb[torch.from_numpy(ranked)]
         sims = torch.einsum("pd,pkd->pk", ctx, cand)
         if hasattr(heads, "pair"):
-            sims = sims + torch.stack([pair_rows(heads.pair, ctx, cand[:, k]) for k in range(cand.shape[1])], dim=1)
+            sims = sims + pair_rows(heads.pair, ctx[:, None, :].expand_as(cand), cand)
         nup = float((sims[:, :-1].argmax(1) == 0).float().mean())
         good = heads.valid(emb[[g for g, _ in bad]]).squeeze(-1)
         wrong = heads.valid(emb[[b for _, b in bad]]).squeeze(-1)
