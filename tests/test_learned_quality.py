@@ -227,7 +227,8 @@ def test_the_model_cards_run_f_figures_are_its_result_file():
     (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "--rival-weight nan"),
     (["--rival-weight", "0"], "above 0"), (["--copy-weight", "-0.1"], "--copy-weight -0.1"),
     (["--copy-weight", "nan"], "from 0 (off) to 100"), (["--pair-hidden", "-1"], "--pair-hidden -1"),
-    (["--pair-hidden", "8", "--batch-dialogues", "65"], "--batch-dialogues 65 with --pair-hidden")])
+    (["--pair-hidden", "8", "--batch-dialogues", "65"], "--batch-dialogues 65 with --pair-hidden"),
+    (["--pair-hidden", "513"], "from 0 to 512")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 

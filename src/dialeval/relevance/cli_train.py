@@ -60,13 +60,14 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
     checks = {"--seed": (args.seed, 0, 2**32 - 1), "--max-dialogues": (args.max_dialogues, 0, 10**7),
               "--tuned-layers": (args.tuned_layers, 1, 6), "--epochs": (args.epochs, 1, 100),
               "--batch-dialogues": (args.batch_dialogues, 2, 1024), "--context-turns": (args.context_turns, 1, 16),
-              "--rival-contexts": (args.rival_contexts, 0, 64), "--pair-hidden": (args.pair_hidden, 0, 4096)}
+              "--rival-contexts": (args.rival_contexts, 0, 64), "--pair-hidden": (args.pair_hidden, 0, 512)}
     for option, (value, low, high) in checks.items():
         if not low <= value <= high:
             raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
-    if args.pair_hidden and args.batch_dialogues > 64:  # the head reads contexts × utterances × 384 values a step
+    if args.pair_hidden and args.batch_dialogues > 64:  # the head holds 2 × 384 + 4 × hidden values per pair a step
         raise ValueError(f"--batch-dialogues {args.batch_dialogues} with --pair-hidden: give at most 64 dialogues a "
-                         "step (the pair head holds every context-utterance pair's features, ~1.5 GB at 64).")
+                         "step (the pair head holds every context-utterance pair's features: at 64 dialogues about "
+                         "1 GB with 64 hidden units, about 3 GB with 512).")
     if not 0.0 < args.rival_weight <= 100.0:  # also refuses nan
         raise ValueError(f"--rival-weight {args.rival_weight}: give a number above 0 and at most 100 "
                          "(--rival-contexts 0 trains without rivals).")
