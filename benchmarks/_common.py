@@ -83,15 +83,20 @@ def matmul_peaks(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = 
     return peaks
 
 
-def matmul_peak(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
-    """This machine's matmul peak at ``dtype`` and the current thread count: the best of
-    :func:`matmul_peaks` (so "% of peak" is against the fastest GEMM any route here can use), each printed."""
+def printed_matmul_peaks(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> dict[str, float]:
+    """:func:`matmul_peaks`, printed on one line."""
     import torch
 
     peaks = matmul_peaks(dtype, n, seconds, device)
     print(f"matmul peak, {n}x{n} {str(dtype).replace('torch.', '')}, {torch.get_num_threads()} thread(s): "
           + ", ".join(f"{k} {v / 1e9:.0f}" for k, v in peaks.items()) + " GFLOP/s", flush=True)
-    return max(peaks.values())
+    return peaks
+
+
+def matmul_peak(dtype: Any, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
+    """This machine's matmul peak at ``dtype`` and the current thread count: the best of
+    :func:`matmul_peaks` (so "% of peak" is against the fastest GEMM any route here can use), each printed."""
+    return max(printed_matmul_peaks(dtype, n, seconds, device).values())
 
 
 def interleaved(candidates: dict[str, Callable[[], Any]], repeats: int) -> tuple[dict[str, float], dict[str, Any]]:

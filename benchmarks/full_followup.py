@@ -224,7 +224,8 @@ def compat_main(args) -> None:
                 routes[other] = load_lm(model_dir, device="cpu", dtype=dtype, backend=other)
             tokenizer = _compat_tokenizer(lm)
             useful, onnx_exec, package_exec = item_flops(lm, tokenizer, items, fus)
-            peak = matmul_peak(lm.model.dtype)
+            # bf16 runs bf16 products on an fp32 model (lm.model.dtype stays fp32): price them at the bf16 peak
+            peak = matmul_peak(torch.bfloat16 if dtype == "bf16" else torch.float32)
             for route in routes.values():
                 full_scores(histories[:2], level="turn", lm=route, compat="full-0.0.3", progress=False)  # warm-up
             times: dict[str, list[float]] = {"dialeval": [], other: [], "peer": []}

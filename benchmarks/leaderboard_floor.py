@@ -14,7 +14,8 @@ and is timed: that is the unit's *other* time.
 The LM floor of a unit is the FLOPs of its *distinct* token prefixes, every common prefix of every prompt and
 history counted once (a token trie over the whole unit, far more sharing than any batch can use), at fp32
 (the precision of every exact route: bf16 or int8 matmuls change the scores) and at the best n×n GEMM rate any library here reaches
-(:func:`_common.matmul_peak`, measured at the start and the end of the run, the higher taken):
+(:func:`_common.matmul_peaks`, measured at the start and the end of the run, the higher taken; the result records
+each library's rate in ``gemm_peaks_by_library_gflops``):
 
     FLOPs = Σ_nodes [2·P + 4·L·d_attn·(depth + 1)] + 2·d·V·(scored positions)
 
@@ -46,7 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine as cpu_machine  # noqa: E402
-from _common import machine_line, matmul_peak, non_embedding_params, offline, table  # noqa: E402
+from _common import machine_line, non_embedding_params, offline, printed_matmul_peaks, table  # noqa: E402
 
 offline()
 
@@ -254,7 +255,7 @@ def main() -> int:
     except ValueError as exc:
         ap.error(str(exc))
     gemm = torch.bfloat16 if args.dtype == "bf16" else torch.float32
-    peaks = [matmul_peak(gemm)]
+    peaks = [printed_matmul_peaks(gemm)]  # per library, at the start and (with --sample) the end
     shape = model_shape()
     rows_of: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for _, dataset, config in tasks:
@@ -263,7 +264,7 @@ def main() -> int:
             rows_of[(dataset, config)] = rows[:args.sample] if args.sample else rows
     if not args.sample:
         units = [floor_of(*t, rows_of[t[1:]], shape) for t in tasks]
-        print_table(units, max(peaks), skipped)
+        print_table(units, max(peaks[0].values()), skipped)
         return 0
     warm_up(tasks, rows_of)
     ceiling = dense_ceiling(shape, dtype=args.dtype)
@@ -271,8 +272,8 @@ def main() -> int:
     for t in tasks:
         units.append(measured_unit(t, rows_of[t[1:]], shape, args.repeats))
         print(f"  {t[0]} / {t[1]} / {t[2]}: route {units[-1]['route_s']:.2f} s", flush=True)
-    peaks.append(matmul_peak(gemm))
-    report = sample_report(units, max(peaks), peaks, args, machine, skipped, ceiling)
+    peaks.append(printed_matmul_peaks(gemm))
+    report = sample_report(units, max(max(p.values()) for p in peaks), peaks, args, machine, skipped, ceiling)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.json, json.dumps(report, indent=1) + "\n")
     if args.scores_out:
@@ -301,7 +302,7 @@ def print_table(units: list[dict[str, Any]], peak: float, skipped: list[dict[str
         print("skipped by the plan: " + "; ".join(f"{s['metric']}: {s['reason']}" for s in skipped))
 
 
-def sample_report(units: list[dict[str, Any]], peak: float, peaks: list[float], args: argparse.Namespace,
+def sample_report(units: list[dict[str, Any]], peak: float, peaks: list[dict[str, float]], args: argparse.Namespace,
                   machine: str, skipped: list[dict[str, str]], ceiling: dict[str, float]) -> dict[str, Any]:
     """Print the per-unit table and the summary line; return the JSON report."""
     out, rows = [], []
@@ -337,7 +338,8 @@ def sample_report(units: list[dict[str, Any]], peak: float, peaks: list[float], 
                f"--sample {args.sample} --repeats {args.repeats}" + (" --dtype bf16" if args.dtype == "bf16" else ""))
     return {"what": "every leaderboard unit's default route on a fixed row sample against its compute floor",
             "command": command, "date": datetime.date.today().isoformat(), "machine": machine, "cpu": cpu_machine(),
-            "load_end": load, "gemm_peak_gflops": peak / 1e9, "gemm_peaks_gflops": [p / 1e9 for p in peaks],
+            "load_end": load, "gemm_peak_gflops": peak / 1e9, "gemm_peaks_gflops": [max(p.values()) / 1e9 for p in peaks],
+            "gemm_peaks_by_library_gflops": [{k: v / 1e9 for k, v in p.items()} for p in peaks],
             "dtype": args.dtype, "sample_rows": args.sample, "repeats": args.repeats, "summary": summary, "worst": worst, "units": out,
             "dense_pass_gflops": {k: v / 1e9 for k, v in ceiling.items()}, "note": note,
             "skipped": skipped}

@@ -221,14 +221,15 @@ def test_the_model_cards_run_f_figures_are_its_result_file():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--tuned-layers", "9"], "--tuned-layers 9"), (["--epochs", "0"], "--epochs 0"),
-    (["--batch-dialogues", "1"], "--batch-dialogues 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),
-    (["--context-turns", "0"], "--context-turns 0"), (["--rival-contexts", "-1"], "--rival-contexts -1"),
-    (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "--rival-weight nan"),
-    (["--rival-weight", "0"], "above 0"), (["--copy-weight", "-0.1"], "--copy-weight -0.1"),
-    (["--copy-weight", "nan"], "from 0 (off) to 100"), (["--pair-hidden", "-1"], "--pair-hidden -1"),
-    (["--pair-hidden", "8", "--batch-dialogues", "65"], "--batch-dialogues 65 with --pair-hidden"),
-    (["--pair-hidden", "513"], "from 0 to 512")])
+    (["--tuned-layers", "9"], "(--tuned-layers) 9"), (["--epochs", "0"], "(--epochs) 0"),
+    (["--batch-dialogues", "1"], "(--batch-dialogues) 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),
+    (["--context-turns", "0"], "(--context-turns) 0"), (["--rival-contexts", "-1"], "(--rival-contexts) -1"),
+    (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "(--rival-weight) nan"),
+    (["--rival-weight", "0"], "above 0"), (["--copy-weight", "-0.1"], "(--copy-weight) -0.1"),
+    (["--copy-weight", "nan"], "from 0 to 100"), (["--pair-hidden", "-1"], "(--pair-hidden) -1"),
+    (["--pair-hidden", "8", "--batch-dialogues", "65"], "(--batch-dialogues) 65 with a pair head"),
+    (["--pair-hidden", "513"], "from 0 to 512"), (["--max-dialogues", "-3"], "--max-dialogues -3"),
+    (["--pair-without-context"], "give pair_hidden (--pair-hidden) above 0")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 
@@ -434,3 +435,51 @@ def test_the_pair_head_by_hand_and_its_zero_start():
     np.testing.assert_allclose(pair_rows(heads.pair, ctx, rsp[:3]).detach().numpy(),
                                full.diagonal().detach().numpy(), atol=1e-5)
     assert "pair_hidden" not in T.config_dict(T.TrainConfig())  # records of runs without it read as before
+
+
+@pytest.mark.parametrize("field, value, error, message", [
+    ("pair_hidden", 513, ValueError, "pair_hidden (--pair-hidden) 513: give an integer from 0 to 512"),
+    ("epochs", 1.5, TypeError, "epochs (--epochs) must be an integer"),
+    ("lr_heads", float("nan"), ValueError, "lr_heads nan: give a number above 0 and at most 1"),
+    ("perturbed_share", 1.5, ValueError, "perturbed_share 1.5: give a number from 0 to 1"),
+    ("max_length", 4, ValueError, "max_length 4: give an integer from 8 to 512"),
+    ("pair_context_block", 0, TypeError, "pair_context_block must be True or False"),
+    ("seed", True, TypeError, "seed (--seed) must be an integer")])
+def test_a_training_configuration_is_validated_where_it_is_made(field, value, error, message):
+    """TrainConfig refuses a bad value itself, so a Python caller of train_evaluator gets the CLI's one line."""
+    with pytest.raises(error) as caught:
+        T.TrainConfig(**{field: value})
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_pair_head_without_its_context_block():
+    """pair_context_block=False: the first layer reads [r, c'⊙r, |c' − r|] (3 × dim); pair_matrix and pair_rows
+    equal the head on those concatenated features, and the metric's numpy similarity equals the torch cosine plus
+    h; a record states the choice only when it is off."""
+    import torch
+
+    from dialeval.relevance.model import (
+        build_heads,
+        next_utterance_similarity,
+        pair_matrix,
+        pair_rows,
+    )
+
+    torch.manual_seed(2)
+    heads = build_heads(6, pair_hidden=5, pair_context_block=False)
+    assert heads.pair[0].weight.shape == (5, 18)
+    torch.nn.init.normal_(heads.pair[2].weight)
+    ctx = torch.nn.functional.normalize(torch.randn(3, 6), dim=-1)
+    rsp = torch.nn.functional.normalize(torch.randn(4, 6), dim=-1)
+    full = pair_matrix(heads.pair, ctx, rsp).detach()
+    for i in range(3):
+        for j in range(4):
+            features = torch.cat([rsp[j], ctx[i] * rsp[j], (ctx[i] - rsp[j]).abs()])
+            assert full[i, j].item() == pytest.approx(heads.pair(features).item(), abs=1e-5)
+    np.testing.assert_allclose(pair_rows(heads.pair, ctx, rsp[:3]).detach().numpy(), full.diagonal().numpy(), atol=1e-5)
+    state = {f"pair.{k}": v.detach().double().numpy() for k, v in heads.pair.state_dict().items()}
+    state.update({"context_map.weight": np.eye(6), "context_map.bias": np.zeros(6)})
+    got = next_utterance_similarity(state, ctx.double().numpy(), rsp[:3].double().numpy())
+    np.testing.assert_allclose(got, (ctx * rsp[:3]).sum(-1).numpy() + full.diagonal().numpy(), atol=1e-5)
+    off = T.config_dict(T.TrainConfig(pair_hidden=8, pair_context_block=False))
+    assert off["pair_context_block"] is False and "pair_context_block" not in T.config_dict(T.TrainConfig(pair_hidden=8))

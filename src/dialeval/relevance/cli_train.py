@@ -49,35 +49,22 @@ def register(sub: Any) -> None:
     p.add_argument("--pair-hidden", type=int, default=d.pair_hidden,
                    help="hidden units of a pair head that reads context and response jointly ([c', r, c'*r, |c'-r|], "
                         f"added to their cosine; default {d.pair_hidden}: cosine alone)")
+    p.add_argument("--pair-without-context", action="store_true",
+                   help="the pair head reads [r, c'*r, |c'-r|] only, so it cannot shift all of one context's "
+                        "replies together (needs --pair-hidden)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
 
 def config_from(args: argparse.Namespace) -> TrainConfig:
     """The run's configuration; one line per bad value."""
-    # a step scores every utterance of its dialogues against every other: 1,024 dialogues (~8,000 utterances)
-    # make a 256 MB similarity matrix, the most one step may hold
-    checks = {"--seed": (args.seed, 0, 2**32 - 1), "--max-dialogues": (args.max_dialogues, 0, 10**7),
-              "--tuned-layers": (args.tuned_layers, 1, 6), "--epochs": (args.epochs, 1, 100),
-              "--batch-dialogues": (args.batch_dialogues, 2, 1024), "--context-turns": (args.context_turns, 1, 16),
-              "--rival-contexts": (args.rival_contexts, 0, 64), "--pair-hidden": (args.pair_hidden, 0, 512)}
-    for option, (value, low, high) in checks.items():
-        if not low <= value <= high:
-            raise ValueError(f"{option} {value}: give an integer from {low} to {high:,}.")
-    if args.pair_hidden and args.batch_dialogues > 64:  # the head holds 2 × 384 + 4 × hidden values per pair a step
-        raise ValueError(f"--batch-dialogues {args.batch_dialogues} with --pair-hidden: give at most 64 dialogues a "
-                         "step (the pair head holds every context-utterance pair's features: at 64 dialogues about "
-                         "1 GB with 64 hidden units, about 3 GB with 512).")
-    if not 0.0 < args.rival_weight <= 100.0:  # also refuses nan
-        raise ValueError(f"--rival-weight {args.rival_weight}: give a number above 0 and at most 100 "
-                         "(--rival-contexts 0 trains without rivals).")
-    if not 0.0 <= args.copy_weight <= 100.0:  # also refuses nan
-        raise ValueError(f"--copy-weight {args.copy_weight}: give a number from 0 (off) to 100.")
+    if args.max_dialogues < 0:
+        raise ValueError(f"--max-dialogues {args.max_dialogues}: give 0 (every dialogue) or a positive integer.")
     return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
                        epochs=args.epochs, batch_dialogues=args.batch_dialogues,
                        context_turns=args.context_turns, rival_contexts=args.rival_contexts,
                        rival_weight=args.rival_weight, copy_weight=args.copy_weight,
-                       pair_hidden=args.pair_hidden)
+                       pair_hidden=args.pair_hidden, pair_context_block=not args.pair_without_context)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,8 @@ normalised mean-pooled embedding (all-MiniLM-L6-v2 by default; the bottom layers
 - next-utterance (USL-H's NUP, Phy et al. 2020): ``s = cos(W e(c) + b, e(r)) [+ h(c', r)]`` and
   ``p_N = σ(a·s + a0)``; the optional pair head ``h = w2·GELU(W1 [c', r, c'⊙r, |c' − r|] + b1) + b2`` with
   ``c' = normalise(W e(c) + b)`` (the feature set of InferSent, Conneau et al. 2017, and of BERT-RUBER's
-  unreferenced scorer, Ghazarian et al. 2019) reads the pair jointly; weights without it have ``h = 0``;
+  unreferenced scorer, Ghazarian et al. 2019) reads the pair jointly, or without the ``c'`` block
+  ``[r, c'⊙r, |c' − r|]`` (the first layer's width tells which); weights without it have ``h = 0``;
 - valid utterance (USL-H's VUP): ``p_V = σ(MLP(e(r)))``, trained against perturbed utterances;
 - specificity ``L`` (USL-H's third signal, :mod:`dialeval.relevance.specificity`);
 - the score (``composition``): ``product`` = ``U·S`` with ``U = p_V``, ``S = p_N``, the probability that the
@@ -28,9 +29,10 @@ COMPOSITIONS = ("product", "usl_h")
 DEFAULT_TURNS = 3  #: context turns the next-utterance signal reads (chosen on the unlabelled proxy: the model card)
 
 
-def build_heads(dim: int, pair_hidden: int = 0) -> Any:
+def build_heads(dim: int, pair_hidden: int = 0, pair_context_block: bool = True) -> Any:
     """The trainable heads (``context_map``, ``calibration`` ``[a, a0]``, ``valid`` MLP and, with ``pair_hidden``
-    > 0, the ``pair`` MLP, its output layer zero so that it starts at ``h = 0``) as a torch module."""
+    > 0, the ``pair`` MLP, reading ``c'`` alone as well only with ``pair_context_block``, its output layer zero so
+    that it starts at ``h = 0``) as a torch module."""
     import torch
     from torch import nn
 
@@ -44,7 +46,8 @@ def build_heads(dim: int, pair_hidden: int = 0) -> Any:
             self.calibration = nn.Parameter(torch.tensor([10.0, -5.0]))
             self.valid = nn.Sequential(nn.Linear(dim, HEAD_HIDDEN), nn.GELU(), nn.Linear(HEAD_HIDDEN, 1))
             if pair_hidden:
-                self.pair = nn.Sequential(nn.Linear(4 * dim, pair_hidden), nn.GELU(), nn.Linear(pair_hidden, 1))
+                width = (4 if pair_context_block else 3) * dim
+                self.pair = nn.Sequential(nn.Linear(width, pair_hidden), nn.GELU(), nn.Linear(pair_hidden, 1))
                 nn.init.zeros_(self.pair[2].weight)
                 nn.init.zeros_(self.pair[2].bias)
 
@@ -53,15 +56,17 @@ def build_heads(dim: int, pair_hidden: int = 0) -> Any:
 
 def pair_matrix(pair: Any, mapped: Any, responses: Any) -> Any:
     """``h(c'_i, r_j)`` for every row ``i`` of ``mapped`` (unit-length mapped contexts) and ``j`` of ``responses``
-    (torch): the first layer's four blocks applied to ``c'``, ``r``, ``c'⊙r`` and ``|c' − r|``, the first two once
-    per row and column."""
+    (torch): the first layer's blocks applied to ``c'`` (where the head reads it), ``r``, ``c'⊙r`` and
+    ``|c' − r|``, the ``c'`` and ``r`` blocks once per row and column."""
     import torch
 
     weight, bias = pair[0].weight, pair[0].bias
-    wa, wb, wc, wd = weight.split(mapped.shape[1], dim=1)
+    *wa, wb, wc, wd = weight.split(mapped.shape[1], dim=1)
     product = mapped[:, None, :] * responses[None, :, :]
     gap = (mapped[:, None, :] - responses[None, :, :]).abs()
-    hidden = (mapped @ wa.T)[:, None, :] + (responses @ wb.T)[None, :, :] + product @ wc.T + gap @ wd.T + bias
+    hidden = (responses @ wb.T)[None, :, :] + product @ wc.T + gap @ wd.T + bias
+    if wa:
+        hidden = hidden + (mapped @ wa[0].T)[:, None, :]
     return (torch.nn.functional.gelu(hidden) @ pair[2].weight[0]) + pair[2].bias[0]
 
 
@@ -69,8 +74,10 @@ def pair_rows(pair: Any, mapped: Any, responses: Any) -> Any:
     """``h(c'_i, r_i)`` row by row (torch; any leading dimensions, matching in both)."""
     import torch
 
-    features = torch.cat([mapped, responses, mapped * responses, (mapped - responses).abs()], dim=-1)
-    return pair(features).squeeze(-1)
+    blocks = [responses, mapped * responses, (mapped - responses).abs()]
+    if pair[0].weight.shape[1] == 4 * mapped.shape[-1]:
+        blocks.insert(0, mapped)
+    return pair(torch.cat(blocks, dim=-1)).squeeze(-1)
 
 
 def _np(state: dict[str, Any], key: str) -> np.ndarray:
@@ -98,8 +105,9 @@ def next_utterance_similarity(state: dict[str, Any], context: np.ndarray, respon
     unit = mapped / np.maximum(np.linalg.norm(mapped, axis=1, keepdims=True), 1e-300)
     r = response.astype(np.float64)
     r = r / np.maximum(np.linalg.norm(r, axis=1, keepdims=True), 1e-300)
-    features = np.concatenate([unit, r, unit * r, np.abs(unit - r)], axis=1)
-    hidden = _gelu(features @ _np(state, "pair.0.weight").T + _np(state, "pair.0.bias"))
+    first = _np(state, "pair.0.weight")
+    blocks = [unit, r, unit * r, np.abs(unit - r)][4 - first.shape[1] // unit.shape[1]:]  # without c': 3 blocks
+    hidden = _gelu(np.concatenate(blocks, axis=1) @ first.T + _np(state, "pair.0.bias"))
     return similarity + hidden @ _np(state, "pair.2.weight")[0] + _np(state, "pair.2.bias")[0]
 
 

@@ -71,6 +71,8 @@ def proxy_main(argv: list[str] | None, *, doc: str, out: Path, script: str, data
                *(["--out", args.out] if args.out is not None else [])]
     result = {"command": f"{script} {shlex.join(options)}", **fields, "weights": f"learned_quality@{digest[:12]}",
               "weights_config": meta.get("config"), "seconds": round(time.perf_counter() - began, 1)}
+    if "calibration_refit" in meta:  # weights whose calibration was refit after training (the model card's run O)
+        result["calibration_refit"] = meta["calibration_refit"]
     atomic_write_json(target, result)
     print("\n".join([*lines, f"wrote {target}"]))
     return 0

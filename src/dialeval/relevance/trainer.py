@@ -190,11 +190,11 @@ def new_optimizer(layers: Any, heads: Any, config: T.TrainConfig) -> Any:
                               {"params": list(heads.parameters()), "lr": config.lr_heads}], weight_decay=0.01)
 
 
-def seeded_heads(dim: int, seed: int, pair_hidden: int = 0) -> Any:
+def seeded_heads(dim: int, config: T.TrainConfig) -> Any:
     import torch
 
-    torch.manual_seed(seed)
-    return build_heads(dim, pair_hidden)
+    torch.manual_seed(config.seed)
+    return build_heads(dim, config.pair_hidden, config.pair_context_block)
 
 
 
@@ -306,7 +306,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
     with _bar(len(data.texts) + len(vtexts), "frozen layers", progress) as bar:
         feats = T.frozen_features(model, tokenizer, data.texts, config.tuned_layers, config.max_length, bar.update)
         vfeats = T.frozen_features(model, tokenizer, vtexts, config.tuned_layers, config.max_length, bar.update)
-    layers, heads = top_layers(model, config.tuned_layers), seeded_heads(model.config.hidden_size, config.seed, config.pair_hidden)
+    layers, heads = top_layers(model, config.tuned_layers), seeded_heads(model.config.hidden_size, config)
     optimizer = new_optimizer(layers, heads, config)
     work.mkdir(parents=True, exist_ok=True)
     start, log = load_checkpoint(work, layers, heads, optimizer, bottom, config)

@@ -47,6 +47,56 @@ class TrainConfig:
     rival_weight: float = 0.1  # the rival loss's weight beside the next- and valid-utterance losses
     copy_weight: float = 0.0  # the copy loss's weight: each next utterance against a copy of its last context turn
     pair_hidden: int = 0  # hidden units of the pair head h(c', r) added to the cosine (0: no pair head)
+    pair_context_block: bool = True  # the pair head also reads c' alone (False: [r, c'⊙r, |c' − r|] only)
+
+    def __post_init__(self) -> None:
+        check_config(self)
+
+
+#: the integer options' ranges (a step scores every utterance of its dialogues against every other: 1,024 dialogues,
+#: ~8,000 utterances, make a 256 MB similarity matrix, the most one step may hold)
+INT_RANGES = {"seed": (0, 2**32 - 1), "max_dialogues": (1, 10**7), "tuned_layers": (1, 6), "epochs": (1, 100),
+              "batch_dialogues": (2, 1024), "context_turns": (1, 16), "rival_contexts": (0, 64),
+              "pair_hidden": (0, 512), "warmup_steps": (0, 10**6), "max_length": (8, 512),
+              "checkpoint_every": (1, 10**6)}
+#: the number options' ranges: (low, high, whether low itself is allowed)
+FLOAT_RANGES = {"rival_weight": (0.0, 100.0, False), "copy_weight": (0.0, 100.0, True),
+                "lr_layers": (0.0, 1.0, False), "lr_heads": (0.0, 1.0, False), "perturbed_share": (0.0, 1.0, True)}
+#: the fields ``dialeval train-evaluator`` sets by an option
+CLI_OPTIONS = ("seed", "max_dialogues", "tuned_layers", "epochs", "batch_dialogues", "context_turns", "rival_contexts",
+               "rival_weight", "copy_weight", "pair_hidden")
+
+
+def _label(name: str) -> str:
+    return f"{name} (--{name.replace('_', '-')})" if name in CLI_OPTIONS else name
+
+
+def check_config(config: TrainConfig) -> None:
+    """One line per bad value, naming the field (and its option where the CLI has one)."""
+    for name, (low, high) in INT_RANGES.items():
+        value = getattr(config, name)
+        if value is None and name == "max_dialogues":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{_label(name)} must be an integer, got {value!r}.")
+        if not low <= value <= high:
+            raise ValueError(f"{_label(name)} {value}: give an integer from {low} to {high:,}.")
+    for name, (low, high, low_ok) in FLOAT_RANGES.items():
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{_label(name)} must be a number, got {value!r}.")
+        if not (low <= value if low_ok else low < value) or not value <= high:  # also refuses nan
+            bound = f"from {low:g} to" if low_ok else f"above {low:g} and at most"
+            raise ValueError(f"{_label(name)} {value}: give a number {bound} {high:g}.")
+    if config.pair_hidden and config.batch_dialogues > 64:  # the head holds 2 × 384 + 4 × hidden values per pair
+        raise ValueError(f"{_label('batch_dialogues')} {config.batch_dialogues} with a pair head: give at most 64 "
+                         "dialogues a step (the pair head holds every context-utterance pair's features: at 64 "
+                         "dialogues about 1 GB with 64 hidden units, about 3 GB with 512).")
+    if not isinstance(config.pair_context_block, bool):
+        raise TypeError(f"pair_context_block must be True or False, got {config.pair_context_block!r}.")
+    if not config.pair_context_block and not config.pair_hidden:
+        raise ValueError("pair_context_block=False (--pair-without-context) shapes a pair head: give pair_hidden "
+                         "(--pair-hidden) above 0 as well.")
 
 
 @dataclass
@@ -283,10 +333,13 @@ def learning_rate_scale(step: int, total: int, warmup: int) -> float:
 
 
 def config_dict(config: TrainConfig) -> dict[str, Any]:
-    """The configuration as recorded in checkpoints and weights; ``copy_weight`` and ``pair_hidden`` only when on,
-    so the records of runs made before those options existed read the same."""
+    """The configuration as recorded in checkpoints and weights; ``copy_weight``, ``pair_hidden`` and
+    ``pair_context_block`` only when not their defaults, so the records of runs made before those options existed
+    read the same."""
     record = asdict(config)
     for name in ("copy_weight", "pair_hidden"):
         if not record[name]:
             del record[name]
+    if record["pair_context_block"]:
+        del record["pair_context_block"]
     return record

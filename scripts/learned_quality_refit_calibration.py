@@ -1,0 +1,131 @@
+"""Refit the learned evaluator's next-utterance calibration to convergence, on unlabelled training dialogue.
+
+``p_N = σ(a·s + a0)``: the trainer fits ``(a, a0)`` by AdamW beside the other losses, at the heads' learning rate,
+so in one epoch it barely leaves its start ``[10, −5]``. This script replaces it by the maximum-likelihood logistic
+fit (unregularised, to convergence) of "is the true next utterance" on ``--pairs`` DailyDialog training
+(context, next utterance) pairs drawn with ``--seed``, each with one utterance of another training dialogue as the
+negative, ``s`` computed as the metric computes it (its default ``turns=3`` context). Nothing else changes; no
+human rating is read. The model card's run O:
+
+    python scripts/learned_quality_refit_calibration.py --data-dir ../shared/data --out out/i_refit/
+
+writes a new weights folder (refused if ``--out`` exists); ``--weights FOLDER`` refits other weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+def pair_texts(dialogues: list[list[str]], pairs: int, seed: int, turns: int = 3
+               ) -> tuple[list[list[str]], list[str], list[str]]:
+    """``pairs`` (context window, next utterance, random utterance of another dialogue) drawn by ``seed``."""
+    rng = np.random.default_rng(seed)
+    every = [(d, t) for d, dialogue in enumerate(dialogues) for t in range(1, len(dialogue))]
+    windows, positives, negatives = [], [], []
+    for i in rng.choice(len(every), size=min(pairs, len(every)), replace=False):
+        d, t = every[i]
+        windows.append(dialogues[d][max(0, t - turns):t])
+        positives.append(dialogues[d][t])
+        other = int(rng.integers(len(dialogues) - 1))
+        other += other >= d  # any dialogue but d
+        negatives.append(dialogues[other][int(rng.integers(len(dialogues[other])))])
+    return windows, positives, negatives
+
+
+def logistic_fit(s: np.ndarray, y: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """``(a, a0)`` minimising the mean BCE of ``σ(a·s + a0)`` against ``y``; with the BCE at ``start`` and at the fit."""
+    from scipy.optimize import minimize
+    from scipy.special import log_expit
+
+    def nll(p: np.ndarray) -> float:
+        z = p[0] * s + p[1]
+        return float(-np.mean(y * log_expit(z) + (1 - y) * log_expit(-z)))
+
+    def grad(p: np.ndarray) -> np.ndarray:
+        r = 0.5 * (1.0 + np.tanh(0.5 * (p[0] * s + p[1]))) - y
+        return np.array([np.mean(r * s), np.mean(r)])
+
+    fit = minimize(nll, start, jac=grad, method="BFGS", options={"gtol": 1e-12})
+    return fit.x, nll(start), nll(fit.x)
+
+
+def refit(data_dir: str, weights: str | None, out: Path, pairs: int, seed: int) -> dict:
+    from safetensors.numpy import load_file, save_file
+
+    from dialeval.io.files import file_sha256
+    from dialeval.relevance import core
+    from dialeval.relevance.corpus import load_corpus
+    from dialeval.relevance.evaluator import (
+        DELTA_FILE,
+        DELTA_META,
+        context_embeddings,
+        default_weights,
+        load_evaluator,
+    )
+    from dialeval.relevance.model import next_utterance_similarity
+
+    source = Path(weights) if weights else default_weights()
+    windows, positives, negatives = pair_texts(load_corpus(data_dir).train, pairs, seed)
+    encoder, heads, name, _ = load_evaluator(source)
+    lookup = core.embed_lookup(encoder, [t for w in windows for t in w] + positives + negatives, 64, None)
+    ctx = context_embeddings(windows, lookup, 3)
+    s = np.concatenate([next_utterance_similarity(heads, ctx, np.stack([lookup[x] for x in texts]))
+                        for texts in (positives, negatives)])
+    y = np.r_[np.ones(len(positives)), np.zeros(len(negatives))]
+    start = np.asarray(heads["calibration"], dtype=np.float64)
+    fitted, before, after = logistic_fit(s, y, start)
+    tensors = load_file(str(source / DELTA_FILE))
+    tensors["head.calibration"] = fitted.astype(tensors["head.calibration"].dtype)
+    meta = json.loads((source / DELTA_META).read_text(encoding="utf-8"))
+    meta["calibration_refit"] = {"from_weights": name, "pairs": len(positives), "seed": seed, "turns": 3,
+                                 "calibration_before": start.tolist(), "calibration_after": fitted.tolist(),
+                                 "bce_before": round(before, 6), "bce_after": round(after, 6)}
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        save_file(tensors, str(tmp / DELTA_FILE))
+        meta["sha256"] = file_sha256(tmp / DELTA_FILE)
+        (tmp / DELTA_META).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return meta["calibration_refit"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", required=True, help="the folder holding dailydialog/ (DailyDialog's training split)")
+    ap.add_argument("--weights", help="the weights folder to refit (default: the shipped weights)")
+    ap.add_argument("--out", required=True, help="the new weights folder (must not exist)")
+    ap.add_argument("--pairs", type=int, default=10_000, help="training pairs to fit on (default 10,000)")
+    ap.add_argument("--seed", type=int, default=0, help="draws the pairs and their negatives (default 0)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    if out.exists():
+        ap.error(f"--out {out} exists; give a new folder (this script writes the refit weights there whole).")
+    if not out.parent.is_dir():
+        ap.error(f"--out {out}: its parent folder does not exist.")
+    if not 100 <= args.pairs <= 1_000_000:
+        ap.error(f"--pairs {args.pairs}: give an integer from 100 to 1,000,000.")
+    if args.seed < 0:
+        ap.error(f"--seed {args.seed}: give an integer ≥ 0.")
+    try:
+        record = refit(args.data_dir, args.weights, out, args.pairs, args.seed)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"learned_quality_refit_calibration: {exc}", file=sys.stderr)
+        return 2
+    print(f"{record['from_weights']}: calibration {np.round(record['calibration_before'], 3).tolist()} → "
+          f"{np.round(record['calibration_after'], 3).tolist()}, BCE {record['bce_before']:.4f} → "
+          f"{record['bce_after']:.4f} on {record['pairs']:,} pairs; wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
