@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from dialeval.relevance.model import DEFAULT_TURNS
 
-def pair_texts(dialogues: list[list[str]], pairs: int, seed: int, turns: int = 3
+
+def pair_texts(dialogues: list[list[str]], pairs: int, seed: int, turns: int = DEFAULT_TURNS
                ) -> tuple[list[list[str]], list[str], list[str]]:
     """``pairs`` (context window, next utterance, random utterance of another dialogue) drawn by ``seed``."""
     rng = np.random.default_rng(seed)
@@ -40,8 +44,9 @@ def pair_texts(dialogues: list[list[str]], pairs: int, seed: int, turns: int = 3
     return windows, positives, negatives
 
 
-def logistic_fit(s: np.ndarray, y: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """``(a, a0)`` minimising the mean BCE of ``σ(a·s + a0)`` against ``y``; with the BCE at ``start`` and at the fit."""
+def logistic_fit(s: np.ndarray, y: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, float, float, float]:
+    """``(a, a0)`` minimising the mean BCE of ``σ(a·s + a0)`` against ``y``; with the BCE at ``start`` and at the fit,
+    and the largest gradient component at the fit (the score equations' residual: 0 at the maximum likelihood)."""
     from scipy.optimize import minimize
     from scipy.special import log_expit
 
@@ -54,10 +59,12 @@ def logistic_fit(s: np.ndarray, y: np.ndarray, start: np.ndarray) -> tuple[np.nd
         return np.array([np.mean(r * s), np.mean(r)])
 
     fit = minimize(nll, start, jac=grad, method="BFGS", options={"gtol": 1e-12})
-    return fit.x, nll(start), nll(fit.x)
+    return fit.x, nll(start), nll(fit.x), float(np.abs(grad(fit.x)).max())
 
 
-def refit(data_dir: str, weights: str | None, out: Path, pairs: int, seed: int) -> dict:
+def refit(data_dir: str, weights: str | None, tmp: Path, pairs: int, seed: int) -> dict[str, Any]:
+    """Fit the calibration of ``weights`` (``None``: the shipped ones) on ``pairs`` training pairs and write the
+    weights with it into the folder ``tmp``; return the record stored in its ``evaluator.json``."""
     from safetensors.numpy import load_file, save_file
 
     from dialeval.io.files import file_sha256
@@ -76,26 +83,24 @@ def refit(data_dir: str, weights: str | None, out: Path, pairs: int, seed: int) 
     windows, positives, negatives = pair_texts(load_corpus(data_dir).train, pairs, seed)
     encoder, heads, name, _ = load_evaluator(source)
     lookup = core.embed_lookup(encoder, [t for w in windows for t in w] + positives + negatives, 64, None)
-    ctx = context_embeddings(windows, lookup, 3)
+    ctx = context_embeddings(windows, lookup, DEFAULT_TURNS)
     s = np.concatenate([next_utterance_similarity(heads, ctx, np.stack([lookup[x] for x in texts]))
                         for texts in (positives, negatives)])
     y = np.r_[np.ones(len(positives)), np.zeros(len(negatives))]
     start = np.asarray(heads["calibration"], dtype=np.float64)
-    fitted, before, after = logistic_fit(s, y, start)
+    fitted, before, after, gradient = logistic_fit(s, y, start)
+    if not gradient < 1e-6:
+        raise ValueError(f"the logistic fit did not converge (gradient {gradient:.1e}); try another --seed or more --pairs.")
     tensors = load_file(str(source / DELTA_FILE))
     tensors["head.calibration"] = fitted.astype(tensors["head.calibration"].dtype)
     meta = json.loads((source / DELTA_META).read_text(encoding="utf-8"))
-    meta["calibration_refit"] = {"from_weights": name, "pairs": len(positives), "seed": seed, "turns": 3,
-                                 "calibration_before": start.tolist(), "calibration_after": fitted.tolist(),
-                                 "bce_before": round(before, 6), "bce_after": round(after, 6)}
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        save_file(tensors, str(tmp / DELTA_FILE))
-        meta["sha256"] = file_sha256(tmp / DELTA_FILE)
-        (tmp / DELTA_META).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-        tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    meta["calibration_refit"] = {"from_weights": name, "pairs": len(positives), "pairs_asked": pairs, "seed": seed,
+                                 "turns": DEFAULT_TURNS, "calibration_before": start.tolist(),
+                                 "calibration_after": fitted.tolist(), "bce_before": round(before, 6),
+                                 "bce_after": round(after, 6), "gradient_at_fit": gradient}
+    save_file(tensors, str(tmp / DELTA_FILE))
+    meta["sha256"] = file_sha256(tmp / DELTA_FILE)
+    (tmp / DELTA_META).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return meta["calibration_refit"]
 
 
@@ -114,16 +119,29 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--out {out}: its parent folder does not exist.")
     if not 100 <= args.pairs <= 1_000_000:
         ap.error(f"--pairs {args.pairs}: give an integer from 100 to 1,000,000.")
-    if args.seed < 0:
-        ap.error(f"--seed {args.seed}: give an integer ≥ 0.")
+    if not 0 <= args.seed < 2**32:
+        ap.error(f"--seed {args.seed}: give an integer from 0 to {2**32 - 1:,}.")
+    try:  # the folder is made first, so an unwritable --out fails before the embedding work
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        ap.error(f"--out {out}: cannot write there ({exc.strerror}).")
     try:
-        record = refit(args.data_dir, args.weights, out, args.pairs, args.seed)
-    except (ValueError, FileNotFoundError) as exc:
+        record = refit(args.data_dir, args.weights, tmp, args.pairs, args.seed)
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)  # mkdtemp's folder is private; the weights folder reads like any other
+        if out.exists():
+            raise ValueError(f"--out {out} appeared while the fit ran; nothing was written there.")
+        tmp.rename(out)
+    except (ValueError, OSError) as exc:
         print(f"learned_quality_refit_calibration: {exc}", file=sys.stderr)
         return 2
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    fewer = f" (all the training pairs there are, not {args.pairs:,})" if record["pairs"] < args.pairs else ""
     print(f"{record['from_weights']}: calibration {np.round(record['calibration_before'], 3).tolist()} → "
           f"{np.round(record['calibration_after'], 3).tolist()}, BCE {record['bce_before']:.4f} → "
-          f"{record['bce_after']:.4f} on {record['pairs']:,} pairs; wrote {out}")
+          f"{record['bce_after']:.4f} on {record['pairs']:,} pairs{fewer}; wrote {out}")
     return 0
 
 

@@ -36,7 +36,8 @@ def pair_accuracy(good: np.ndarray, bad: np.ndarray) -> float:
 
 
 def rival_accuracies(rivals: list[Rivals], weights: str | None = None) -> dict[str, float]:
-    """Positive-vs-adversarial and positive-vs-random pair accuracy of the score and of S (next utterance) alone.
+    """Positive-vs-adversarial and positive-vs-random pair accuracy of the score and of S (next utterance) alone,
+    and S's mean over each kind of reply.
     Every record holds as many of each kind as the first (:func:`load_rivals` checks)."""
     groups = [r.positives + r.adversarial + r.random for r in rivals]
     n_pos, n_adv = len(rivals[0].positives), len(rivals[0].adversarial)
@@ -48,6 +49,10 @@ def rival_accuracies(rivals: list[Rivals], weights: str | None = None) -> dict[s
         good = table[:, :n_pos]
         result[f"{name}_vs_adversarial"] = round(pair_accuracy(good, table[:, n_pos:n_pos + n_adv]), 4)
         result[f"{name}_vs_random"] = round(pair_accuracy(good, table[:, n_pos + n_adv:]), 4)
+    s = np.asarray(out["next_utterance"], dtype=float).reshape(len(rivals), len(groups[0]))
+    result["next_utterance_mean"] = {"positive": round(float(s[:, :n_pos].mean()), 4),  # how high S sits per kind
+                                     "adversarial": round(float(s[:, n_pos:n_pos + n_adv].mean()), 4),
+                                     "random": round(float(s[:, n_pos + n_adv:].mean()), 4)}
     return result
 
 

@@ -221,15 +221,17 @@ def test_the_model_cards_run_f_figures_are_its_result_file():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--tuned-layers", "9"], "(--tuned-layers) 9"), (["--epochs", "0"], "(--epochs) 0"),
-    (["--batch-dialogues", "1"], "(--batch-dialogues) 1"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),
-    (["--context-turns", "0"], "(--context-turns) 0"), (["--rival-contexts", "-1"], "(--rival-contexts) -1"),
-    (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "(--rival-weight) nan"),
-    (["--rival-weight", "0"], "above 0"), (["--copy-weight", "-0.1"], "(--copy-weight) -0.1"),
-    (["--copy-weight", "nan"], "from 0 to 100"), (["--pair-hidden", "-1"], "(--pair-hidden) -1"),
-    (["--pair-hidden", "8", "--batch-dialogues", "65"], "(--batch-dialogues) 65 with a pair head"),
-    (["--pair-hidden", "513"], "from 0 to 512"), (["--max-dialogues", "-3"], "--max-dialogues -3"),
-    (["--pair-without-context"], "give pair_hidden (--pair-hidden) above 0")])
+    (["--tuned-layers", "9"], "--tuned-layers 9:"), (["--epochs", "0"], "--epochs 0:"),
+    (["--batch-dialogues", "1"], "--batch-dialogues 1:"), (["--batch-dialogues", "100000"], "from 2 to 1,024"),
+    (["--context-turns", "0"], "--context-turns 0:"), (["--rival-contexts", "-1"], "--rival-contexts -1:"),
+    (["--rival-contexts", "65"], "from 0 to 64"), (["--rival-weight", "nan"], "--rival-weight nan:"),
+    (["--rival-weight", "0"], "above 0 and at most 100 (rival_contexts=0, --rival-contexts 0, trains without rivals)"),
+    (["--copy-weight", "-0.1"], "--copy-weight -0.1:"),
+    (["--copy-weight", "nan"], "from 0 to 100 (0: off)"), (["--pair-hidden", "-1"], "--pair-hidden -1:"),
+    (["--pair-hidden", "8", "--batch-dialogues", "65"], "--batch-dialogues 65 with a pair head"),
+    (["--pair-hidden", "513"], "from 0 to 512"), (["--max-dialogues", "-3"], "--max-dialogues -3:"),
+    (["--max-dialogues", "10000001"], "0 on the CLI: every dialogue"),
+    (["--pair-without-context"], "--pair-without-context shapes a pair head: give --pair-hidden above 0")])
 def test_train_evaluator_refuses_bad_options_in_one_line(args, message, tmp_path, capsys):
     from dialeval.cli import main
 
@@ -444,7 +446,9 @@ def test_the_pair_head_by_hand_and_its_zero_start():
     ("perturbed_share", 1.5, ValueError, "perturbed_share 1.5: give a number from 0 to 1"),
     ("max_length", 4, ValueError, "max_length 4: give an integer from 8 to 512"),
     ("pair_context_block", 0, TypeError, "pair_context_block must be True or False"),
-    ("seed", True, TypeError, "seed (--seed) must be an integer")])
+    ("seed", True, TypeError, "seed (--seed) must be an integer"),
+    ("max_dialogues", 0, ValueError, "give an integer from 1 to 10,000,000 (None, or 0 on the CLI: every dialogue)"),
+    ("rival_weight", float("inf"), ValueError, "rival_weight (--rival-weight) inf: give a number above 0")])
 def test_a_training_configuration_is_validated_where_it_is_made(field, value, error, message):
     """TrainConfig refuses a bad value itself, so a Python caller of train_evaluator gets the CLI's one line."""
     with pytest.raises(error) as caught:
@@ -481,5 +485,33 @@ def test_the_pair_head_without_its_context_block():
     state.update({"context_map.weight": np.eye(6), "context_map.bias": np.zeros(6)})
     got = next_utterance_similarity(state, ctx.double().numpy(), rsp[:3].double().numpy())
     np.testing.assert_allclose(got, (ctx * rsp[:3]).sum(-1).numpy() + full.diagonal().numpy(), atol=1e-5)
+    state["pair.0.weight"] = state["pair.0.weight"][:, :12]  # two blocks: neither head
+    with pytest.raises(ValueError, match="reads 12 features; with 6-wide embeddings it must read 18 or 24"):
+        next_utterance_similarity(state, ctx.double().numpy(), rsp[:3].double().numpy())
     off = T.config_dict(T.TrainConfig(pair_hidden=8, pair_context_block=False))
     assert off["pair_context_block"] is False and "pair_context_block" not in T.config_dict(T.TrainConfig(pair_hidden=8))
+
+
+def test_a_training_configuration_takes_numpy_numbers_as_python_numbers():
+    """A numpy integer or float is accepted and stored as a Python number, so the run's JSON record writes it."""
+    import json
+
+    config = T.TrainConfig(seed=np.int64(3), epochs=np.int32(2), rival_weight=np.float32(0.5))
+    assert (type(config.seed), type(config.epochs), type(config.rival_weight)) == (int, int, float)
+    assert json.loads(json.dumps(T.config_dict(config)))["rival_weight"] == 0.5
+
+
+def test_the_fields_named_with_a_cli_option_are_the_clis_options():
+    """training.CLI_OPTIONS (which fields an error names with their option) is exactly the set of TrainConfig
+    fields that `dialeval train-evaluator` has an option of the same name for."""
+    import argparse
+    import dataclasses
+
+    from dialeval.relevance import cli_train
+
+    parser = argparse.ArgumentParser()
+    cli_train.register(parser.add_subparsers())
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["train-evaluator"]
+    dests = {a.dest for a in sub._actions}
+    fields = {f.name for f in dataclasses.fields(T.TrainConfig)}
+    assert set(T.CLI_OPTIONS) == dests & fields

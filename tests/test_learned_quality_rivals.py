@@ -299,9 +299,9 @@ def test_the_calibration_refit_is_the_maximum_likelihood_fit():
     rng = np.random.default_rng(3)
     s = np.r_[rng.normal(0.4, 0.2, 400), rng.normal(0.1, 0.2, 400)]
     y = np.r_[np.ones(400), np.zeros(400)]
-    (a, a0), before, after = script.logistic_fit(s, y, np.array([10.0, -5.0]))
+    (a, a0), before, after, gradient = script.logistic_fit(s, y, np.array([10.0, -5.0]))
     residual = expit(a * s + a0) - y
-    assert abs(residual.mean()) < 1e-9 and abs((residual * s).mean()) < 1e-9
+    assert abs(residual.mean()) < 1e-9 and abs((residual * s).mean()) < 1e-9 and gradient < 1e-9
     assert after < before
 
 
@@ -333,6 +333,10 @@ def test_the_calibration_refit_refuses_an_existing_folder_in_one_line(tmp_path, 
     assert (mine / "keep.txt").read_text() == "x" and not (tmp_path / "new").exists()
     assert script.main(["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "new")]) == 2
     assert "DailyDialog files missing" in capsys.readouterr().err and not (tmp_path / "new").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]  # its temporary folder is gone too
+    with pytest.raises(SystemExit) as stop:
+        script.main(["--data-dir", str(tmp_path), "--out", str(tmp_path / "new"), "--seed", str(2**32)])
+    assert stop.value.code == 2 and "--seed 4294967296" in capsys.readouterr().err
 
 
 def test_the_refit_weights_calibrations_in_the_model_card_are_the_result_files():
@@ -345,6 +349,24 @@ def test_the_refit_weights_calibrations_in_the_model_card_are_the_result_files()
                              ).read_text(encoding="utf-8"))
         refit = result["calibration_refit"]
         a, a0 = refit["calibration_after"]
-        assert refit["pairs"] == 10000 and refit["seed"] == 0 and refit["turns"] == 3
-        assert f"{run.upper()}+ [{a:.2f}, {a0:.2f}]" in card
+        assert refit["pairs"] == 10000 and refit["seed"] == 0 and refit["turns"] == 3 and refit["gradient_at_fit"] < 1e-6
+        assert f"{run.upper()}+ [{a:.2f}, {a0:.2f}]".replace("-", "−") in card
         assert f"{refit['bce_before']:.3f} to {refit['bce_after']:.3f}" in card
+
+
+def test_the_model_cards_mean_next_utterance_figures_are_the_rival_result_files():
+    """Run N's diagnosis quotes S's mean over positive, adversarial and random replies from the rival proxy's
+    result files of I (unsuffixed), M and N, and each refit's starting calibration from its result file."""
+    from dialeval.relevance import evaluator
+
+    card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
+    for suffix in ("", "_m", "_n"):
+        means = json.loads((ROOT / "docs" / "results" / f"learned_quality_rival_proxy{suffix}.json"
+                            ).read_text(encoding="utf-8"))["next_utterance_mean"]
+        assert f"{means['positive']:.2f}, {means['adversarial']:.2f} and {means['random']:.2f}" in card, suffix
+        assert means["positive"] > means["adversarial"] > means["random"]
+    for run, name in (("i", "I's"), ("m", "M's"), ("n", "N's")):
+        refit = json.loads((ROOT / "docs" / "results" / f"learned_quality_context_proxy_{run}_refit.json"
+                            ).read_text(encoding="utf-8"))["calibration_refit"]
+        b, b0 = refit["calibration_before"]
+        assert f"{name} [{b:.2f}, {b0:.2f}]".replace("-", "−") in card

@@ -4,6 +4,7 @@ rating is read), resumably, and write its weights (a delta over all-MiniLM-L6-v2
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from dialeval.relevance.training import TrainConfig
@@ -57,14 +58,17 @@ def register(sub: Any) -> None:
 
 
 def config_from(args: argparse.Namespace) -> TrainConfig:
-    """The run's configuration; one line per bad value."""
-    if args.max_dialogues < 0:
-        raise ValueError(f"--max-dialogues {args.max_dialogues}: give 0 (every dialogue) or a positive integer.")
-    return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues or None, tuned_layers=args.tuned_layers,
-                       epochs=args.epochs, batch_dialogues=args.batch_dialogues,
-                       context_turns=args.context_turns, rival_contexts=args.rival_contexts,
-                       rival_weight=args.rival_weight, copy_weight=args.copy_weight,
-                       pair_hidden=args.pair_hidden, pair_context_block=not args.pair_without_context)
+    """The run's configuration; one line per bad value (:class:`TrainConfig` checks them), naming the option."""
+    if args.max_dialogues == 0:
+        args.max_dialogues = None  # every dialogue
+    try:
+        return TrainConfig(seed=args.seed, max_dialogues=args.max_dialogues, tuned_layers=args.tuned_layers,
+                           epochs=args.epochs, batch_dialogues=args.batch_dialogues,
+                           context_turns=args.context_turns, rival_contexts=args.rival_contexts,
+                           rival_weight=args.rival_weight, copy_weight=args.copy_weight,
+                           pair_hidden=args.pair_hidden, pair_context_block=not args.pair_without_context)
+    except ValueError as exc:  # "field (--option) value: ..." reads "--option value: ..." here
+        raise ValueError(re.sub(r"\b[a-z_]+(?:=\w+)? \((--[a-z-]+)\)", r"\1", str(exc))) from None
 
 
 def run(args: argparse.Namespace) -> int:

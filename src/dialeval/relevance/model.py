@@ -54,6 +54,15 @@ def build_heads(dim: int, pair_hidden: int = 0, pair_context_block: bool = True)
     return Heads()
 
 
+def reads_context_block(width: int, dim: int) -> bool:
+    """Whether a pair head whose first layer reads ``width`` features of ``dim``-wide embeddings has the ``c'``
+    block (``4·dim``: ``[c', r, c'⊙r, |c' − r|]``) or not (``3·dim``); any other width is refused."""
+    if width not in (3 * dim, 4 * dim):
+        raise ValueError(f"the pair head's first layer reads {width} features; with {dim}-wide embeddings it must "
+                         f"read {3 * dim} or {4 * dim}: the weights were made for another encoder or are damaged.")
+    return width == 4 * dim
+
+
 def pair_matrix(pair: Any, mapped: Any, responses: Any) -> Any:
     """``h(c'_i, r_j)`` for every row ``i`` of ``mapped`` (unit-length mapped contexts) and ``j`` of ``responses``
     (torch): the first layer's blocks applied to ``c'`` (where the head reads it), ``r``, ``c'⊙r`` and
@@ -61,12 +70,13 @@ def pair_matrix(pair: Any, mapped: Any, responses: Any) -> Any:
     import torch
 
     weight, bias = pair[0].weight, pair[0].bias
-    *wa, wb, wc, wd = weight.split(mapped.shape[1], dim=1)
+    blocks = weight.split(mapped.shape[1], dim=1)
+    wb, wc, wd = blocks[-3:]
     product = mapped[:, None, :] * responses[None, :, :]
     gap = (mapped[:, None, :] - responses[None, :, :]).abs()
     hidden = (responses @ wb.T)[None, :, :] + product @ wc.T + gap @ wd.T + bias
-    if wa:
-        hidden = hidden + (mapped @ wa[0].T)[:, None, :]
+    if reads_context_block(weight.shape[1], mapped.shape[1]):
+        hidden = hidden + (mapped @ blocks[0].T)[:, None, :]
     return (torch.nn.functional.gelu(hidden) @ pair[2].weight[0]) + pair[2].bias[0]
 
 
@@ -75,7 +85,7 @@ def pair_rows(pair: Any, mapped: Any, responses: Any) -> Any:
     import torch
 
     blocks = [responses, mapped * responses, (mapped - responses).abs()]
-    if pair[0].weight.shape[1] == 4 * mapped.shape[-1]:
+    if reads_context_block(pair[0].weight.shape[1], mapped.shape[-1]):
         blocks.insert(0, mapped)
     return pair(torch.cat(blocks, dim=-1)).squeeze(-1)
 
@@ -106,7 +116,9 @@ def next_utterance_similarity(state: dict[str, Any], context: np.ndarray, respon
     r = response.astype(np.float64)
     r = r / np.maximum(np.linalg.norm(r, axis=1, keepdims=True), 1e-300)
     first = _np(state, "pair.0.weight")
-    blocks = [unit, r, unit * r, np.abs(unit - r)][4 - first.shape[1] // unit.shape[1]:]  # without c': 3 blocks
+    blocks = [r, unit * r, np.abs(unit - r)]
+    if reads_context_block(first.shape[1], unit.shape[1]):
+        blocks.insert(0, unit)
     hidden = _gelu(np.concatenate(blocks, axis=1) @ first.T + _np(state, "pair.0.bias"))
     return similarity + hidden @ _np(state, "pair.2.weight")[0] + _np(state, "pair.2.bias")[0]
 

@@ -13,6 +13,7 @@ exactly. A checkpoint (safetensors + JSON) is written every ``checkpoint_every``
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -50,7 +51,8 @@ class TrainConfig:
     pair_context_block: bool = True  # the pair head also reads c' alone (False: [r, c'⊙r, |c' − r|] only)
 
     def __post_init__(self) -> None:
-        check_config(self)
+        for name, value in check_config(self).items():  # numpy scalars become Python numbers (JSON records)
+            object.__setattr__(self, name, value)
 
 
 #: the integer options' ranges (a step scores every utterance of its dialogues against every other: 1,024 dialogues,
@@ -62,6 +64,9 @@ INT_RANGES = {"seed": (0, 2**32 - 1), "max_dialogues": (1, 10**7), "tuned_layers
 #: the number options' ranges: (low, high, whether low itself is allowed)
 FLOAT_RANGES = {"rival_weight": (0.0, 100.0, False), "copy_weight": (0.0, 100.0, True),
                 "lr_layers": (0.0, 1.0, False), "lr_heads": (0.0, 1.0, False), "perturbed_share": (0.0, 1.0, True)}
+#: what to do instead, where a bound has a meaning
+RANGE_HINTS = {"rival_weight": " (rival_contexts=0, --rival-contexts 0, trains without rivals)",
+               "copy_weight": " (0: off)", "max_dialogues": " (None, or 0 on the CLI: every dialogue)"}
 #: the fields ``dialeval train-evaluator`` sets by an option
 CLI_OPTIONS = ("seed", "max_dialogues", "tuned_layers", "epochs", "batch_dialogues", "context_turns", "rival_contexts",
                "rival_weight", "copy_weight", "pair_hidden")
@@ -71,23 +76,27 @@ def _label(name: str) -> str:
     return f"{name} (--{name.replace('_', '-')})" if name in CLI_OPTIONS else name
 
 
-def check_config(config: TrainConfig) -> None:
-    """One line per bad value, naming the field (and its option where the CLI has one)."""
+def check_config(config: TrainConfig) -> dict[str, Any]:
+    """The numeric fields as Python ``int``/``float``; one line per bad value, naming the field (and its option
+    where the CLI has one)."""
+    clean: dict[str, Any] = {}
     for name, (low, high) in INT_RANGES.items():
         value = getattr(config, name)
         if value is None and name == "max_dialogues":
             continue
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             raise TypeError(f"{_label(name)} must be an integer, got {value!r}.")
         if not low <= value <= high:
-            raise ValueError(f"{_label(name)} {value}: give an integer from {low} to {high:,}.")
+            raise ValueError(f"{_label(name)} {value}: give an integer from {low} to {high:,}{RANGE_HINTS.get(name, '')}.")
+        clean[name] = int(value)
     for name, (low, high, low_ok) in FLOAT_RANGES.items():
         value = getattr(config, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             raise TypeError(f"{_label(name)} must be a number, got {value!r}.")
+        clean[name] = value = float(value)
         if not (low <= value if low_ok else low < value) or not value <= high:  # also refuses nan
             bound = f"from {low:g} to" if low_ok else f"above {low:g} and at most"
-            raise ValueError(f"{_label(name)} {value}: give a number {bound} {high:g}.")
+            raise ValueError(f"{_label(name)} {value}: give a number {bound} {high:g}{RANGE_HINTS.get(name, '')}.")
     if config.pair_hidden and config.batch_dialogues > 64:  # the head holds 2 × 384 + 4 × hidden values per pair
         raise ValueError(f"{_label('batch_dialogues')} {config.batch_dialogues} with a pair head: give at most 64 "
                          "dialogues a step (the pair head holds every context-utterance pair's features: at 64 "
@@ -97,6 +106,7 @@ def check_config(config: TrainConfig) -> None:
     if not config.pair_context_block and not config.pair_hidden:
         raise ValueError("pair_context_block=False (--pair-without-context) shapes a pair head: give pair_hidden "
                          "(--pair-hidden) above 0 as well.")
+    return clean
 
 
 @dataclass
