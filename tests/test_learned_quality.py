@@ -59,11 +59,19 @@ def test_a_killed_run_resumes_to_the_same_weights(tiny, shared_data, tmp_path, m
     assert meta["sha256"] == first["sha256"]  # bit for bit: batches, perturbations and heads come from the seed
 
 
-def test_a_checkpoint_of_another_configuration_is_refused(tiny, shared_data, tmp_path):
+def test_a_checkpoint_of_another_configuration_is_refused(tiny, shared_data, tmp_path, monkeypatch):
+    """A --work-dir holding another configuration's checkpoint is refused before the corpus is read."""
+    import dialeval.relevance.corpus as corpus
+
     out, _ = tiny
     work = tmp_path / "w"
     shutil.copytree(out.parent / "evaluator.work", work)
     other = T.TrainConfig(**{**T.config_dict(TINY), "seed": 1})
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the corpus was read before the checkpoint was checked")
+
+    monkeypatch.setattr(corpus, "load_corpus", no_reading)
     with pytest.raises(ValueError, match="holds a checkpoint of another configuration"):
         trainer.train_evaluator(shared_data / "dailydialog", tmp_path / "o", config=other, work_dir=work,
                                 progress=False, echo=lambda s: None)

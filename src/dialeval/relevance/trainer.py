@@ -63,20 +63,30 @@ def save_checkpoint(work: Path, step: int, layers: Any, heads: Any, optimizer: A
     atomic_write_json(work / CHECKPOINT_STATE, {"step": step, "config": T.config_dict(config), "log": log})
 
 
-def load_checkpoint(work: Path, layers: Any, heads: Any, optimizer: Any, bottom: int,
-                    config: T.TrainConfig) -> tuple[int, list[dict[str, Any]]]:
-    """Resume from ``work`` when it holds a checkpoint of the same config: ``(next step, log)``; else ``(0, [])``."""
+def checkpoint_state(work: Path, config: T.TrainConfig) -> dict[str, Any] | None:
+    """The checkpoint record in ``work`` (``None`` without a whole checkpoint); refused in one line when another
+    configuration wrote it, so a run with other options stops before any work."""
     import json
-
-    from safetensors.torch import load_file
 
     state_file = work / CHECKPOINT_STATE
     if not state_file.is_file() or not (work / CHECKPOINT).is_file():
-        return 0, []
+        return None
     saved = json.loads(state_file.read_text())
     if saved.get("config") != T.config_dict(config):
         raise ValueError(f"--work-dir {work} holds a checkpoint of another configuration ({saved.get('config')}); "
                          "use another --work-dir, or the same options to resume.")
+    return saved
+
+
+def load_checkpoint(work: Path, layers: Any, heads: Any, optimizer: Any, bottom: int,
+                    config: T.TrainConfig) -> tuple[int, list[dict[str, Any]]]:
+    """Resume from ``work`` when it holds a checkpoint of the same config: ``(next step, log)``; else ``(0, [])``."""
+
+    from safetensors.torch import load_file
+
+    saved = checkpoint_state(work, config)
+    if saved is None:
+        return 0, []
     tensors = load_file(str(work / CHECKPOINT))
     model = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
     for i, layer in enumerate(layers):
@@ -290,6 +300,7 @@ def train_evaluator(data_dir: str | os.PathLike, out: str | os.PathLike, *, conf
 
     config = config or T.TrainConfig()
     out, work = check_folders(data_dir, out, work_dir)
+    checkpoint_state(work, config)  # a checkpoint of other options is refused before the corpus is read
     began = time.perf_counter()
     base = Path(encoder_path) if encoder_path else default_encoder_path()
     corpus = load_corpus(data_dir, max_dialogues=config.max_dialogues)
