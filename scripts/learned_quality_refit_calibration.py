@@ -48,14 +48,14 @@ def logistic_fit(s: np.ndarray, y: np.ndarray, start: np.ndarray) -> tuple[np.nd
     """``(a, a0)`` minimising the mean BCE of ``σ(a·s + a0)`` against ``y``; with the BCE at ``start`` and at the fit,
     and the largest gradient component at the fit (the score equations' residual: 0 at the maximum likelihood)."""
     from scipy.optimize import minimize
-    from scipy.special import log_expit
+    from scipy.special import expit, log_expit
 
     def nll(p: np.ndarray) -> float:
         z = p[0] * s + p[1]
         return float(-np.mean(y * log_expit(z) + (1 - y) * log_expit(-z)))
 
     def grad(p: np.ndarray) -> np.ndarray:
-        r = 0.5 * (1.0 + np.tanh(0.5 * (p[0] * s + p[1]))) - y
+        r = expit(p[0] * s + p[1]) - y
         return np.array([np.mean(r * s), np.mean(r)])
 
     fit = minimize(nll, start, jac=grad, method="BFGS", options={"gtol": 1e-12})

@@ -43,16 +43,15 @@ def rival_accuracies(rivals: list[Rivals], weights: str | None = None) -> dict[s
     n_pos, n_adv = len(rivals[0].positives), len(rivals[0].adversarial)
     out = compute_learned_quality([r.context for r, g in zip(rivals, groups) for _ in g],
                                   [c for g in groups for c in g], config="turn", weights=weights, progress=False)
-    result = {}
+    result: dict = {}
     for name, values in (("score", out["scores"]), ("next_utterance", out["next_utterance"])):
-        table = np.asarray(values, dtype=float).reshape(len(rivals), len(groups[0]))
+        table = np.asarray(values, dtype=float).reshape(len(rivals), len(groups[0]))  # next_utterance last: S
         good = table[:, :n_pos]
         result[f"{name}_vs_adversarial"] = round(pair_accuracy(good, table[:, n_pos:n_pos + n_adv]), 4)
         result[f"{name}_vs_random"] = round(pair_accuracy(good, table[:, n_pos + n_adv:]), 4)
-    s = np.asarray(out["next_utterance"], dtype=float).reshape(len(rivals), len(groups[0]))
-    result["next_utterance_mean"] = {"positive": round(float(s[:, :n_pos].mean()), 4),  # how high S sits per kind
-                                     "adversarial": round(float(s[:, n_pos:n_pos + n_adv].mean()), 4),
-                                     "random": round(float(s[:, n_pos + n_adv:].mean()), 4)}
+    result["next_utterance_mean"] = {"positive": round(float(table[:, :n_pos].mean()), 4),  # how high S sits
+                                     "adversarial": round(float(table[:, n_pos:n_pos + n_adv].mean()), 4),
+                                     "random": round(float(table[:, n_pos + n_adv:].mean()), 4)}
     return result
 
 

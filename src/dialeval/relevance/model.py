@@ -70,12 +70,13 @@ def pair_matrix(pair: Any, mapped: Any, responses: Any) -> Any:
     import torch
 
     weight, bias = pair[0].weight, pair[0].bias
+    with_context = reads_context_block(weight.shape[1], mapped.shape[1])
     blocks = weight.split(mapped.shape[1], dim=1)
     wb, wc, wd = blocks[-3:]
     product = mapped[:, None, :] * responses[None, :, :]
     gap = (mapped[:, None, :] - responses[None, :, :]).abs()
     hidden = (responses @ wb.T)[None, :, :] + product @ wc.T + gap @ wd.T + bias
-    if reads_context_block(weight.shape[1], mapped.shape[1]):
+    if with_context:
         hidden = hidden + (mapped @ blocks[0].T)[:, None, :]
     return (torch.nn.functional.gelu(hidden) @ pair[2].weight[0]) + pair[2].bias[0]
 

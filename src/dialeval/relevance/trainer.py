@@ -81,7 +81,6 @@ def checkpoint_state(work: Path, config: T.TrainConfig) -> dict[str, Any] | None
 def load_checkpoint(work: Path, layers: Any, heads: Any, optimizer: Any, bottom: int,
                     config: T.TrainConfig) -> tuple[int, list[dict[str, Any]]]:
     """Resume from ``work`` when it holds a checkpoint of the same config: ``(next step, log)``; else ``(0, [])``."""
-
     from safetensors.torch import load_file
 
     saved = checkpoint_state(work, config)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.io.validation import is_int
 from dialeval.relevance.core import decay_weights
 from dialeval.relevance.corpus import DialogueCorpus, perturb
 from dialeval.relevance.model import pair_matrix
@@ -84,14 +85,14 @@ def check_config(config: TrainConfig) -> dict[str, Any]:
         value = getattr(config, name)
         if value is None and name == "max_dialogues":
             continue
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if not is_int(value):
             raise TypeError(f"{_label(name)} must be an integer, got {value!r}.")
         if not low <= value <= high:
             raise ValueError(f"{_label(name)} {value}: give an integer from {low} to {high:,}{RANGE_HINTS.get(name, '')}.")
         clean[name] = int(value)
     for name, (low, high, low_ok) in FLOAT_RANGES.items():
         value = getattr(config, name)
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's bool is no Real either
             raise TypeError(f"{_label(name)} must be a number, got {value!r}.")
         clean[name] = value = float(value)
         if not (low <= value if low_ok else low < value) or not value <= high:  # also refuses nan
