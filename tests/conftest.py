@@ -60,6 +60,7 @@ def _onnxruntime_installed() -> bool:
     return True
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups to name each test's scope
 def pytest_collection_modifyitems(config, items):
     """``@pytest.mark.gpu`` tests are deselected (not skipped) where no CUDA GPU is visible, and
     ``@pytest.mark.onnx`` tests where onnxruntime is not installed (the torch fallback is tested either way)."""
@@ -74,9 +75,12 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item in items if item not in drop]
+    # pytest-xdist (-n 2 --dist loadgroup): one worker takes each group, groups handed out in this order; the Ray
+    # group, the longest, goes first so the other worker takes the rest meanwhile
+    items[:] = _scheduled(items)
     users = [item for item in items if "cluster" in getattr(item, "fixturenames", ())]
     config.stash[_LAST_CLUSTER_TEST] = users[-1] if users else None
-    for item in items:  # pytest-xdist (-n 2 --dist loadgroup): one worker takes each group, in collection order
+    for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
 
 
@@ -86,6 +90,11 @@ def _group(item: pytest.Item) -> str:
     if item.path.name.startswith("test_distributed") or item.name.startswith("test_ray_"):
         return "ray"
     return item.path.name
+
+
+def _scheduled(items: list) -> list:
+    """``items`` with the Ray group first, every other test in collection order (a stable sort)."""
+    return sorted(items, key=lambda item: _group(item) != "ray")
 
 
 _LAST_CLUSTER_TEST = pytest.StashKey["pytest.Item | None"]()

@@ -14,7 +14,8 @@ exactly. A checkpoint (safetensors + JSON) is written every ``checkpoint_every``
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -110,6 +111,18 @@ def check_config(config: TrainConfig) -> dict[str, Any]:
     return clean
 
 
+@contextmanager
+def bottom_layers_only(model: Any, bottom: int) -> Iterator[None]:
+    """``model`` (a BERT-style encoder) running its first ``bottom`` layers alone, as many hidden states as
+    before (the tuned layers above them would be computed and thrown away); restored on the way out."""
+    layers = model.encoder.layer
+    model.encoder.layer = layers[:bottom]
+    try:
+        yield
+    finally:
+        model.encoder.layer = layers
+
+
 @dataclass
 class Features:
     """Frozen bottom-layer hidden states of each text (``(length, dim)`` float32 tensors)."""
@@ -127,14 +140,13 @@ def frozen_features(model: Any, tokenizer: Any, texts: Sequence[str], tuned_laye
     states: list[Any] = [None] * len(ids)
     bottom = len(model.encoder.layer) - tuned_layers
     start = 0
-    with torch.inference_mode():
+    with torch.inference_mode(), bottom_layers_only(model, bottom):
         while start < len(order):
             width = len(ids[order[min(start + 63, len(order) - 1)]])
             stop = min(len(order), start + max(1, CHUNK_TOKENS // max(width, 1)))
             rows = order[start:stop]
             batch = tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")
-            out = model(**batch, output_hidden_states=True)
-            hidden = out.hidden_states[bottom]
+            hidden = model(**batch).last_hidden_state  # the bottom layers' output
             for j, i in enumerate(rows):
                 states[i] = hidden[j, : len(ids[i])].clone()
             if progress:
