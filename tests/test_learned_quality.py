@@ -339,6 +339,32 @@ def test_a_tiny_training_on_three_turn_contexts_learns_and_checks_what_the_metri
     assert got == pytest.approx(meta["proxy"]["ranking_accuracy_product"], abs=0.016)
 
 
+def test_frozen_features_are_the_whole_encoders_hidden_states_at_the_bottom_layers():
+    """The frozen pass runs the bottom layers alone: bit for bit the hidden states the whole encoder passes from
+    its bottom layers to the tuned ones on the same padded batch (shortest text first), each text cut to its own
+    length; the encoder keeps all its layers."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from dialeval.models.encoders import default_encoder_path
+
+    base = default_encoder_path()
+    tokenizer, model = AutoTokenizer.from_pretrained(base), AutoModel.from_pretrained(base).eval()
+    texts = ["Do you like jazz?", "I lost my keys somewhere between the car and the office this morning.", "Yes."]
+    states = T.frozen_features(model, tokenizer, texts, tuned_layers=2, max_length=64).states
+    assert len(model.encoder.layer) == 6
+    order = sorted(range(len(texts)), key=lambda i: len(tokenizer(texts[i])["input_ids"]))
+    with torch.inference_mode():
+        batch = tokenizer([texts[i] for i in order], padding=True, return_tensors="pt")
+        whole = model(**batch, output_hidden_states=True).hidden_states[4]
+    for row, i in enumerate(order):
+        assert torch.equal(states[i], whole[row, : int(batch["attention_mask"][row].sum())])
+    with pytest.raises(ValueError, match="bottom 7: give 0 to 6"):
+        with T.bottom_layers_only(model, 7):
+            pass
+    assert len(model.encoder.layer) == 6
+
+
 def test_training_pools_the_context_as_scoring_does():
     """context_turns=3: a response's context is the unit-length mean of its last three turns weighted 1, 1/2, 1/4
     from the last back (by hand), and those turns are the ones masked out of its candidates; context_turns=1 is

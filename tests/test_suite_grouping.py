@@ -1,5 +1,6 @@
 """The suite's own layout: under ``-n 2 --dist loadgroup`` (pyproject's addopts) every test carries its group,
-so one worker takes a whole file (its module fixtures made once) and every Ray test shares one cluster."""
+so one worker takes a whole file (its module fixtures made once) and every Ray test shares one worker and one
+cluster; the Ray group, the longest, is handed out first."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from types import SimpleNamespace
 from conftest import _group, _scheduled
 
 
-def test_this_test_runs_in_its_files_group(request):
-    group = _group(request.node)
-    assert group == "test_suite_grouping.py"
-    assert [m.args[0] for m in request.node.iter_markers("xdist_group")] == [group]
-    if request.config.getvalue("loadgroup"):  # pytest-xdist schedules by the group it appends to the test's id
-        assert request.node.nodeid.endswith(f"@{group}")
+def test_every_collected_test_runs_in_its_group(request):
+    """pytest-xdist names the scope it schedules by after the group it finds on a test when its own collection
+    hook runs; the suite's hook must add the groups before that, or every test is scheduled alone."""
+    items = request.session.items
+    assert request.node in items
+    for item in items:
+        assert [m.args[0] for m in item.iter_markers("xdist_group")] == [_group(item)], item.nodeid
+    if request.config.getoption("loadgroup", False):  # -n 2 (the default); -n 0 runs in one process
+        assert [item for item in items if not item.nodeid.endswith(f"@{_group(item)}")] == []
+    assert [_group(item) for item in items] == [_group(item) for item in _scheduled(items)]  # the Ray group first
 
 
 def test_the_ray_group_is_handed_out_first_and_the_rest_keep_their_order():

@@ -113,9 +113,12 @@ def check_config(config: TrainConfig) -> dict[str, Any]:
 
 @contextmanager
 def bottom_layers_only(model: Any, bottom: int) -> Iterator[None]:
-    """``model`` (a BERT-style encoder) running its first ``bottom`` layers alone, as many hidden states as
-    before (the tuned layers above them would be computed and thrown away); restored on the way out."""
+    """``model`` (a BERT-style encoder of the caller's own, not shared with other threads) running its first
+    ``bottom`` layers alone, so its ``last_hidden_state`` is their output (the tuned layers above them would be
+    computed and thrown away); its layers are restored on the way out, an exception's too."""
     layers = model.encoder.layer
+    if not 0 <= bottom <= len(layers):
+        raise ValueError(f"bottom {bottom}: give 0 to {len(layers)}, the encoder's layer count.")
     model.encoder.layer = layers[:bottom]
     try:
         yield
