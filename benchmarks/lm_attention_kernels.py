@@ -4,13 +4,13 @@
 
 The unit's default route runs once on a row sample while its token-tree passes are recorded (each row's tree and
 the cached prefix before it: :func:`dialeval.models.lm.tree_logits`). Every recorded pass's attention is then
-rebuilt at the offline default LM's shape (its heads, key/value heads and head width; random queries, keys and
+rebuilt at the shape of the LM that ran it (its heads, key/value heads and head width; random queries, keys and
 values, the pass's own mask) and run through each kernel, interleaved, the time multiplied by the LM's layer
 count:
 
-- ``flash fp32``: torch's fused attention with the tree mask (the route's kernel, in fp32 and in
-  ``--dtype bf16``, whose attention stays fp32);
-- ``flash bf16``: the same kernel on bf16 queries, keys, values and mask;
+- ``flash fp32``: transformers' SDPA call with the tree mask, torch's fused kernel (the route's attention, in
+  fp32 and under dialeval's ``--dtype bf16``, whose attention stays fp32);
+- ``flash bf16``: the same call on bf16 queries, keys, values and mask (their casts and the output's timed too);
 - ``GEMM fp32`` and ``GEMM bf16``: scores as one matrix product per key/value head, mask, softmax in fp32, then
   the product with the values;
 - ``query blocks fp32``: the fused kernel per block of 64 query rows over the keys up to the block's last row
@@ -47,21 +47,25 @@ from dialeval.models.token_tree import ancestor_mask  # noqa: E402
 BLOCK = 64  #: query rows per block of ``query blocks fp32``
 
 
-def recorded_passes(unit: tuple[str, str, str], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each token-tree pass the unit's default route runs on ``rows``: the cached prefix's length and each row's
-    parents. The route's modules import ``tree_logits`` by name, so each binding is wrapped while it runs."""
-    import dialeval.full.tree as full_tree
-    import dialeval.judge.scorer as judge_scorer
+def recorded_passes(unit: tuple[str, str, str], rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any]:
+    """Each token-tree pass the unit's default route runs on ``rows`` (the cached prefix's length and each row's
+    parents), and the config of the LM that ran them. Modules import ``tree_logits`` by name, so every loaded
+    dialeval module's binding is wrapped while the route runs."""
+    import dialeval.full.tree  # noqa: F401 - the routes' modules, loaded so their bindings are wrapped
+    import dialeval.judge.scorer  # noqa: F401
 
     passes: list[dict[str, Any]] = []
+    configs: list[Any] = []
     real = lm_module.tree_logits
 
     def recording(lm: Any, tree_rows: list[Any], keeps: list[list[int]], device: Any, past: Any = None,
                   states: bool = False) -> Any:
         passes.append({"past": 0 if past is None else int(past[0].shape[2]), "parents": [r.parents for r in tree_rows]})
+        configs.append(lm.model.config)
         return real(lm, tree_rows, keeps, device, past, states)
 
-    modules = (lm_module, full_tree, judge_scorer)
+    modules = [m for name, m in list(sys.modules.items())
+               if name.startswith("dialeval.") and getattr(m, "tree_logits", None) is real]
     for module in modules:
         module.tree_logits = recording
     try:
@@ -69,7 +73,7 @@ def recorded_passes(unit: tuple[str, str, str], rows: list[dict[str, Any]]) -> l
     finally:
         for module in modules:
             module.tree_logits = real
-    return passes
+    return passes, configs[0] if configs else None
 
 
 def pass_tensors(record: dict[str, Any], shape: dict[str, int], seed: int) -> tuple[Any, ...]:
@@ -140,8 +144,9 @@ def kernel_rows(passes: list[dict[str, Any]], shape: dict[str, int], repeats: in
              "largest |Δ|": float(f"{worst[name]:.3g}")} for name, s in seconds.items()]
 
 
-def lm_shape() -> dict[str, int]:
-    cfg = lm_module.load_lm(None).model.config
+def lm_shape(cfg: Any) -> dict[str, int]:
+    """The attention shape of the LM whose config is ``cfg``."""
+    cfg = getattr(cfg, "text_config", cfg)
     heads = cfg.num_attention_heads
     return {"heads": heads, "kv_heads": getattr(cfg, "num_key_value_heads", heads), "layers": cfg.num_hidden_layers,
             "head_dim": getattr(cfg, "head_dim", None) or cfg.hidden_size // heads}
@@ -164,11 +169,11 @@ def main() -> int:
               file=sys.stderr)
         return 2
     rows = load_rows(unit[1], unit[2], data_dir=Path(args.data_dir) / DATA_FOLDERS[unit[1]])[:args.sample]
-    passes = recorded_passes(unit, rows)
+    passes, config = recorded_passes(unit, rows)
     if not passes:
         print(f"lm_attention_kernels: {args.unit} ran no token-tree pass on {len(rows)} rows.", file=sys.stderr)
         return 2
-    shape = lm_shape()
+    shape = lm_shape(config)
     dense = sum(len(p["parents"]) * max(map(len, p["parents"])) * (p["past"] + max(map(len, p["parents"])))
                 for p in passes)
     useful = sum(int(ancestor_mask(parents, len(parents)).sum()) + p["past"] * len(parents)  # ancestors, prefix

@@ -63,7 +63,8 @@ def _onnxruntime_installed() -> bool:
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups to name each test's scope
 def pytest_collection_modifyitems(config, items):
     """``@pytest.mark.gpu`` tests are deselected (not skipped) where no CUDA GPU is visible, and
-    ``@pytest.mark.onnx`` tests where onnxruntime is not installed (the torch fallback is tested either way)."""
+    ``@pytest.mark.onnx`` tests where onnxruntime is not installed (the torch fallback is tested either way); the
+    rest get their pytest-xdist group (:func:`_group`), the Ray group first (:func:`_scheduled`)."""
     drop = []
     if any(item.get_closest_marker("gpu") for item in items):
         import torch

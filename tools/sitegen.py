@@ -327,7 +327,8 @@ def readme_suite_time() -> str:
     t = load_json(RESULTS / "test_suite.json")
     outcome = "" if t["exit_code"] == 0 else f", exit code {t['exit_code']}"
     return (f"The whole suite takes about {int(t['minutes'] + 0.5)} minutes on {t['cores']} cores in two test "
-            f"processes (pytest-xdist; `python -m pytest -n 0` runs one) on a fresh clone, load average {t['load']}; "
+            f"processes (pytest-xdist; `python -m pytest -n 0` runs one) on a fresh clone, with other jobs sharing "
+            f"the cores, load average {t['load']}; "
             f"its last timed run at commit `{t['commit']}`: {t['tests']}{outcome} "
             f"(`docs/results/test_suite.json`, rewritten by `{t['rewrite']}`).")
 
