@@ -177,8 +177,8 @@ def test_the_proxy_pair_accuracy_by_hand():
 
 
 def test_the_model_cards_rival_table_is_the_result_files():
-    """Runs E, G, H, I, K, L and M in the model card's rival table: each row's figures are its rival-proxy and three-turn
-    context-proxy result files', the unsuffixed files were made with the shipped weights, and every row but G's
+    """Runs E to P in the model card's rival table: each row's figures are its rival-proxy and three-turn
+    context-proxy result files', the unsuffixed files (and P's) were made with the shipped weights, and every row but G's
     (weights not kept) reads the proxy half that the shipped leave-out makes."""
     from dialeval.relevance import evaluator
 
@@ -189,17 +189,19 @@ def test_the_model_cards_rival_table_is_the_result_files():
     card = " ".join(card_text.split())
     halves = {}
     for label, suffix in (("| E |", "_e"), ("| G (rival weight 1, earlier half) |", "_g"),
-                          ("| H (rival weight 0.1, not held out) |", "_h"), ("| **I (H's options", ""),
+                          ("| H (rival weight 0.1, not held out) |", "_h"), ("| I (H's options, stricter leave-out) |", "_i"),
                           ("| K (I's options, copy weight 0.1) |", "_k"), ("| L (I's options, 3 tuned layers) |", "_l"),
                           ("| M (I's options, pair head) |", "_m"), ("| N (M's, without the c′ block) |", "_n"),
                           ("| I+ (I, calibration refit) |", "_i_refit"), ("| M+ (M, calibration refit) |", "_m_refit"),
-                          ("| N+ (N, calibration refit) |", "_n_refit")):
+                          ("| N+ (N, calibration refit) |", "_n_refit"), ("| **P (I's options", ""),
+                          ("| **P (I's options", "_p")):
         rival = json.loads((results / f"learned_quality_rival_proxy{suffix}.json").read_text(encoding="utf-8"))
         context = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
         assert rival["weights"] == context["weights"]  # both proxies of one row read the same weights
         halves[suffix] = rival["contexts"]
-        if not suffix:
-            assert rival["weights"] == f"learned_quality@{digest[:12]}" and rival["command"] in card
+        if suffix in ("", "_p"):
+            assert rival["weights"] == f"learned_quality@{digest[:12]}"
+            assert suffix or rival["command"] in card
         line = next(x for x in card_text.splitlines() if x.startswith(label) and x.count("|") == 6)
         cells = [c.strip(" *") for c in line.strip("|").split("|")]
         three = next(r for r in context["rows"] if r["turns"] == 3)["ranking_accuracy_product"]
@@ -247,7 +249,8 @@ def test_the_parrot_figures_in_the_cards_are_the_proxy_result_files():
     results = ROOT / "docs" / "results"
     card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
     metric_card = " ".join((ROOT / "metrics" / "learned_quality" / "README.md").read_text(encoding="utf-8").split())
-    for label, suffix in (("| **I (these weights)** |", ""), ("| K (`--copy-weight 0.1`) |", "_k"),
+    for label, suffix in (("| **P (these weights)** |", ""), ("| **P (these weights)** |", "_p"), ("| I |", "_i"),
+                          ("| K (`--copy-weight 0.1`) |", "_k"),
                           ("| L (`--tuned-layers 3`) |", "_l"), ("| M (`--pair-hidden 64`) |", "_m"),
                           ("| N (`--pair-hidden 64 --pair-without-context`) |", "_n"),
                           ("| I+ (I, calibration refit) |", "_i_refit"), ("| M+ (M, calibration refit) |", "_m_refit"),
@@ -260,12 +263,18 @@ def test_the_parrot_figures_in_the_cards_are_the_proxy_result_files():
     shipped = json.loads((results / "learned_quality_context_proxy.json").read_text(encoding="utf-8"))["parrot"]
     assert f"{100 * (1 - shipped['true_above_copy_product']):.1f} %" in metric_card
     shipped_config = evaluator.read_delta(evaluator.default_weights())[1]["config"]
+    assert json.loads((results / "learned_quality_context_proxy_p.json").read_text(encoding="utf-8"))[
+        "weights_config"] == shipped_config
+    i_config = json.loads((results / "learned_quality_context_proxy_i.json").read_text(encoding="utf-8"))[
+        "weights_config"]  # the runs below changed I's options
+    assert {k: i_config[k] for k in ("tuned_layers", "context_turns", "rival_weight")} == {
+        "tuned_layers": 2, "context_turns": 1, "rival_weight": 0.1}
     for suffix, option in (("_k", {"copy_weight": 0.1}), ("_l", {"tuned_layers": 3}), ("_m", {"pair_hidden": 64}),
                            ("_n", {"pair_hidden": 64, "pair_context_block": False}), ("_i_refit", {}),
                            ("_m_refit", {"pair_hidden": 64}), ("_n_refit", {"pair_hidden": 64, "pair_context_block": False})):
         config = json.loads((results / f"learned_quality_context_proxy{suffix}.json").read_text(encoding="utf-8"))
         recorded = {k: v for k, v in config["weights_config"].items() if (k, v) != ("copy_weight", 0.0)}  # off
-        assert recorded == {**shipped_config, **option}, suffix
+        assert recorded == {**i_config, **option}, suffix
     model_card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
     assert f"{100 * (1 - shipped['true_above_copy_product']):.1f} %" in model_card.split("## Limits")[1]
 
@@ -356,11 +365,11 @@ def test_the_refit_weights_calibrations_in_the_model_card_are_the_result_files()
 
 def test_the_model_cards_mean_next_utterance_figures_are_the_rival_result_files():
     """Run N's diagnosis quotes S's mean over positive, adversarial and random replies from the rival proxy's
-    result files of I (unsuffixed), M and N, and each refit's starting calibration from its result file."""
+    result files of I (``_i``), M and N, and each refit's starting calibration from its result file."""
     from dialeval.relevance import evaluator
 
     card = " ".join((evaluator.default_weights() / "README.md").read_text(encoding="utf-8").split())
-    for suffix in ("", "_m", "_n"):
+    for suffix in ("_i", "_m", "_n"):
         means = json.loads((ROOT / "docs" / "results" / f"learned_quality_rival_proxy{suffix}.json"
                             ).read_text(encoding="utf-8"))["next_utterance_mean"]
         assert f"{means['positive']:.2f}, {means['adversarial']:.2f} and {means['random']:.2f}" in card, suffix

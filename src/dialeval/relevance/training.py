@@ -36,7 +36,7 @@ class TrainConfig:
 
     seed: int = 0
     max_dialogues: int | None = None  # every training dialogue
-    tuned_layers: int = 2
+    tuned_layers: int = 3
     epochs: int = 1
     batch_dialogues: int = 32
     lr_layers: float = 3e-5
@@ -45,9 +45,9 @@ class TrainConfig:
     perturbed_share: float = 0.3
     max_length: int = 64
     checkpoint_every: int = 25
-    context_turns: int = 1  # turns pooled into a response's context (weights 1, 1/2, 1/4, ... from the last back)
+    context_turns: int = 3  # turns pooled into a response's context (weights 1, 1/2, 1/4, ... from the last back)
     rival_contexts: int = 4  # DailyDialog++ contexts per step whose positives must beat their adversarial negatives
-    rival_weight: float = 0.1  # the rival loss's weight beside the next- and valid-utterance losses
+    rival_weight: float = 0.3  # the rival loss's weight beside the next- and valid-utterance losses
     copy_weight: float = 0.0  # the copy loss's weight: each next utterance against a copy of its last context turn
     pair_hidden: int = 0  # hidden units of the pair head h(c', r) added to the cosine (0: no pair head)
     pair_context_block: bool = True  # the pair head also reads c' alone (False: [r, c'⊙r, |c' − r|] only)
