@@ -330,7 +330,8 @@ def readme_suite_time() -> str:
             f"processes (pytest-xdist; `python -m pytest -n 0` runs one) on a fresh clone, with other jobs sharing "
             f"the cores, load average {t['load']}; "
             f"its last timed run at commit `{t['commit']}`: {t['tests']}{outcome} "
-            f"(`docs/results/test_suite.json`, rewritten by `{t['rewrite']}`).")
+            f"(`docs/results/test_suite.json`, rewritten by `{t['rewrite']}`). Under the two processes each test id "
+            "in the output ends in its group (`...::test_name@test_file.py`); drop that suffix to run one test again.")
 
 
 def readme_install() -> str:
