@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from dialeval.io.files import atomic_write_text  # noqa: E402
+from dialeval.models.cpu import cpu_kind  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "docs" / "results" / "test_suite.json"
@@ -93,6 +94,7 @@ def main() -> int:
         "rewrite": "python benchmarks/suite_time.py",
         "minutes": round(float(seconds) / 60, 1),
         "cores": os.cpu_count(),
+        "cpu_kind": cpu_kind().name,
         "load": (f"{min(loads):.1f} to {max(loads):.1f} (median {statistics.median(loads):.1f}; "
                  f"busy cores median {statistics.median(busy):.2f})") if loads else "not sampled",
         "tests": counts,

@@ -2,10 +2,10 @@
 (its choices, the other boolean, a valid int), on Ray and in one process: the same result, or a one-line
 refusal from the plan for the options listed in REFUSED (issue 35: DialGen on Ray dropped ``quotes=strip``).
 
-Corpus metrics (task stages, ~2 s a run) run one Ray job per value. Metrics scored on model actors (a new
-process loading the model, ~8 s a run on 2 cores) run one job per *round*: round i sets the i-th non-default
-value of every option at once, so every value is still compared once; the options in SOLO change how the
-others are read (compat mode, a chat template) and get a job of their own.
+Every Ray job costs seconds (a job on the cluster: 4–20 s on 2 shared cores; on model actors a new process loads
+the model), so each metric runs one job per *round*: round i sets the i-th non-default value of every option at
+once, so every value is still compared once; the options in SOLO change how the others are read (compat mode, a
+chat template, seeds) and get a job of their own, as do the options the plan refuses (REFUSED).
 """
 
 from __future__ import annotations
@@ -78,13 +78,10 @@ def cases() -> list[Any]:
     for decl in ray_metrics():
         valued = [(o.name, other_values(o)) for o in decl.options]
         out.append(pytest.param(decl.name, {}, id=f"{decl.name}-defaults"))
-        if not on_actors(decl):
-            out += [pytest.param(decl.name, {name: v}, id=f"{decl.name}-{name}={v}") for name, vs in valued for v in vs]
-            continue
         alone = [(name, v) for name, vs in valued for v in vs if (decl.name, name) in REFUSED | SOLO]
         out += [pytest.param(decl.name, {name: v}, id=f"{decl.name}-{name}={v}") for name, v in alone]
         shared = [(name, vs) for name, vs in valued if vs and (decl.name, name) not in REFUSED | SOLO]
-        for i in range(max(len(vs) for _, vs in shared)):
+        for i in range(max((len(vs) for _, vs in shared), default=0)):
             combo = {name: vs[i] for name, vs in shared if i < len(vs)}
             out.append(pytest.param(decl.name, combo, id=f"{decl.name}-round{i}"))
     return out

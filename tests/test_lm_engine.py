@@ -5,6 +5,7 @@ LLM judge give the same scores whichever engine runs each pass, and the same as 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -115,3 +116,16 @@ def test_export_graphs_exports_what_the_first_request_would(tiny_lm):
     kinds = [json.loads((runner._runners[m].path.parent / onnx_backend.SOURCE_FILE).read_text())["kind"]
              for m in ("last", "packed")]
     assert kinds == ["causal-lm-continuation-last", "causal-lm-packed-continuation"]
+
+
+def test_each_kinds_threshold_sends_every_measured_pass_to_its_faster_engine():
+    """The per-kind thresholds against their measurement: every pass of the kind's result file runs on the engine
+    that was faster there, or on one within 5 % of it (the rounds' noise)."""
+    results = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks"
+    for kind, threshold in onnx_lm.TORCH_ATTENTION_CELLS_BY_KIND.items():
+        rows = json.loads((results / f"lm_attention_route.{kind}.json").read_text(encoding="utf-8"))["rows"]
+        assert len(rows) >= 10, kind
+        for row in rows:
+            on_torch = row["cells per row"] > threshold
+            speedup = row["torch speed-up"]  # ONNX Runtime seconds / torch seconds
+            assert (speedup >= 0.95) if on_torch else (speedup <= 1.05), (kind, row)

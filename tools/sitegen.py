@@ -326,9 +326,10 @@ def readme_results(report: dict[str, Any]) -> str:
 def readme_suite_time() -> str:
     t = load_json(RESULTS / "test_suite.json")
     outcome = "" if t["exit_code"] == 0 else f", exit code {t['exit_code']}"
-    return (f"The whole suite takes about {int(t['minutes'] + 0.5)} minutes on {t['cores']} cores in two test "
-            f"processes (pytest-xdist; `python -m pytest -n 0` runs one) on a fresh clone, with other jobs sharing "
-            f"the cores, load average {t['load']}; "
+    kind = f" (CPU kind {t['cpu_kind']})" if t.get("cpu_kind") else ""
+    return (f"The whole suite takes about {int(t['minutes'] + 0.5)} minutes on {t['cores']} cores{kind} in two test "
+            f"processes (pytest-xdist; `python -m pytest -n 0` runs one) on a fresh clone, load average "
+            f"{t['load']}, the suite's own processes included; "
             f"its last timed run at commit `{t['commit']}`: {t['tests']}{outcome} "
             f"(`docs/results/test_suite.json`, rewritten by `{t['rewrite']}`). Under the two processes each test id "
             "in the output ends in its group (`...::test_name@test_file.py`); drop that suffix to run one test again.")

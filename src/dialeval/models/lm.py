@@ -236,8 +236,8 @@ def load_lm(model: Any = None, *, dtype: Any = None, device: Any = None, backend
     offline, a :class:`~dialeval.models.runtime.ModelNotAvailableError` says how to pass a local directory.
     ``backend="onnx"``/``"onnx-int8"`` runs the LM on ONNX Runtime (:class:`dialeval.models.onnx_lm.OnnxCausalLM`,
     :class:`~dialeval.models.onnx_lm.OnnxSeq2SeqLM`; exported once per weights, cached); ``None`` (the default)
-    picks ONNX Runtime on CPU in fp32 when installed, torch otherwise, and torch for seq2seq LMs on the CPU kinds
-    of :data:`~dialeval.models.onnx_backend.TORCH_SEQ2SEQ_KINDS`; ``"torch"`` is the reference.
+    picks ONNX Runtime on CPU in fp32 when installed, torch otherwise, and torch for seq2seq LMs on a CPU
+    (:func:`~dialeval.models.onnx_backend.seq2seq_prefers_torch`); ``"torch"`` is the reference.
     """
     if isinstance(model, LoadedLM):
         return model

@@ -72,19 +72,13 @@ def check_backend_name(backend: Any) -> None:
         raise ValueError(f"`backend`={backend!r:.40} is not known; use one of {list(BACKENDS)} or None (fastest installed).")
 
 
-#: CPU kinds on which a seq2seq LM runs on torch when no backend is named: FULL's compat route ran faster on torch
-#: than on ONNX Runtime on both kinds FULL's benchmark measured (its result files of kinds ``amx`` and
-#: ``avx512-bf16``; the ONNX decoder graph recomputes the history's cross-attention keys/values for every
-#: follow-up). On kinds not measured (AVX2, AVX-512 without bf16) ONNX Runtime stays the default.
-TORCH_SEQ2SEQ_KINDS = frozenset({"avx512-bf16", "amx"})
-
-
 def seq2seq_prefers_torch(kind: str, device: Any) -> bool:
-    """Whether ``backend=None`` runs an LM of ``kind`` (``"causal"``/``"seq2seq"``) on torch on ``device`` because
-    this CPU's kind is one of :data:`TORCH_SEQ2SEQ_KINDS` (elsewhere :func:`resolve_backend` decides)."""
-    from dialeval.models import cpu
-
-    return kind == "seq2seq" and _device_type(device) == "cpu" and cpu.cpu_kind().name in TORCH_SEQ2SEQ_KINDS
+    """Whether ``backend=None`` runs an LM of ``kind`` (``"causal"``/``"seq2seq"``) on torch on ``device``: a seq2seq
+    LM on a CPU does, on every CPU kind (elsewhere :func:`resolve_backend` decides). The ONNX decoder graph
+    recomputes the history's cross-attention keys/values for every follow-up, and FULL's compat benchmark measured
+    torch ahead on every kind it ran on: 1.51× on AVX2 (an AMD EPYC, Zen 3), and ahead on avx512-bf16 and amx too
+    (``docs/results/benchmarks/full_followup.<kind>.json``). ``backend="onnx"`` still asks for ONNX Runtime."""
+    return kind == "seq2seq" and _device_type(device) == "cpu"
 
 
 def resolve_backend(backend: Any, device: Any = "cpu", dtype_name: str = "fp32") -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.models.cpu import cpu_kind
 from dialeval.models.onnx_backend import OnnxRunner, onnx_runner
 
 
@@ -61,10 +62,15 @@ def causal_modules(model: Any) -> tuple[Any, Any]:
     return Prefix().eval(), Continuation().eval(), Continuation("last").eval(), Continuation("extend").eval()
 
 
+#: Per CPU kind, where ``benchmarks/lm_attention_route.py`` moved the crossover: on AVX2 (an AMD EPYC, Zen 3) ONNX
+#: Runtime led every pass up to 262,144 cells per row (torch 0.93–0.97× past 100,000) and torch first led at about a
+#: million (1.02×; ``docs/results/benchmarks/lm_attention_route.avx2.json``).
+TORCH_ATTENTION_CELLS_BY_KIND = {"avx2": 1_000_000}
 #: A pass whose rows each attend over more than this many cells (query tokens × (past + query) keys) runs on
 #: the torch model the graphs were exported from: ONNX Runtime's exported attention writes every score out,
-#: torch's fused attention does not, so long rows run faster there (``benchmarks/lm_attention_route.py``).
-TORCH_ATTENTION_CELLS = 100_000
+#: torch's fused attention does not, so long rows run faster there (``benchmarks/lm_attention_route.py``; 100,000
+#: where the CPU kind has no entry in :data:`TORCH_ATTENTION_CELLS_BY_KIND`).
+TORCH_ATTENTION_CELLS = TORCH_ATTENTION_CELLS_BY_KIND.get(cpu_kind().name, 100_000)
 
 
 class OnnxCausalLM:
