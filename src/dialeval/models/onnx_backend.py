@@ -77,7 +77,7 @@ def seq2seq_prefers_torch(kind: str, device: Any) -> bool:
     LM on a CPU does, on every CPU kind (elsewhere :func:`resolve_backend` decides). The ONNX decoder graph
     recomputes the history's cross-attention keys/values for every follow-up, and FULL's compat benchmark measured
     torch ahead on every kind it ran on: 1.51× on AVX2 (an AMD EPYC, Zen 3), and ahead on avx512-bf16 and amx too
-    (``docs/results/benchmarks/full_followup.<kind>.json``). ``backend="onnx"`` still asks for ONNX Runtime."""
+    (its result files, one per CPU kind). ``backend="onnx"`` still asks for ONNX Runtime."""
     return kind == "seq2seq" and _device_type(device) == "cpu"
 
 
