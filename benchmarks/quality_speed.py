@@ -21,7 +21,6 @@ Agreement: the largest |difference| between dialeval's relevance and each peer's
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -37,17 +36,6 @@ def cosines(embeddings: np.ndarray, n: int) -> np.ndarray:
     """Row-wise cosine of the first ``n`` embeddings (contexts) with the next ``n`` (responses)."""
     unit = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
     return (unit[:n] * unit[n:]).sum(1)
-
-
-def pairs(data_dir: Path, n: int) -> tuple[list[list[str]], list[str]]:
-    dialogues = json.loads((data_dir / "dailydialog" / "test.json").read_text(encoding="utf-8"))
-    contexts, responses = [], []
-    for d in dialogues:
-        turns = [t["text"] for t in d["dialogue"]]
-        for i in range(1, len(turns)):
-            contexts.append(turns[:i])
-            responses.append(turns[i])
-    return contexts[:n], responses[:n]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,10 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     from dialeval.models.encoders import default_encoder_path
     from dialeval.relevance.core import compute_context_relevance
     from dialeval.relevance.evaluator import compute_learned_quality
+    from dialeval.relevance.proxies import dailydialog_test_pairs
 
     torch.set_num_threads(args.threads)
     machine = machine_line(args.threads)
-    contexts, responses = pairs(args.data_dir, args.pairs)
+    contexts, responses = dailydialog_test_pairs(args.data_dir, args.pairs)
     fc, fr = contexts[: args.full_pairs], responses[: args.full_pairs]
     st = SentenceTransformer(str(default_encoder_path()), device="cpu")
 

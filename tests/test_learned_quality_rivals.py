@@ -379,3 +379,59 @@ def test_the_model_cards_mean_next_utterance_figures_are_the_rival_result_files(
                             ).read_text(encoding="utf-8"))["calibration_refit"]
         b, b0 = refit["calibration_before"]
         assert f"{name} [{b:.2f}, {b0:.2f}]".replace("-", "−") in card
+
+
+def test_the_model_cards_reproduction_row_is_its_retrain_file():
+    """The card's "reproducible" row against ``learned_quality_retrain.avx2.json`` and the retrained weights' proxy
+    files: the same digest, counts and differences, and both proxies equal to the shipped weights' own."""
+    from dialeval.relevance import evaluator
+
+    results = ROOT / "docs" / "results"
+    retrain = json.loads((results / "learned_quality_retrain.avx2.json").read_text(encoding="utf-8"))
+    row = next(x for x in (evaluator.default_weights() / "README.md").read_text(encoding="utf-8").splitlines()
+               if x.startswith("| reproducible |"))
+    assert retrain["sha256_shipped"] == evaluator.read_delta(evaluator.default_weights())[2]
+    assert f"`{retrain['sha256_retrained'][:12]}…`" in row
+    assert f"{retrain['identical_tensors']} of {retrain['tensors']} tensors" in row
+    assert f"at most {retrain['max_abs_score_diff']:.1e}" in row and f"Spearman {retrain['spearman']:.6f}" in row
+    others = [t for t in retrain["worst_tensors"] if "key.bias" not in t["tensor"]]
+    keys = [t for t in retrain["worst_tensors"] if "key.bias" in t["tensor"]]
+    assert f"within {others[0]['relative']:.1e} of its largest value" in row
+    assert f"up to {100 * max(t['relative'] for t in keys):.1f} %" in row
+    for name in ("rival", "context"):
+        shipped = json.loads((results / f"learned_quality_{name}_proxy.json").read_text(encoding="utf-8"))
+        again = json.loads((results / f"learned_quality_{name}_proxy_retrain.json").read_text(encoding="utf-8"))
+        assert again["weights"] == f"learned_quality@{retrain['sha256_retrained'][:12]}"
+        drop = {"weights", "seconds", "command"}
+        assert {k: v for k, v in again.items() if k not in drop} == {k: v for k, v in shipped.items() if k not in drop}
+
+
+def test_tensor_differences_by_hand():
+    compare = _script("learned_quality_compare_weights")
+    a = {"w": np.array([1.0, -4.0], dtype=np.float32), "b": np.array([0.5, 0.25], dtype=np.float32)}
+    b = {"w": np.array([1.0, -3.0], dtype=np.float32), "b": np.array([0.5, 0.25], dtype=np.float32)}
+    rows = compare.tensor_differences(a, b)
+    assert [r["tensor"] for r in rows] == ["w", "b"]
+    assert rows[0]["max_abs_diff"] == 1.0 and rows[0]["max_abs_value"] == 4.0 and rows[0]["relative"] == 0.25
+    assert rows[1]["identical"] and rows[1]["relative"] == 0.0 and not rows[0]["identical"]
+    with pytest.raises(ValueError, match="other tensors"):
+        compare.tensor_differences(a, {"w": b["w"]})
+
+
+def test_the_compare_script_never_writes_over_a_file_it_did_not_write(tmp_path, capsys):
+    compare = _script("learned_quality_compare_weights")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "w" / "evaluator.safetensors").write_bytes(b"")
+    foreign = tmp_path / "notes.json"
+    foreign.write_text('{"command": "something else"}')
+    for args, said in ((["--out", str(foreign)], "this script did not write it"),
+                       (["--out", str(tmp_path / "w" / "o.json")], "--out"),
+                       (["--weights", str(tmp_path)], "no evaluator.safetensors")):
+        argv = ["--data-dir", str(tmp_path / "data"), "--weights", str(tmp_path / "w"), *args]
+        with pytest.raises(SystemExit) as caught:
+            compare.main(argv)
+        assert caught.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert said in err, err
+    assert foreign.read_text() == '{"command": "something else"}'

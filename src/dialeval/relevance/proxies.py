@@ -18,7 +18,7 @@ from dialeval.io.files import atomic_write_json, check_output_path
 from dialeval.relevance.evaluator import default_weights, read_delta
 
 
-def _written_by(path: Path, script: str) -> bool:
+def written_by(path: Path, script: str) -> bool:
     """Whether ``path`` is absent or a result file of ``script`` (its ``command`` starts with it)."""
     if not path.exists():
         return True
@@ -35,7 +35,7 @@ def _target(args: argparse.Namespace, out: Path, script: str) -> Path:
     if args.weights is not None and target.resolve() == out.resolve():
         raise ValueError(f"--out {args.out}: the default result file holds the shipped weights' figures only; "
                          "give another path for --weights.")
-    if not _written_by(target, script):
+    if not written_by(target, script):
         raise FileExistsError(f"--out {args.out}: the file exists and this script did not write it; remove it or "
                               "give another path.")
     return target
@@ -76,3 +76,16 @@ def proxy_main(argv: list[str] | None, *, doc: str, out: Path, script: str, data
     atomic_write_json(target, result)
     print("\n".join([*lines, f"wrote {target}"]))
     return 0
+
+
+def dailydialog_test_pairs(data_dir: str | Path, limit: int) -> tuple[list[list[str]], list[str]]:
+    """The first ``limit`` (context so far, next turn) pairs of DailyDialog test (``dailydialog/test.json`` under
+    ``data_dir``), dialogue by dialogue: unlabelled text, no rating read."""
+    dialogues = json.loads((Path(data_dir) / "dailydialog" / "test.json").read_text(encoding="utf-8"))
+    contexts, responses = [], []
+    for dialogue in dialogues:
+        turns = [t["text"] for t in dialogue["dialogue"]]
+        for i in range(1, len(turns)):
+            contexts.append(turns[:i])
+            responses.append(turns[i])
+    return contexts[:limit], responses[:limit]
