@@ -6,7 +6,7 @@ Each case is one pass of SmolLM2-135M-Instruct (fp32) as FULL and the LLM judge 
 ``width`` new tokens after a ``past``-token key/value cache, last-position logits out. The same exported module
 runs on ONNX Runtime (its graph) and on torch, interleaved, with the same inputs; the table gives both times, the
 torch speed-up, the largest logit difference, and the engine dialeval's ONNX route picks
-(:meth:`dialeval.models.onnx_lm.OnnxCausalLM.engine`: more than ``TORCH_ATTENTION_CELLS`` =
+(:meth:`dialeval.models.onnx_lm.OnnxCausalLM.engine`: more than ``torch_attention_cells()`` =
 width × (past + width) attention cells per row runs on torch).
 ONNX Runtime's exported attention writes every score out, so its cost grows with that product faster than
 torch's fused attention does. Writes docs/results/benchmarks/lm_attention_route.<CPU kind>.json.
@@ -48,6 +48,10 @@ def feed_of(runner: onnx_lm.OnnxCausalLM, rows: int, width: int, past: int) -> t
     return "last", feed
 
 
+def threshold_text(limit: int | None) -> str:
+    return "none: every pass on ONNX Runtime" if limit is None else f"{limit:,} attention cells per row"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -75,7 +79,7 @@ def main() -> int:
     print(table(["rows", "width", "past", "cells", "ORT s", "torch s", "torch speed-up", "max diff", "runs"], lines))
     picked_ok = sum((r["torch speed-up"] >= 1) == (r["dialeval runs"] == "torch") for r in records)
     summary = (f"the engine dialeval picks is the faster one in {picked_ok} of {len(records)} cases "
-               f"(threshold {onnx_lm.TORCH_ATTENTION_CELLS:,} attention cells per row)")
+               f"(threshold {threshold_text(onnx_lm.torch_attention_cells())})")
     print(summary)
     write_result(args.result, script="lm_attention_route.py", title="Language-model passes: ONNX Runtime or torch",
                  command=f"python benchmarks/lm_attention_route.py --threads {args.threads} --repeats {args.repeats}",

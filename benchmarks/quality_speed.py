@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     from dialeval.full.full_followup import compute_full_inputs
     from dialeval.models.encoders import default_encoder_path
     from dialeval.relevance.core import compute_context_relevance
+    from dialeval.relevance.corpus import dailydialog_test_pairs
     from dialeval.relevance.evaluator import compute_learned_quality
-    from dialeval.relevance.proxies import dailydialog_test_pairs
 
     torch.set_num_threads(args.threads)
     machine = machine_line(args.threads)

@@ -398,6 +398,7 @@ def test_the_model_cards_reproduction_row_is_its_retrain_file():
     keys = [t for t in retrain["worst_tensors"] if "key.bias" in t["tensor"]]
     assert f"within {others[0]['relative']:.1e} of its largest value" in row
     assert f"up to {100 * max(t['relative'] for t in keys):.1f} %" in row
+    assert f"torch {retrain['torch'].split('+')[0]}, {round(retrain['train_seconds']):,} s" in row
     for name in ("rival", "context"):
         shipped = json.loads((results / f"learned_quality_{name}_proxy.json").read_text(encoding="utf-8"))
         again = json.loads((results / f"learned_quality_{name}_proxy_retrain.json").read_text(encoding="utf-8"))
@@ -419,19 +420,39 @@ def test_tensor_differences_by_hand():
 
 
 def test_the_compare_script_never_writes_over_a_file_it_did_not_write(tmp_path, capsys):
+    import shutil
+
+    from dialeval.relevance.evaluator import default_weights
+
     compare = _script("learned_quality_compare_weights")
-    (tmp_path / "w").mkdir()
-    (tmp_path / "data").mkdir()
-    (tmp_path / "w" / "evaluator.safetensors").write_bytes(b"")
+    weights = tmp_path / "w"
+    shutil.copytree(default_weights(), weights)
+    (tmp_path / "data" / "dailydialog").mkdir(parents=True)
+    (tmp_path / "data" / "dailydialog" / "test.json").write_text("[]")
+    (tmp_path / "empty").mkdir()
     foreign = tmp_path / "notes.json"
     foreign.write_text('{"command": "something else"}')
     for args, said in ((["--out", str(foreign)], "this script did not write it"),
-                       (["--out", str(tmp_path / "w" / "o.json")], "--out"),
-                       (["--weights", str(tmp_path)], "no evaluator.safetensors")):
-        argv = ["--data-dir", str(tmp_path / "data"), "--weights", str(tmp_path / "w"), *args]
+                       (["--out", str(weights / "o.json")], "--out"),
+                       (["--weights", str(tmp_path / "empty")], "pass a folder `dialeval train-evaluator` wrote"),
+                       (["--data-dir", str(tmp_path / "empty")], "no dailydialog/test.json")):
+        argv = ["--data-dir", str(tmp_path / "data"), "--weights", str(weights), *args]
         with pytest.raises(SystemExit) as caught:
             compare.main(argv)
         assert caught.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert said in err, err
     assert foreign.read_text() == '{"command": "something else"}'
+
+
+def test_dailydialog_test_pairs_by_hand(tmp_path):
+    from dialeval.relevance.corpus import dailydialog_test_pairs
+
+    (tmp_path / "dailydialog").mkdir()
+    (tmp_path / "dailydialog" / "test.json").write_text(json.dumps(
+        [{"dialogue": [{"text": "a"}, {"text": "b"}, {"text": "c"}]}, {"dialogue": [{"text": "d"}, {"text": "e"}]}]))
+    assert dailydialog_test_pairs(tmp_path, 10) == ([["a"], ["a", "b"], ["d"]], ["b", "c", "e"])
+    assert dailydialog_test_pairs(tmp_path, 2) == ([["a"], ["a", "b"]], ["b", "c"])
+    (tmp_path / "dailydialog" / "test.json").write_text('{"not": "a list"}')
+    with pytest.raises(ValueError, match="JSON array"):
+        dailydialog_test_pairs(tmp_path, 1)

@@ -119,13 +119,28 @@ def test_export_graphs_exports_what_the_first_request_would(tiny_lm):
 
 
 def test_each_kinds_threshold_sends_every_measured_pass_to_its_faster_engine():
-    """The per-kind thresholds against their measurement: every pass of the kind's result file runs on the engine
-    that was faster there, or on one within 5 % of it (the rounds' noise)."""
+    """Every CPU kind's threshold against its measurement: every pass of each ``lm_attention_route.<kind>.json``
+    runs on the engine that was faster there, or on one within 5 % of it (the rounds' noise), under the threshold
+    that kind gets (a kind's own entry, else the default)."""
     results = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks"
-    for kind, threshold in onnx_lm.TORCH_ATTENTION_CELLS_BY_KIND.items():
-        rows = json.loads((results / f"lm_attention_route.{kind}.json").read_text(encoding="utf-8"))["rows"]
+    files = sorted(results.glob("lm_attention_route.*.json"))
+    assert {f.name.split(".")[1] for f in files} >= {"amx", "avx2", "avx512-bf16"}
+    for path in files:
+        kind = path.name.split(".")[1]
+        limit = onnx_lm.torch_attention_cells(kind)
+        rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
         assert len(rows) >= 10, kind
         for row in rows:
-            on_torch = row["cells per row"] > threshold
+            on_torch = limit is not None and row["cells per row"] > limit
             speedup = row["torch speed-up"]  # ONNX Runtime seconds / torch seconds
-            assert (speedup >= 0.95) if on_torch else (speedup <= 1.05), (kind, row)
+            assert (speedup >= 0.95) if on_torch else (speedup <= 1.05), (kind, limit, row)
+
+
+def test_the_threshold_follows_the_cpu_kind_at_each_call(monkeypatch):
+    from dialeval.models import cpu
+
+    for kind in ("avx2", "avx512-bf16", "amx", "other"):
+        monkeypatch.setattr(cpu, "cpu_kind", lambda kind=kind: cpu.CpuKind(kind, False))
+        assert onnx_lm.torch_attention_cells() == onnx_lm.torch_attention_cells(kind)
+    assert onnx_lm.torch_attention_cells("avx2") > onnx_lm.torch_attention_cells("amx")
+    assert onnx_lm.torch_attention_cells("avx512-bf16") is None

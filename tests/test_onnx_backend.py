@@ -220,19 +220,20 @@ def test_full_causal_lm_on_onnx_runtime_matches_torch(tmp_path):
 
 
 @pytest.mark.onnx
-@pytest.mark.parametrize("kind", ["avx2", "avx512", "avx512-bf16", "amx", "other"])
-def test_full_seq2seq_on_onnx_runtime_matches_torch_and_the_default_is_torch_on_every_cpu_kind(tmp_path, monkeypatch,
-                                                                                             kind):
+def test_full_seq2seq_on_onnx_runtime_matches_torch_and_the_default_is_torch_on_every_cpu_kind(tmp_path, monkeypatch):
     """backend=None: torch for a seq2seq LM on every CPU kind (benchmarks/full_followup.py measured torch ahead on
-    avx2, avx512-bf16 and amx); a causal LM keeps ONNX Runtime on every kind; the two backends give the same
-    scores."""
-    default = "torch"
+    avx2, avx512-bf16 and amx), ONNX Runtime for a causal LM; the two backends give the same scores."""
     import dialeval
     from dialeval.models import cpu
     from dialeval.models.lm import load_lm
+    from dialeval.models.onnx_backend import seq2seq_prefers_torch
     from dialeval.testing.blenderbot import build_tiny_blenderbot, build_tiny_causal_lm
 
-    monkeypatch.setattr(cpu, "cpu_kind", lambda: cpu.CpuKind(kind, kind in ("avx512-bf16", "amx")))
+    for kind in ("avx2", "avx512", "avx512-bf16", "amx", "other"):
+        monkeypatch.setattr(cpu, "cpu_kind", lambda kind=kind: cpu.CpuKind(kind, False))
+        assert seq2seq_prefers_torch("seq2seq", "cpu") and not seq2seq_prefers_torch("causal", "cpu")
+    monkeypatch.undo()
+    default = "torch"
     path = str(build_tiny_blenderbot(tmp_path / "bb"))
     assert load_lm(path).backend == default
     assert load_lm(path, backend="onnx").backend == "onnx"  # a named backend is what runs

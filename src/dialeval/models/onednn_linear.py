@@ -3,11 +3,11 @@
 torch's fp32 ``nn.Linear`` on a CPU calls MKL's sgemm, which picks its fastest kernels by CPU vendor; oneDNN's fp32
 kernels, which torch also ships (``torch.ops.mkldnn._linear_pointwise``), pick theirs by the instruction-set flags.
 On the AMD EPYC (Zen 4, avx512-bf16) ``benchmarks/fp32_engines.py`` measured, oneDNN's product was faster on most of
-SmolLM2's and MiniLM's linear shapes and slower on small 64-row ones, and the judge's and FULL's token-tree routes
-ran a few per cent faster whole (``docs/results/benchmarks/fp32_engines.avx512-bf16.json``). On an AVX2-only AMD
-EPYC (Zen 3) the same benchmark had oneDNN slower whole: the judge's route 0.90× and FULL's 0.98× MKL's speed
-(``fp32_engines.avx2.json``), so AVX2 keeps torch's product. So on an AMD CPU with
-AVX-512 (the kinds ``avx512``, ``avx512-bf16``) the plain fp32 ``nn.Linear``
+SmolLM2's and MiniLM's linear shapes and slower on small 64-row ones, and both LM token-tree routes ran a few per
+cent faster whole (``docs/results/benchmarks/fp32_engines.avx512-bf16.json``). On an AVX2-only AMD EPYC (Zen 3) the
+same benchmark had oneDNN slower on both routes whole (0.90× and 0.98× MKL's speed, ``fp32_engines.avx2.json``),
+so AVX2 keeps torch's product. On an AMD CPU with AVX-512 (the kinds ``avx512``, ``avx512-bf16``) the plain fp32
+``nn.Linear``
 modules of a model :func:`dialeval.models.bf16_matmul.placed` puts on the CPU (the LM of FULL and the LLM judge,
 the NLI classifier, BERTScore's encoder, sentence-transformers and last-token encoders on torch) become
 :class:`OneDnnLinear`: the same module and weights, its product

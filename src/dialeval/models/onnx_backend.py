@@ -75,7 +75,7 @@ def check_backend_name(backend: Any) -> None:
 def seq2seq_prefers_torch(kind: str, device: Any) -> bool:
     """Whether ``backend=None`` runs an LM of ``kind`` (``"causal"``/``"seq2seq"``) on torch on ``device``: a seq2seq
     LM on a CPU does, on every CPU kind (elsewhere :func:`resolve_backend` decides). The ONNX decoder graph
-    recomputes the history's cross-attention keys/values for every follow-up, and FULL's compat benchmark measured
+    recomputes the history's cross-attention keys/values for every follow-up, and the seq2seq compat benchmark measured
     torch ahead on every kind it ran on: 1.51× on AVX2 (an AMD EPYC, Zen 3), and ahead on avx512-bf16 and amx too
     (its result files, one per CPU kind). ``backend="onnx"`` still asks for ONNX Runtime."""
     return kind == "seq2seq" and _device_type(device) == "cpu"

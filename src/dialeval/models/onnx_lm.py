@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.models.cpu import cpu_kind
+from dialeval.models import cpu
 from dialeval.models.onnx_backend import OnnxRunner, onnx_runner
 
 
@@ -62,21 +62,34 @@ def causal_modules(model: Any) -> tuple[Any, Any]:
     return Prefix().eval(), Continuation().eval(), Continuation("last").eval(), Continuation("extend").eval()
 
 
-#: Per CPU kind, where ``benchmarks/lm_attention_route.py`` moved the crossover: on AVX2 (an AMD EPYC, Zen 3) ONNX
-#: Runtime led every pass up to 262,144 cells per row (torch 0.93–0.97× past 100,000) and torch first led at about a
-#: million (1.02×; ``docs/results/benchmarks/lm_attention_route.avx2.json``).
-TORCH_ATTENTION_CELLS_BY_KIND = {"avx2": 1_000_000}
 #: A pass whose rows each attend over more than this many cells (query tokens × (past + query) keys) runs on
 #: the torch model the graphs were exported from: ONNX Runtime's exported attention writes every score out,
-#: torch's fused attention does not, so long rows run faster there (``benchmarks/lm_attention_route.py``; 100,000
-#: where the CPU kind has no entry in :data:`TORCH_ATTENTION_CELLS_BY_KIND`).
-TORCH_ATTENTION_CELLS = TORCH_ATTENTION_CELLS_BY_KIND.get(cpu_kind().name, 100_000)
+#: torch's fused attention does not, so long rows can run faster there (``benchmarks/lm_attention_route.py``; on
+#: amx torch led from 117,900 cells per row, 1.08×).
+DEFAULT_TORCH_ATTENTION_CELLS = 100_000
+#: Per CPU kind, where the benchmark put the crossover elsewhere (``docs/results/benchmarks/lm_attention_route.
+#: <kind>.json``). avx2: ONNX Runtime led every pass up to 262,144 cells per row (torch 0.96× at 117,900 and 262,144)
+#: and torch led at 1,093,000 (1.03×); the crossover between those sizes is not measured. avx512-bf16: torch was
+#: slower on every pass measured (0.07–0.41×, up to 1,093,000 cells; measured before fp32 products there went
+#: through oneDNN), so ``None``: ONNX Runtime runs every pass.
+TORCH_ATTENTION_CELLS_BY_KIND: dict[str, int | None] = {"avx2": 1_000_000, "avx512-bf16": None}
+#: An override of both (tests set it); ``None`` reads the CPU kind.
+TORCH_ATTENTION_CELLS: int | None = None
+
+
+def torch_attention_cells(kind: str | None = None) -> int | None:
+    """The cells per row above which a pass runs on torch on CPU kind ``kind`` (default: this machine's, read at
+    each call), ``None`` when every pass stays on ONNX Runtime; :data:`TORCH_ATTENTION_CELLS` overrides it."""
+    if TORCH_ATTENTION_CELLS is not None:
+        return TORCH_ATTENTION_CELLS
+    name = kind if kind is not None else cpu.cpu_kind().name
+    return TORCH_ATTENTION_CELLS_BY_KIND.get(name, DEFAULT_TORCH_ATTENTION_CELLS)
 
 
 class OnnxCausalLM:
     """A causal LM on ONNX Runtime: ``prefix(ids, mask, positions) -> (last logits, past)``, and after a ``past``
     the ``last``, ``extend`` and ``packed`` graphs (numpy; each exported on first use). In fp32, a pass over long rows
-    (:data:`TORCH_ATTENTION_CELLS`) runs the same module on torch instead, numpy in and out."""
+    (:func:`torch_attention_cells`) runs the same module on torch instead, numpy in and out."""
 
     def __init__(self, model: Any, name: str, backend: str, device: Any = "cpu") -> None:
         import torch
@@ -102,8 +115,9 @@ class OnnxCausalLM:
 
     def engine(self, width: int, past: int = 0) -> str:
         """``"torch"`` for a pass of ``width`` new tokens per row after ``past`` cached ones whose rows attend over
-        more than :data:`TORCH_ATTENTION_CELLS` cells (fp32 graphs only), else ``"onnxruntime"``."""
-        long = width * (past + width) > TORCH_ATTENTION_CELLS
+        more than :func:`torch_attention_cells` cells (fp32 graphs only), else ``"onnxruntime"``."""
+        limit = torch_attention_cells()
+        long = limit is not None and width * (past + width) > limit
         return "torch" if self._backend == "onnx" and long else "onnxruntime"
 
     def run(self, mode: str, feed: dict[str, Any], engine: str | None = None) -> list[np.ndarray]:

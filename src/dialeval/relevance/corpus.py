@@ -74,6 +74,17 @@ def read_split_file(path: Path) -> list[list[str]]:
     return out
 
 
+
+def dailydialog_test_pairs(data_dir: str | os.PathLike, limit: int) -> tuple[list[list[str]], list[str]]:
+    """The first ``limit`` (context so far, next turn) pairs of DailyDialog test (``dailydialog/test.json`` under
+    ``data_dir``, read by :func:`read_split_file`), dialogue by dialogue: unlabelled text, no rating read."""
+    contexts, responses = [], []
+    for turns in read_split_file(Path(data_dir) / "dailydialog" / SPLIT_FILES["test"]):
+        for i in range(1, len(turns)):
+            contexts.append(turns[:i])
+            responses.append(turns[i])
+    return contexts[:limit], responses[:limit]
+
 def load_corpus(data_dir: str | os.PathLike, *, max_dialogues: int | None = None) -> DialogueCorpus:
     """DailyDialog's training dialogues (without those overlapping validation or test) and its validation
     dialogues, from ``data_dir`` (the ``dailydialog`` folder, or the folder above it)."""

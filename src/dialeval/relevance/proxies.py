@@ -76,16 +76,3 @@ def proxy_main(argv: list[str] | None, *, doc: str, out: Path, script: str, data
     atomic_write_json(target, result)
     print("\n".join([*lines, f"wrote {target}"]))
     return 0
-
-
-def dailydialog_test_pairs(data_dir: str | Path, limit: int) -> tuple[list[list[str]], list[str]]:
-    """The first ``limit`` (context so far, next turn) pairs of DailyDialog test (``dailydialog/test.json`` under
-    ``data_dir``), dialogue by dialogue: unlabelled text, no rating read."""
-    dialogues = json.loads((Path(data_dir) / "dailydialog" / "test.json").read_text(encoding="utf-8"))
-    contexts, responses = [], []
-    for dialogue in dialogues:
-        turns = [t["text"] for t in dialogue["dialogue"]]
-        for i in range(1, len(turns)):
-            contexts.append(turns[:i])
-            responses.append(turns[i])
-    return contexts[:limit], responses[:limit]
