@@ -14,26 +14,21 @@ own record; other weights need ``--out``. A file this script did not write is ne
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import shlex
 from pathlib import Path
 
 import numpy as np
-from safetensors.numpy import load_file
 from scipy.stats import spearmanr
 
 from dialeval.io.files import atomic_write_json, check_output_path
 from dialeval.models.cpu import cpu_kind
 from dialeval.relevance.corpus import dailydialog_test_pairs
-from dialeval.relevance.evaluator import compute_learned_quality
+from dialeval.relevance.evaluator import compute_learned_quality, default_weights, read_delta
 from dialeval.relevance.proxies import written_by
 from dialeval.relevance.training import TrainConfig, config_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "python scripts/learned_quality_compare_weights.py"
-SHIPPED = ROOT / "src" / "dialeval" / "resources" / "learned_quality"
-FILE = "evaluator.safetensors"
 
 
 def tensor_differences(shipped: dict[str, np.ndarray], other: dict[str, np.ndarray]) -> list[dict[str, object]]:
@@ -46,8 +41,9 @@ def tensor_differences(shipped: dict[str, np.ndarray], other: dict[str, np.ndarr
         if a64.shape != b64.shape:
             raise ValueError(f"tensor {name}: shape {b64.shape}, shipped {a64.shape}")
         diff, scale = float(np.max(np.abs(a64 - b64), initial=0.0)), float(np.max(np.abs(a64), initial=0.0))
-        rows.append({"tensor": name, "max_abs_diff": diff, "max_abs_value": scale,
-                     "relative": diff / scale if scale else (float("inf") if diff else 0.0), "identical": bool(np.array_equal(a, other[name]))})
+        relative = diff / scale if scale else (float("inf") if diff else 0.0)
+        rows.append({"tensor": name, "max_abs_diff": diff, "max_abs_value": scale, "relative": relative,
+                     "identical": bool(np.array_equal(a, other[name]))})
     return sorted(rows, key=lambda r: -float(r["relative"]))
 
 
@@ -59,7 +55,7 @@ def target(ap: argparse.ArgumentParser, args: argparse.Namespace, meta: dict) ->
                  "default record is the documented command's)")
     out = args.out or ROOT / "docs" / "results" / f"learned_quality_retrain.{cpu_kind().name}.json"
     try:
-        out = check_output_path(out, inputs=[args.data_dir, args.weights, SHIPPED], option="--out")
+        out = check_output_path(out, inputs=[args.data_dir, args.weights, default_weights()], option="--out")
     except (OSError, ValueError) as exc:
         ap.error(str(exc))
     if not written_by(out, SCRIPT):
@@ -76,10 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not (args.data_dir / "dailydialog" / "test.json").is_file():
         ap.error(f"--data-dir {args.data_dir}: no dailydialog/test.json there; give the shared data folder")
-    try:
-        meta = json.loads((args.weights / "evaluator.json").read_text(encoding="utf-8"))
-        rows = tensor_differences(load_file(SHIPPED / FILE), load_file(args.weights / FILE))
-    except (OSError, ValueError, json.JSONDecodeError) as exc:
+    try:  # read_delta verifies each file's checksum and keeps the read for the scoring below
+        shipped_tensors, _, shipped_digest = read_delta(default_weights())
+        tensors, meta, digest = read_delta(args.weights)
+        rows = tensor_differences(shipped_tensors, tensors)
+    except (OSError, ValueError) as exc:
         ap.error(f"--weights {args.weights}: {exc}; pass a folder `dialeval train-evaluator` wrote")
     out = target(ap, args, meta)
     contexts, responses = dailydialog_test_pairs(args.data_dir, 1000)
@@ -90,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": f"{SCRIPT} --data-dir {shlex.quote(str(args.data_dir))} --weights DIR"
                    + (f" --out {shlex.quote(str(args.out))}" if args.out else ""),
         "cpu_kind": cpu_kind().name, "train_seconds": meta.get("train_seconds"), "torch": meta.get("torch"),
-        "sha256_retrained": hashlib.sha256((args.weights / FILE).read_bytes()).hexdigest(),
-        "sha256_shipped": hashlib.sha256((SHIPPED / FILE).read_bytes()).hexdigest(),
+        "sha256_retrained": digest, "sha256_shipped": shipped_digest,
         "tensors": len(rows), "identical_tensors": sum(bool(r["identical"]) for r in rows),
         "pairs": len(responses), "max_abs_score_diff": float(delta.max()), "mean_abs_score_diff": float(delta.mean()),
         "spearman": float(spearmanr(shipped, retrained)[0]), "worst_tensors": rows[:8],

@@ -4,9 +4,10 @@ refusal from the plan for the options listed in REFUSED (issue 35: DialGen on Ra
 
 Every Ray job costs seconds (a job on the cluster: 4–20 s on 2 shared cores; on model actors a new process loads
 the model), so each metric runs one job per *round*: round i sets the i-th non-default value of every option at
-once, so every value is still set in one job compared with one process (an option read only under another, such as
-FULL's ``lookback`` under ``compat``, is set where it has no effect); the options in SOLO change how the others are read (compat mode, a
-chat template, seeds) and get a job of their own, as do the options the plan refuses (REFUSED).
+once, so every value is still set in one job compared with one process (an option read only under another, such
+as FULL's ``lookback`` under ``compat``, is set where it has no effect); the options in SOLO change how the others
+are read (compat mode, a chat template, seeds) and get a job of their own, as do the options the plan refuses
+(REFUSED).
 """
 
 from __future__ import annotations

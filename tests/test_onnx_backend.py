@@ -233,9 +233,8 @@ def test_full_seq2seq_on_onnx_runtime_matches_torch_and_the_default_is_torch_on_
         monkeypatch.setattr(cpu, "cpu_kind", lambda kind=kind: cpu.CpuKind(kind, False))
         assert seq2seq_prefers_torch("seq2seq", "cpu") and not seq2seq_prefers_torch("causal", "cpu")
     monkeypatch.undo()
-    default = "torch"
     path = str(build_tiny_blenderbot(tmp_path / "bb"))
-    assert load_lm(path).backend == default
+    assert load_lm(path).backend == "torch"
     assert load_lm(path, backend="onnx").backend == "onnx"  # a named backend is what runs
     assert load_lm(str(build_tiny_causal_lm(tmp_path / "llama"))).backend == "onnx"
     metric = dialeval.load("full_followup", "dialog")
@@ -247,7 +246,7 @@ def test_full_seq2seq_on_onnx_runtime_matches_torch_and_the_default_is_torch_on_
     assert ref.shape == (2, 5) and np.isfinite(ref).all() and np.ptp(ref) > 0
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=0)
     assert parse_signature(out["onnx"]["signature"])["backend"] == "onnx"
-    assert parse_signature(metric.compute(dialogues=dialogues, model=path)["signature"])["backend"] == default
+    assert parse_signature(metric.compute(dialogues=dialogues, model=path)["signature"])["backend"] == "torch"
 
 
 @pytest.mark.gpu

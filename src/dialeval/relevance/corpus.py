@@ -74,7 +74,6 @@ def read_split_file(path: Path) -> list[list[str]]:
     return out
 
 
-
 def dailydialog_test_pairs(data_dir: str | os.PathLike, limit: int) -> tuple[list[list[str]], list[str]]:
     """The first ``limit`` (context so far, next turn) pairs of DailyDialog test (``dailydialog/test.json`` under
     ``data_dir``, read by :func:`read_split_file`), dialogue by dialogue: unlabelled text, no rating read."""
@@ -84,6 +83,7 @@ def dailydialog_test_pairs(data_dir: str | os.PathLike, limit: int) -> tuple[lis
             contexts.append(turns[:i])
             responses.append(turns[i])
     return contexts[:limit], responses[:limit]
+
 
 def load_corpus(data_dir: str | os.PathLike, *, max_dialogues: int | None = None) -> DialogueCorpus:
     """DailyDialog's training dialogues (without those overlapping validation or test) and its validation
