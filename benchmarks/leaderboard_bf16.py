@@ -21,7 +21,7 @@ option (lexical metrics, stored columns) run the same route twice: their times a
 and their correlations are checked like the others'. Per correlation row (every statistic the board writes, item
 and system level): both values, |Δ|, the fp32 interval's width, and whether |Δ| < 0.005 and |Δ| < width / 10.
 
-Writes ``docs/results/benchmarks/leaderboard_bf16.json`` for the whole board (``--json PATH``; a slice writes none
+Writes ``docs/results/benchmarks/leaderboard_bf16.<CPU kind>.json`` for the whole board (``--json PATH``; a slice writes none
 unless given one). Refused in one line on a CPU without native bf16 (neither avx512_bf16 nor AMX).
 """
 
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, offline, table, write_result  # noqa: E402
+from _common import offline, result_file, table, write_result  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BOARD_META = REPO / "docs" / "results" / "leaderboard.meta.json"
@@ -310,7 +310,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argpars
     ap.add_argument("--seed", type=int, default=0, help="bootstrap seed (the board's: 0)")
     ap.add_argument("--repeats", type=int, default=2, help="rounds of the whole board; each unit keeps its fastest "
                     "time (default 2)")
-    ap.add_argument("--json", default=None, help="result file (default: docs/results/benchmarks/leaderboard_bf16.json "
+    ap.add_argument("--json", default=None, help="result file (default: docs/results/benchmarks/leaderboard_bf16.<CPU kind>.json "
                     "for the whole board, none for a slice; - for none)")
     args = ap.parse_args(argv)
     if args.threads < 1 or args.repeats < 1:
@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{line}\nwall {total:.0f} s (fp32 builds {wall['fp32']:.0f} s, bf16 builds {wall['bf16']:.0f} s); "
           f"{load_text}", flush=True)
     whole = not (args.dataset or args.metric or args.max_rows)
-    path = args.json or (str(RESULTS / "leaderboard_bf16.json") if whole else "-")
+    path = args.json or (str(result_file("leaderboard_bf16")) if whole else "-")
     if path != "-":
         board_command = json.loads(BOARD_META.read_text(encoding="utf-8"))["command"]
         publish(path, args, {"units": units, "summary": summary, "line": line, "loads": loads, "rows": rows,

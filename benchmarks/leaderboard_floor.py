@@ -26,11 +26,12 @@ and their floor is their other time (BERTScore's encoder has no floor model: it 
 
 ``--dtype bf16`` prices ``dialeval leaderboard --dtype bf16``: every metric with a ``dtype`` option runs in bf16
 (:func:`dialeval.meta.dtypes.with_dtype`) and the LM floor is taken at the bf16 GEMM peak (torch's; refused on a
-CPU without avx512_bf16 or AMX); its table goes to ``leaderboard_floor_bf16.json``.
+CPU without avx512_bf16 or AMX); its table goes to ``leaderboard_floor_bf16.<CPU kind>.json``.
 
 ``--sample N`` runs every unit's real default route on its first N rows, interleaved with the recording run
 (``--repeats`` rounds, the fastest of each kept), and prints route s, floor s and their ratio per unit, the
-worst unit, and writes ``--json`` (default ``docs/results/benchmarks/leaderboard_floor.json``).
+worst unit, and writes ``--json`` (default ``docs/results/benchmarks/leaderboard_floor.<CPU kind>.json``, the kind
+this machine's, so one kind's run never overwrites another's).
 """
 
 from __future__ import annotations
@@ -47,7 +48,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine as cpu_machine  # noqa: E402
-from _common import machine_line, non_embedding_params, offline, printed_matmul_peaks, table  # noqa: E402
+from _common import (  # noqa: E402
+    machine_line,
+    non_embedding_params,
+    offline,
+    printed_matmul_peaks,
+    result_file,
+    table,
+)
 
 offline()
 
@@ -138,7 +146,6 @@ def unit_flops(calls: list[tuple[list[tuple[int, ...]], int]], shape: dict[str, 
 
 
 NO_FLOOR_MODEL = {"bertscore"}  #: metrics whose model work has no FLOP model here: measured, as other time
-DEFAULT_JSON = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmarks" / "leaderboard_floor.json"
 OPTIONS: dict[str, dict[str, Any]] = {}  #: each metric's options in this run (``--dtype bf16``: its dtype)
 
 
@@ -236,7 +243,8 @@ def main() -> int:
     ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"],
                     help="price `dialeval leaderboard --dtype DTYPE` (bf16: CPUs with avx512_bf16 or AMX)")
     ap.add_argument("--json", default=None, help="where the --sample table is written (default "
-                    "docs/results/benchmarks/leaderboard_floor.json, leaderboard_floor_bf16.json for --dtype bf16)")
+                    "docs/results/benchmarks/leaderboard_floor.<CPU kind>.json, leaderboard_floor_bf16.<CPU kind>.json for "
+                    "--dtype bf16)")
     ap.add_argument("--scores-out", help="also write every unit's unrounded scores here (exactness checks)")
     args = ap.parse_args()
     root = Path(args.data_dir).expanduser()
@@ -244,7 +252,7 @@ def main() -> int:
         ap.error(f"--data-dir {str(root)!r} is not a folder; give ../shared/data.")
     if args.threads < 1 or args.sample < 0 or args.repeats < 1:
         ap.error("--threads and --repeats must be ≥ 1 and --sample ≥ 0.")
-    args.json = args.json or str(DEFAULT_JSON.with_name(f"leaderboard_floor{'_bf16' if args.dtype == 'bf16' else ''}.json"))
+    args.json = args.json or str(result_file("leaderboard_floor_bf16" if args.dtype == "bf16" else "leaderboard_floor"))
     torch.set_num_threads(args.threads)
     machine = machine_line(args.threads)
     print(machine, flush=True)

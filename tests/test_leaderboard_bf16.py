@@ -156,7 +156,7 @@ def test_refused_in_one_line_where_the_cpu_has_no_native_bf16(tmp_path, monkeypa
 
 REPO = PATH.parents[1]
 PAGE = REPO / "docs" / "meta_evaluation.md"
-RESULT = REPO / "docs" / "results" / "benchmarks" / "leaderboard_bf16.json"
+RESULT = REPO / "docs" / "results" / "benchmarks" / "leaderboard_bf16.avx512-bf16.json"
 
 
 def _cells(line):
@@ -182,7 +182,7 @@ def test_the_meta_evaluation_page_shows_the_result_file():
 
     text = PAGE.read_text(encoding="utf-8")
     assert sitegen.render_regions(text) == text, "docs/meta_evaluation.md: run python tools/sitegen.py readme"
-    region = re.search(r"<!-- generated:benchmark-leaderboard_bf16 -->\n(.*?)<!-- /generated -->", text, re.S).group(1)
+    region = re.search(r"<!-- generated:benchmark-leaderboard_bf16.avx512-bf16 -->\n(.*?)<!-- /generated -->", text, re.S).group(1)
     result = json.loads(RESULT.read_text(encoding="utf-8"))
     assert f"`{result['command']}`" in region and " ".join(result["summary"].split()) in " ".join(region.split())
     lines = [line for line in region.splitlines() if line.startswith("|")]
