@@ -17,7 +17,8 @@ joining the cluster happen before the clock starts); every mode starts from the 
 
 Printed: one table row per (metric, rows) with the three wall times, Ray / one process, and the per-row
 cost of dialeval over the floor in µs; ``same`` is exact equality of the results (Sem-Ent: label agreement).
-Quote ``cat /proc/loadavg`` with the numbers: the machine may be shared.
+The table goes to ``docs/results/benchmarks/distributed.<CPU kind>.json`` (``--out PATH``; ``-`` for none) with
+the machine, its load average before and after, and the command.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import result_file, write_result  # noqa: E402
 
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
             "HF_HUB_OFFLINE": "1",
@@ -175,13 +179,15 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="cluster CPUs (lexical tasks / Sem-Ent actors)")
     ap.add_argument("--metrics", nargs="*", default=["distinct_n", "lexical"],
                     help="lexical metrics to time; 'lexical' = all three in one call")
-    ap.add_argument("--out", default=None, help="also write the table as JSON here")
+    ap.add_argument("--out", default=None, help="result file (default docs/results/benchmarks/distributed.<CPU "
+                    "kind>.json; '-': none)")
     args = ap.parse_args()
     sizes = args.sizes or ([20_000, 100_000] if args.quick else [100_000, 1_000_000])
     sem_n = args.sem_ent_size if args.sem_ent_size is not None else (2_000 if args.quick else 20_000)
     address, temp = start_cluster(args.workers)
     rows_out = []
-    print(f"load average before: {Path('/proc/loadavg').read_text().split()[:3]}", flush=True)
+    load_before = ", ".join(Path("/proc/loadavg").read_text().split()[:3])
+    print(f"load average before: {load_before}", flush=True)
     print(HEADER, flush=True)
     try:
         with tempfile.TemporaryDirectory() as work:
@@ -203,8 +209,31 @@ def main() -> None:
     finally:
         stop_cluster(temp)
     print(f"load average after: {Path('/proc/loadavg').read_text().split()[:3]}", flush=True)
-    if args.out:
-        Path(args.out).write_text(json.dumps(rows_out, indent=2) + "\n", encoding="utf-8")
+    if args.out != "-":
+        write_table(args.out or str(result_file("distributed")), rows_out, load_before, args.workers)
+
+
+def write_table(path: str, rows: list[dict], load_before: str, workers: int) -> None:
+    """The result file: the rows, Ray / one process at the largest lexical size in the summary."""
+    top = max((r["rows"] for r in rows if r["metric"] != "sem_ent labels"), default=None)
+    ratios = [f"{r['metric']} {r['ray_over_local']:.2f}×" for r in rows if r["rows"] == top]
+    summary = (f"Ray / one process at {top:,} rows: {', '.join(ratios)}" if top else "no lexical rows") + "; " + (
+        "every result identical to one process" if all(r["same"] in (True, 1.0) for r in rows)
+        else "results differ: see the 'same' column")
+    write_result(path, script="benchmarks/distributed.py", title="Ray Data against one process",
+                 command=" ".join(["python benchmarks/distributed.py", *sys.argv[1:]]), threads=None,
+                 summary=summary, machine_text=f"{workers}-CPU local Ray cluster on loopback; load average "
+                 f"{load_before} before", rows=[table_row(r) for r in rows],
+                 note="Each time is one run in a fresh process (imports and joining the cluster before the clock). "
+                 "The floor is read_parquet(...).map_batches(no-op) on the same cluster: a Ray job's fixed cost. "
+                 "Lexical 'same' is exact equality; Sem-Ent's is the share of equal cluster labels.")
+
+
+def table_row(r: dict) -> dict:
+    return {"metric": r["metric"], "rows": r["rows"], "one process s": r["local_s"],
+            "one process compute s": r["local_compute_s"], "dialeval on Ray s": r["ray_s"],
+            "Ray Data floor s": r["floor_s"], "Ray / one process": r["ray_over_local"],
+            "µs per row over the floor": r["us_per_row_over_floor"], "same": r["same"]}
 
 
 HEADER = (f"{'metric':<16}{'rows':>9}{'one proc s':>12}{'(compute)':>11}{'Ray s':>9}{'floor s':>9}"

@@ -405,3 +405,16 @@ def test_the_learned_quality_cards_prose_numbers_are_the_quality_boards():
     fluency = "holistic_pang2020/fluency"
     assert (f"Holistic fluency {rho('learned_quality_usl_h', fluency):.3f} against "
             f"{rho('learned_quality', fluency):.3f}") in card
+
+
+def test_the_scale_out_pages_ray_ratios_are_the_result_files():
+    """The Ray speed sentence of docs/scale_out.md: its link names the result file's section, and each ratio it
+    quotes at a million rows is that file's Ray / one process."""
+    text = " ".join((REPO / "docs" / "scale_out.md").read_text(encoding="utf-8").split())
+    result = json.loads((RESULTS / "benchmarks" / "distributed.avx512-bf16.json").read_text(encoding="utf-8"))
+    assert "benchmarks.md#ray-data-against-one-process-cpu-kind-avx512-bf16" in text
+    assert f"`{result['command']}`" in text
+    ratio = {r["metric"]: r["Ray / one process"] for r in result["rows"] if r["rows"] == 1_000_000}
+    quoted = re.search(r"Distinct-n on Ray took (\d+\.\d+)× .*? in one call (\d+\.\d+)× the time", text)
+    assert quoted and [float(q) for q in quoted.groups()] == [ratio["distinct_n"], ratio["lexical"]]
+    assert all(r["same"] in (True, 1.0) for r in result["rows"]) and "identical to one process" in text
