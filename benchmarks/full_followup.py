@@ -294,6 +294,7 @@ def causal_main(args) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _common import interleaved, machine_line, matmul_peak, route_records, table
     from onnx_peer.driver import PeerProcess, available
+    from transformers import AutoModelForCausalLM
 
     from dialeval.full.scorer import FollowupScorer, full_scores
     from dialeval.full.texts import FOLLOW_UPS
@@ -309,7 +310,8 @@ def causal_main(args) -> None:
     scorer = FollowupScorer(lms["torch"])
     f_ids = scorer.encode_follow_ups(FOLLOW_UPS)
     h_ids = [scorer.encode_history(h, scorer.max_length - max(len(f) for f in f_ids)) for h in histories]
-    model = lms["torch"].model
+    # the peer loop runs the LM as a user loads it: transformers' own model (SDPA attention, torch's own products)
+    model = AutoModelForCausalLM.from_pretrained(lms["torch"].path, dtype=torch.float32).to(args.device).eval()
     pad = model.config.pad_token_id if model.config.pad_token_id is not None else model.config.eos_token_id
 
     def ours(lm):

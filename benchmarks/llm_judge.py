@@ -16,6 +16,7 @@ docs/results/benchmarks/llm_judge.<CPU kind>.json (``--result PATH``, or ``-`` f
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
@@ -55,6 +56,14 @@ def judge_items(dataset: str, limit: int) -> list[tuple[list[str], str]]:
 
     rows = load_rows(dataset, "turn", data_dir=DATA.parent / DATA_FOLDERS[dataset])[:limit]
     return [(list(r["context"]), r["response"]) for r in rows]
+
+
+@functools.cache
+def plain_model(path: str):
+    """The LM as a user loads it: transformers' own model (SDPA attention, torch's own products), fp32, eval."""
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
 
 
 def plain_loop(model, prefix: list[int], items: list[list[int]], rating_ids: list[int]) -> np.ndarray:
@@ -103,8 +112,8 @@ def main() -> int:
         "dialeval from scratch": lambda: JudgeScorer(onnx_lm).score(prefix, encoded, rating_ids,
                                                                     share_prefix=False)[0],
         "dialeval backend='torch'": lambda: JudgeScorer(torch_lm).score(prefix, encoded, rating_ids, keys=keys)[0],
-        "plain transformers loop (one model(ids) per prompt)": lambda: plain_loop(torch_lm.model, prefix, encoded,
-                                                                                  rating_ids),
+        "plain transformers loop (one model(ids) per prompt)": lambda: plain_loop(plain_model(torch_lm.path), prefix,
+                                                                                  encoded, rating_ids),
     }
     for run in routes.values():  # every graph's export (once per weights, on first use) stays out of the timings
         run()

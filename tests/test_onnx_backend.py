@@ -322,9 +322,10 @@ def test_a_first_export_says_so_in_one_line(tiny_gpt2, capsys, monkeypatch):
 
 
 @pytest.mark.onnx
-def test_graphs_export_eager_attention_without_a_nan_guard_and_the_model_keeps_sdpa(tmp_path):
+def test_graphs_export_eager_attention_without_a_nan_guard_and_the_model_keeps_its_attention(tmp_path):
     import onnx
 
+    from dialeval.models import block_attention
     from dialeval.models.lm import load_lm
     from dialeval.testing.blenderbot import build_tiny_causal_lm
 
@@ -334,4 +335,5 @@ def test_graphs_export_eager_attention_without_a_nan_guard_and_the_model_keeps_s
     for path in graphs:
         ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
         assert "IsNaN" not in ops and "Softmax" in ops, path.parent.name  # SDPA's export guards with IsNaN
-    assert lm.model.config._attn_implementation == "sdpa"  # the torch route runs on SDPA still
+    # the torch route keeps its attention: SDPA in query blocks (dialeval.models.block_attention)
+    assert lm.model.config._attn_implementation == block_attention.NAME

@@ -34,6 +34,7 @@ import numpy as np
 
 from dialeval.io.files import file_sha256
 from dialeval.models.bf16_matmul import cpu_bf16, placed
+from dialeval.models.block_attention import with_block_attention
 from dialeval.models.onnx_backend import require_cpu, resolve_backend, seq2seq_prefers_torch
 from dialeval.models.onnx_lm import OnnxCausalLM, OnnxSeq2SeqLM
 from dialeval.models.runtime import (
@@ -301,6 +302,8 @@ def _load_lm(model: str, torch_dtype: Any, dev: Any) -> LoadedLM:
         raise ModelNotAvailableError(f"{path!r} is not a {kind} language model transformers can load: {exc}") from exc
     tok = load_pretrained(AutoTokenizer, path, what="tokenizer")
     lm = placed(lm, torch_dtype, dev, "language model").eval()  # bf16 on a CPU: bf16 products
+    if kind == "causal":
+        with_block_attention(lm)  # on a CPU, attention in query blocks where exact (dialeval.models.block_attention)
     # the offered model these weights are, also when named by its Hub repo (its defaults follow it)
     offered = model if model in (DEFAULT_LM, GEMMA3_LM) else offered_model(model)
     return LoadedLM(model=lm, tokenizer=tok, kind=kind, name=name or model_revision(lm), path=path,
@@ -422,7 +425,8 @@ def tree_logits(lm: Any, rows: list[Any], keeps: list[list[int]], device: Any, p
     attends to its ancestors only (and to all of ``past``, one row of per-layer keys and values when given: the
     LLM judge's rubric prompt, its positions before the rows'), always on the torch module, under the ONNX
     backend too: the exported graphs take no 4-D tree mask without a past, and a row attends over T² cells,
-    where torch's fused attention leads (:data:`dialeval.models.onnx_lm.TORCH_ATTENTION_CELLS`). ``states=True``
+    where torch's fused attention leads, in query blocks that skip the cells after each block
+    (:mod:`dialeval.models.block_attention`). ``states=True``
     (causal LMs whose head :func:`dialeval.models.lm_head.bf16_head_weight` accepts): the last hidden states at
     those nodes instead, ``[Σ len(keeps[r]), hidden]``, for that head run apart."""
     import torch

@@ -87,7 +87,7 @@ def _plain_product_needed(torch: Any, tracing: Any, layer: Any, x: Any) -> bool:
     return bool(torch.is_autocast_enabled("cpu"))
 
 
-def _tracing_probe(torch: Any) -> Any:
+def tracing_probe(torch: Any) -> Any:
     """One call that says whether FX, TorchScript, torch.compile or the ONNX exporter is tracing, its probes
     looked up once (the check runs on every forward of every switched layer)."""
     from torch.fx import _symbolic_trace
@@ -110,7 +110,7 @@ def _build_class() -> Any:
     import torch
     import torch.nn.functional as F  # noqa: N812 - torch's own name
 
-    tracing = _tracing_probe(torch)
+    tracing = tracing_probe(torch)
 
     class OneDnnLinear(torch.nn.Linear):
         """``nn.Linear`` whose fp32 CPU product y = x·Wᵀ + b runs through oneDNN (``F.linear`` where the module
