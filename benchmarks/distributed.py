@@ -17,8 +17,9 @@ joining the cluster happen before the clock starts); every mode starts from the 
 
 Printed: one table row per (metric, rows) with the three wall times, Ray / one process, and the per-row
 cost of dialeval over the floor in µs; ``same`` is exact equality of the results (Sem-Ent: label agreement).
-The table goes to ``docs/results/benchmarks/distributed.<CPU kind>.json`` (``--out PATH``; ``-`` for none) with
-the machine, its load average before and after, and the command.
+A run of every lexical size and metric (without ``--quick``, ``--sizes`` or ``--metrics``) writes the table to
+``docs/results/benchmarks/distributed.<CPU kind>.json`` (``--out PATH``; ``-`` for none; a partial run writes only
+to ``--out``) with the machine, its load average before and after, and the command.
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def main() -> None:
     ap.add_argument("--metrics", nargs="*", default=["distinct_n", "lexical"],
                     help="lexical metrics to time; 'lexical' = all three in one call")
     ap.add_argument("--out", default=None, help="result file (default docs/results/benchmarks/distributed.<CPU "
-                    "kind>.json; '-': none)")
+                    "kind>.json for a full run, none for a partial one; '-': none)")
     args = ap.parse_args()
     sizes = args.sizes or ([20_000, 100_000] if args.quick else [100_000, 1_000_000])
     sem_n = args.sem_ent_size if args.sem_ent_size is not None else (2_000 if args.quick else 20_000)
@@ -209,7 +210,8 @@ def main() -> None:
     finally:
         stop_cluster(temp)
     print(f"load average after: {Path('/proc/loadavg').read_text().split()[:3]}", flush=True)
-    if args.out != "-":
+    full_run = not args.quick and args.sizes is None and args.metrics == ["distinct_n", "lexical"]
+    if args.out != "-" and (args.out or full_run):  # a partial run writes only where --out says
         write_table(args.out or str(result_file("distributed")), rows_out, load_before, args.workers)
 
 

@@ -311,7 +311,8 @@ def causal_main(args) -> None:
     f_ids = scorer.encode_follow_ups(FOLLOW_UPS)
     h_ids = [scorer.encode_history(h, scorer.max_length - max(len(f) for f in f_ids)) for h in histories]
     # the peer loop runs the LM as a user loads it: transformers' own model (SDPA attention, torch's own products)
-    model = AutoModelForCausalLM.from_pretrained(lms["torch"].path, dtype=torch.float32).to(args.device).eval()
+    model = AutoModelForCausalLM.from_pretrained(lms["torch"].path, dtype=next(lms["torch"].model.parameters()).dtype
+                                                 ).to(args.device).eval()
     pad = model.config.pad_token_id if model.config.pad_token_id is not None else model.config.eos_token_id
 
     def ours(lm):

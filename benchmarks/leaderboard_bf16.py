@@ -168,11 +168,12 @@ def summarize(units: list[dict[str, Any]], correlations: list[dict[str, Any]]) -
     worst = max(moved, key=badness, default=None)
     met = sum(c["meets both"] for c in correlations)
     item = [c for c in correlations if c["level"] == "item"]
-    shares = [c["abs_delta"] / c["fp32_ci_width"] for c in moved if c["fp32_ci_width"]]
+    shares = [c["abs_delta"] / c["fp32_ci_width"] if c["fp32_ci_width"] else math.inf
+              for c in moved if c["abs_delta"]]
     return {"lm_speedup": _ratio(lm), "lm_slowest_unit": slowest and {k: slowest[k] for k in ("metric", "unit", "speed-up")},
             "encoder_speedup": _ratio(encoder), "correlations": len(correlations), "correlations_within": met,
             "item_level": {"within": sum(c["meets both"] for c in item), "of": len(item)}, "by_metric": by_metric(correlations),
-            "within_width_share": sum(bool(c["under width/10"]) for c in correlations),
+            "within_width_count": sum(bool(c["under width/10"]) for c in correlations),
             "largest_width_share": max(shares, default=None),
             "worst_correlation": worst,
             "speed_target_met": bool(lm) and all(u["speed-up"] is not None and u["speed-up"] >= TARGET_SPEEDUP for u in lm),
@@ -196,8 +197,9 @@ def summary_line(s: dict[str, Any]) -> str:
             f"correlations move by less than {ABS_LIMIT} and less than a tenth of their interval's width "
             f"({s['item_level']['within']} of {s['item_level']['of']} at item level; "
             + ", ".join(f"{name} {m['within']} of {m['of']}" for name, m in s["by_metric"].items())
-            + f"); {s['within_width_share']} of {s['correlations']} move by less than a tenth of their interval's "
-            "width" + (f" (at most {s['largest_width_share']:.3f} of it)" if s["largest_width_share"] is not None else "")
+            + f"); {s['within_width_count']} of {s['correlations']} move by less than a tenth of their interval's "
+            "width" + (f" (the largest move is {s['largest_width_share']:.3f} of its interval's width)"
+                       if s["largest_width_share"] is not None else "")
             + f"; {worst}")
 
 

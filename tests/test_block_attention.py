@@ -41,6 +41,10 @@ def test_the_check_by_hand():
     # fewer visible cells than causal (a tree: node 2 does not see node 1) still qualifies
     tree = ancestor_mask([-1, 0, 0], 3)[None]
     assert sees_no_later_key(_additive(tree, 0), 0)
+    # a row that sees nothing: SDPA spreads it over every key, blocks over fewer
+    empty = causal.copy()
+    empty[0, 1] = False
+    assert not sees_no_later_key(_additive(empty, 0), 0)
 
 
 def _inputs(width: int, past: int, seed: int = 0):
@@ -75,9 +79,36 @@ def test_blocks_equal_sdpa_on_a_tree_mask(width, past, monkeypatch):
     assert torch.allclose(got, want, rtol=0, atol=4 * FP32_EPS * math.sqrt(past + width))
 
 
-@pytest.mark.parametrize("case", ["later key", "no mask", "one block", "tracing"])
+def test_boolean_and_per_head_masks_take_the_blocks(monkeypatch):
+    q, k, v, mask = _inputs(2 * BLOCK + 9, 20, seed=2)
+    for variant in (mask != MIN, (mask == 0).expand(-1, 4, -1, -1).clone()):  # boolean; one mask per head
+        want, _ = sdpa_attention_forward(MODULE, q, k, v, variant, scaling=0.25)
+        calls = _counting_sdpa(monkeypatch)
+        got, _ = block_attention.block_attention(MODULE, q, k, v, variant, scaling=0.25)
+        assert len(calls) == 3 and torch.allclose(got, want, rtol=0, atol=4 * FP32_EPS * math.sqrt(k.shape[2]))
+        monkeypatch.undo()
+
+
+def test_a_mask_edited_in_place_is_checked_again():
+    q, k, v, mask = _inputs(2 * BLOCK + 3, 10, seed=3)
+    block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25)  # passes the check
+    mask[0, 0, 0, -1] = 0.0  # now the first new token sees the last
+    got, _ = block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25)
+    want, _ = sdpa_attention_forward(MODULE, q, k, v, mask, scaling=0.25)
+    assert torch.equal(got, want)
+
+
+def test_soft_capping_is_refused_as_sdpa_refuses_it():
+    q, k, v, mask = _inputs(2 * BLOCK + 3, 10, seed=4)
+    with pytest.raises(ValueError, match="softcap"):
+        block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25, softcap=30.0)
+
+
+@pytest.mark.parametrize("case", ["later key", "no mask", "one block", "tracing", "position bias", "broadcast mask",
+                                  "empty row"])
 def test_falls_back_to_sdpa_bit_for_bit(case, monkeypatch):
     q, k, v, mask = _inputs(2 * BLOCK + 3, 10, seed=1)
+    extra = {}
     if case == "later key":
         mask = mask.clone()
         mask[0, 0, 0, -1] = 0.0  # the first new token sees the last: skipping keys would change it
@@ -85,11 +116,18 @@ def test_falls_back_to_sdpa_bit_for_bit(case, monkeypatch):
         mask = None
     elif case == "one block":
         q, k, v, mask = _inputs(BLOCK, 10, seed=1)
-    else:
+    elif case == "tracing":
         monkeypatch.setattr(block_attention, "_TRACING", lambda: True)
-    want, _ = sdpa_attention_forward(MODULE, q, k, v, mask, scaling=0.25)
+    elif case == "position bias":  # a bias the blocks would have to slice too: SDPA adds it to the mask
+        extra["position_bias"] = torch.randn(1, 4, q.shape[2], k.shape[2])
+    elif case == "broadcast mask":  # one row of key masks for every query
+        mask = torch.zeros(2, 1, 1, k.shape[2])
+    else:
+        mask = mask.clone()
+        mask[1, 0, 5] = MIN
+    want, _ = sdpa_attention_forward(MODULE, q, k, v, mask, scaling=0.25, **extra)
     calls = _counting_sdpa(monkeypatch)
-    got, _ = block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25)
+    got, _ = block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25, **extra)
     assert torch.equal(got, want) and len(calls) == 1
 
 

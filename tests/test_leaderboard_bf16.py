@@ -92,8 +92,8 @@ def test_summary_of_the_board():
     assert "1.78× faster in bf16 overall" in line and "slowest unit llm_judge on fed/turn 1.20×" in line
     assert "encoder units 1.50×" in line and "4 of 6 correlations" in line and "|Δ| 0.5000" in line
     # under a tenth of the width: A, F, and D (undefined in both) and E (unmoved); the largest share is C's 0.5 / 2
-    assert s["within_width_share"] == 4 and s["largest_width_share"] == pytest.approx(0.25)
-    assert "4 of 6 move by less than a tenth of their interval's width (at most 0.250 of it)" in line
+    assert s["within_width_count"] == 4 and s["largest_width_share"] == pytest.approx(0.25)
+    assert "4 of 6 move by less than a tenth of their interval's width (the largest move is 0.250 of its" in line
 
 
 def test_the_worst_correlation_is_the_one_nearest_its_limit():

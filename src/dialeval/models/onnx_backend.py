@@ -223,7 +223,7 @@ def eager_attention(module: Any) -> Iterator[None]:
     torch's SDPA exports as ``Where(IsNaN(softmax), 0, softmax)`` over every attention matrix, a guard against
     rows masked with ``-inf`` that costs ONNX Runtime about 8 % of a causal LM pass; eager attention masks with
     the dtype's finite minimum, so no row is ever NaN and the graph has no guard. Scores agree with the torch
-    route (which keeps SDPA) to fp32 rounding."""
+    route (which keeps its own attention) to fp32 rounding."""
     from transformers import PreTrainedModel
     from transformers.utils import logging as hf_logging
 
