@@ -89,9 +89,13 @@ def test_boolean_and_per_head_masks_take_the_blocks(monkeypatch):
         monkeypatch.undo()
 
 
-def test_a_mask_edited_in_place_is_checked_again():
+def test_a_mask_edited_in_place_is_checked_again_at_the_next_pass(tiny_lm):
     q, k, v, mask = _inputs(2 * BLOCK + 3, 10, seed=3)
     block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25)  # passes the check
+    assert block_attention._VERDICTS
+    with torch.inference_mode():  # the next forward pass of a model running the blocks empties the verdicts
+        tiny_lm.model(input_ids=torch.tensor([[5, 6, 7]]))
+    assert not block_attention._VERDICTS
     mask[0, 0, 0, -1] = 0.0  # now the first new token sees the last
     got, _ = block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25)
     want, _ = sdpa_attention_forward(MODULE, q, k, v, mask, scaling=0.25)

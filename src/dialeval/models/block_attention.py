@@ -12,8 +12,9 @@ rounding (``benchmarks/lm_attention_kernels.py``: largest |Δ| 4e-7 on unit-scal
 time of the LLM judge's token-tree passes on an AMD EPYC of kind avx512-bf16).
 
 The blocks are taken only where they are exact: on a CPU, with a 4-D mask (boolean or additive) of the pass's
-full shape that masks every cell above the new tokens' diagonal and leaves every row at least one key (checked at
-every call: a mask may be edited in place between calls), more new tokens than one block, no attention term
+full shape that masks every cell above the new tokens' diagonal and leaves every row at least one key (checked once
+per forward pass of the model, whose layers share the mask; a mask edited in place is checked again at the next
+pass), more new tokens than one block, no attention term
 beyond the mask (:data:`EXTRA_TERMS`), no dropout, and while nothing traces or exports the model (an exported
 graph must not bake in a block count). Everywhere else transformers' own SDPA attention runs, unchanged.
 """
@@ -30,6 +31,9 @@ BLOCK = 64  #: query rows per block
 #: transformers' SDPA attention runs (or refuses it) as before
 EXTRA_TERMS = ("position_bias", "softcap", "s_aux", "sinks")
 _TRACING: Any = None
+#: verdicts of :func:`sees_no_later_key` in the current forward pass: id(mask) → (mask, past, verdict); emptied
+#: when a model running these blocks starts a forward pass (a mask edited between passes is checked again)
+_VERDICTS: dict[int, tuple[Any, int, bool]] = {}
 
 
 def sees_no_later_key(mask: Any, past: int) -> bool:
@@ -41,7 +45,7 @@ def sees_no_later_key(mask: Any, past: int) -> bool:
     width = mask.shape[-2]
     later = torch.ones(width, width, dtype=torch.bool, device=mask.device).triu_(1)
     blocked = ~mask if mask.dtype == torch.bool else mask == torch.finfo(mask.dtype).min
-    return bool(blocked[..., past:][..., later].all()) and not bool(blocked.all(dim=-1).any())
+    return bool((blocked[..., past:] | ~later).all()) and not bool(blocked.all(dim=-1).any())
 
 
 def _fits(query: Any, key: Any, mask: Any) -> bool:
@@ -55,7 +59,12 @@ def _fits(query: Any, key: Any, mask: Any) -> bool:
     width, keys = query.shape[2], key.shape[2]
     if width <= BLOCK or tuple(mask.shape[-2:]) != (width, keys):
         return False
-    return sees_no_later_key(mask, keys - width)
+    past = keys - width
+    kept = _VERDICTS.get(id(mask))
+    if kept is None or kept[0] is not mask or kept[1] != past:
+        kept = (mask, past, sees_no_later_key(mask, past))
+        _VERDICTS[id(mask)] = kept
+    return kept[2]
 
 
 def block_attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, dropout: float = 0.0,
@@ -94,4 +103,5 @@ def with_block_attention(model: Any) -> Any:
         AttentionInterface.register(NAME, block_attention)
         ALL_MASK_ATTENTION_FUNCTIONS.register(NAME, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
     model.set_attn_implementation(NAME)
+    model.register_forward_pre_hook(lambda *_: _VERDICTS.clear())
     return model

@@ -71,8 +71,7 @@ DEFAULT_TORCH_ATTENTION_CELLS = 100_000
 #: <kind>.json``). avx2: ONNX Runtime led every pass up to 262,144 cells per row (torch 0.96× at 117,900 and 262,144)
 #: and torch led at 1,093,000 (1.03×); the crossover between those sizes is not measured. avx512-bf16: torch, with
 #: its fp32 products through oneDNN and its attention in query blocks, was slower on every pass measured (0.47–0.98×,
-#: up to 1,093,000 cells), so
-#: ``None``: ONNX Runtime runs every pass.
+#: up to 1,093,000 cells), so ``None``: ONNX Runtime runs every pass.
 TORCH_ATTENTION_CELLS_BY_KIND: dict[str, int | None] = {"avx2": 1_000_000, "avx512-bf16": None}
 #: An override of both (tests set it); ``None`` reads the CPU kind.
 TORCH_ATTENTION_CELLS: int | None = None
