@@ -13,9 +13,11 @@ count:
 - ``flash bf16``: the same call on bf16 queries, keys, values and mask (their casts and the output's timed too);
 - ``GEMM fp32`` and ``GEMM bf16``: scores as one matrix product per key/value head, mask, softmax in fp32, then
   the product with the values;
-- ``query blocks fp32``: the fused kernel per block of 64 query rows over the keys up to the block's last row
-  (a tree's nodes see only earlier nodes), the masked cells past it skipped, with the key/value heads shared by
-  their query heads (``enable_gqa``) instead of repeated, so its gain over ``flash fp32`` is both changes'.
+- ``query blocks fp32``: dialeval's own attention (:func:`dialeval.models.block_attention.block_attention`): the
+  fused kernel per block of 64 query rows over the keys up to the block's last row (a tree's nodes see only
+  earlier nodes), the masked cells past it skipped, with the key/value heads shared by their query heads
+  (``enable_gqa``) instead of repeated, so its gain over ``flash fp32`` is both changes'. A pass whose mask the
+  route would send to SDPA instead is refused, so the row never times SDPA under this name.
 
 ``largest |Δ|`` is each kernel's largest output difference from ``flash fp32`` over real (unpadded) nodes;
 ``useful share`` the share of the dense cells (rows × width × (prefix + width)) that real nodes attend to: their
@@ -38,14 +40,12 @@ offline()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402, N812 - torch's own name
 
 from dialeval.datasets import DATA_FOLDERS  # noqa: E402
 from dialeval.meta.evaluation import load_rows, score_rows  # noqa: E402
 from dialeval.models import lm as lm_module  # noqa: E402
+from dialeval.models.block_attention import block_attention, sees_no_later_key  # noqa: E402
 from dialeval.models.token_tree import ancestor_mask  # noqa: E402
-
-BLOCK = 64  #: query rows per block of ``query blocks fp32``
 
 
 def recorded_passes(unit: tuple[str, str, str], rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any]:
@@ -116,11 +116,11 @@ def gemm(q: Any, k: Any, v: Any, mask: Any, dtype: Any = torch.float32) -> Any:
 
 
 def query_blocks(q: Any, k: Any, v: Any, mask: Any, past: int) -> Any:
-    width = q.shape[2]
-    return torch.cat([F.scaled_dot_product_attention(q[:, :, a:a + BLOCK], k[:, :, :past + a + BLOCK],
-                                                     v[:, :, :past + a + BLOCK],
-                                                     attn_mask=mask[:, :, a:a + BLOCK, :past + a + BLOCK],
-                                                     enable_gqa=True) for a in range(0, width, BLOCK)], dim=2)
+    """dialeval's block attention on one pass, ``[rows, heads, width, dim]`` out like :func:`flash`."""
+    if not sees_no_later_key(mask, past):
+        raise ValueError("a recorded pass lets a node see a later one: the route runs it on SDPA, not in blocks")
+    module = SimpleNamespace(num_key_value_groups=q.shape[1] // k.shape[1], is_causal=True, training=False)
+    return block_attention(module, q, k, v, mask, scaling=q.shape[-1] ** -0.5)[0].transpose(1, 2)
 
 
 def kernels_of(q: Any, k: Any, v: Any, mask: Any, past: int) -> dict[str, Any]:

@@ -95,6 +95,9 @@ def test_a_mask_edited_in_place_is_checked_again_at_the_next_pass(tiny_lm):
     assert block_attention._VERDICTS
     with torch.inference_mode():  # the next forward pass of a model running the blocks empties the verdicts
         tiny_lm.model(input_ids=torch.tensor([[5, 6, 7]]))
+        assert not block_attention._VERDICTS
+        block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25)
+        tiny_lm.model.get_decoder()(input_ids=torch.tensor([[5, 6, 7]]))  # so does a pass of its decoder alone
     assert not block_attention._VERDICTS
     mask[0, 0, 0, -1] = 0.0  # now the first new token sees the last
     got, _ = block_attention.block_attention(MODULE, q, k, v, mask, scaling=0.25)

@@ -109,11 +109,19 @@ def with_bf16_matmuls(model: Any) -> Any:
                 converted += 1
     if not converted:
         raise ValueError(f"{type(model).__name__} has no linear layers to run in bf16 on this CPU; use dtype='fp32'.")
-    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
-    for runs in {id(m): m for m in (model, decoder) if isinstance(m, torch.nn.Module)}.values():
+    for runs in pass_modules(model):
         runs.register_forward_hook(lambda *_: cast.clear())  # the last input is not kept past a forward pass
     setattr(model, MARK, torch.bfloat16)
     return model
+
+
+def pass_modules(model: Any) -> list[Any]:
+    """The modules a forward pass of ``model`` can start at: the model, and its decoder, which the token-tree
+    routes call alone (:func:`dialeval.models.lm.tree_logits` with ``states=True``), each once."""
+    import torch
+
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+    return list({id(m): m for m in (model, decoder) if isinstance(m, torch.nn.Module)}.values())
 
 
 def placed(model: Any, dtype: Any, device: Any, what: str = "model") -> Any:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dialeval.models.bf16_matmul import pass_modules
 from dialeval.models.onednn_linear import tracing_probe
 
 NAME = "dialeval_blocks"  #: the attention implementation's name in transformers' registry
@@ -32,7 +33,8 @@ BLOCK = 64  #: query rows per block
 EXTRA_TERMS = ("position_bias", "softcap", "s_aux", "sinks")
 _TRACING: Any = None
 #: verdicts of :func:`sees_no_later_key` in the current forward pass: id(mask) → (mask, past, verdict); emptied
-#: when a model running these blocks starts a forward pass (a mask edited between passes is checked again)
+#: when a model running these blocks, or its decoder alone, starts a forward pass (a mask edited between passes is
+#: checked again, and no pass's masks outlive the next pass)
 _VERDICTS: dict[int, tuple[Any, int, bool]] = {}
 
 
@@ -103,5 +105,6 @@ def with_block_attention(model: Any) -> Any:
         AttentionInterface.register(NAME, block_attention)
         ALL_MASK_ATTENTION_FUNCTIONS.register(NAME, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
     model.set_attn_implementation(NAME)
-    model.register_forward_pre_hook(lambda *_: _VERDICTS.clear())
+    for runs in pass_modules(model):  # a pass that starts at the decoder empties them too
+        runs.register_forward_pre_hook(lambda *_: _VERDICTS.clear())
     return model
